@@ -1,0 +1,253 @@
+package domain
+
+import "time"
+
+// Document types: every document carries id, type (the discriminator) and
+// schemaVersion, so several types can share a container and old documents
+// can be migrated lazily (DESIGN.md §2).
+const (
+	TypeProduct         = "product"
+	TypeCategories      = "categories"
+	TypeReview          = "review"
+	TypeCart            = "cart"
+	TypeOrder           = "order"
+	TypeIdempotency     = "idempotency"
+	TypeCustomerSummary = "customerSummary"
+	TypeProductSummary  = "productSummary"
+	TypeOrderSummary    = "orderSummary"
+
+	SchemaVersion = 1
+
+	// CategoriesID is the id (and partition key) of the one document in
+	// `products` that lists every category: the home screen is a point read.
+	CategoriesID = "categories"
+	// CustomerSummaryID is the id of each user's pre-computed aggregate in
+	// `orders`; it shares the user's partition so checkout can write it in
+	// the same transactional batch as the order.
+	CustomerSummaryID = "summary"
+)
+
+// Meta is the part every document shares. ETag and TS are Cosmos system
+// properties (_etag, _ts): the store sets them on every write and ignores
+// what a writer sends.
+type Meta struct {
+	ID            string `json:"id"`
+	Type          string `json:"type"`
+	SchemaVersion int    `json:"schemaVersion"`
+	ETag          string `json:"_etag,omitempty"`
+	TS            int64  `json:"_ts,omitempty"`
+	// TTL in seconds (Cosmos per-item ttl); nil inherits the container's.
+	TTL *int `json:"ttl,omitempty"`
+}
+
+// Product lives in `products` (pk /id). It embeds the 5 newest reviews and
+// the review stats so the product page is ONE point read
+// (model-embed-related); the full history stays in `reviews`.
+type Product struct {
+	Meta
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	CategoryID  string `json:"categoryId"`
+	// CategoryName is a copy from the categories index
+	// (model-denormalize-reads); a rename is pushed out by a feed worker.
+	CategoryName string `json:"categoryName"`
+	// PreviousCategoryID is set when the category changes, so the
+	// productsByCategory handler can delete the copy in the old partition.
+	PreviousCategoryID string      `json:"previousCategoryId,omitempty"`
+	PriceCents         int64       `json:"priceCents"`
+	Currency           string      `json:"currency"`
+	PriceVersion       int64       `json:"priceVersion"`
+	ImageURL           string      `json:"imageUrl"`
+	TopReviews         []Review    `json:"topReviews"`
+	ReviewStats        ReviewStats `json:"reviewStats"`
+	Deleted            bool        `json:"deleted,omitempty"`
+	LastUpdated        time.Time   `json:"lastUpdated"`
+	// Version counts every write of the product; copies compare it
+	// (sourceVersion) so an older change never overwrites a newer one.
+	Version int64 `json:"version"`
+}
+
+// Review lives in `reviews` (pk /productId): unbounded, so referenced, not
+// embedded (model-embed-related's size check). Its id is derived from the
+// user (ReviewID), which makes a second review by the same user a 409.
+type Review struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type,omitempty"`
+	ProductID string    `json:"productId,omitempty"`
+	UserID    string    `json:"userId"`
+	UserName  string    `json:"userName"`
+	Rating    int       `json:"rating"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"createdAt"`
+	ETag      string    `json:"_etag,omitempty"`
+	TS        int64     `json:"_ts,omitempty"`
+}
+
+// ReviewID is the id of userID's review of a product: one review per user
+// per product is enforced by id uniqueness within the partition.
+func ReviewID(userID string) string { return "review-" + userID }
+
+// ReviewStats is the pre-computed aggregate embedded in a product
+// (model-denormalize-reads: pre-computed aggregates).
+type ReviewStats struct {
+	Count   int     `json:"count"`
+	Average float64 `json:"average"`
+	// Histogram[0] counts 1-star reviews … Histogram[4] 5-star ones.
+	Histogram [5]int `json:"histogram"`
+}
+
+// Category is one entry of the categories index document.
+type Category struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	ProductCount int    `json:"productCount"`
+}
+
+// Categories is the single index document of every category, stored in
+// `products` under id and partition key "categories".
+type Categories struct {
+	Meta
+	Items       []Category `json:"items"`
+	LastUpdated time.Time  `json:"lastUpdated"`
+}
+
+// ProductSummary lives in `productsByCategory` (pk /categoryId): a table per
+// read pattern, so the category page is a single-partition query.
+type ProductSummary struct {
+	Meta
+	CategoryID    string  `json:"categoryId"`
+	Name          string  `json:"name"`
+	PriceCents    int64   `json:"priceCents"`
+	Currency      string  `json:"currency"`
+	ImageURL      string  `json:"imageUrl"`
+	AverageRating float64 `json:"averageRating"`
+	ReviewCount   int     `json:"reviewCount"`
+	// SourceVersion is the product's Version this copy was made from.
+	SourceVersion int64 `json:"sourceVersion"`
+}
+
+// Cart lives in `carts` (pk /userId, id = userId): the cart screen is one
+// point read because each line carries copies of the product's name and
+// price.
+type Cart struct {
+	Meta
+	UserID string     `json:"userId"`
+	Items  []CartLine `json:"items"`
+	// ProductIDs is a flat copy of the lines' product ids, so the price
+	// fan-out can find open carts with ARRAY_CONTAINS.
+	ProductIDs    []string  `json:"productIds"`
+	ItemCount     int       `json:"itemCount"`
+	SubtotalCents int64     `json:"subtotalCents"`
+	LastUpdated   time.Time `json:"lastUpdated"`
+}
+
+// CartLine is one product in a cart, with copies of its name and price.
+type CartLine struct {
+	ProductID      string `json:"productId"`
+	Name           string `json:"name"`
+	UnitPriceCents int64  `json:"unitPriceCents"`
+	// PriceVersion is the product's priceVersion the copy was taken at;
+	// the version guard lets a line only ever take a newer one.
+	PriceVersion   int64 `json:"priceVersion"`
+	Quantity       int   `json:"quantity"`
+	LineTotalCents int64 `json:"lineTotalCents"`
+	Available      bool  `json:"available"`
+}
+
+// Order statuses.
+const (
+	StatusPlaced    = "placed"
+	StatusShipped   = "shipped"
+	StatusDelivered = "delivered"
+	StatusCancelled = "cancelled"
+)
+
+// Order lives in `orders` (pk /userId). Its lines are a snapshot of the
+// price paid and are never updated by the price fan-out.
+type Order struct {
+	Meta
+	UserID          string      `json:"userId"`
+	Customer        Customer    `json:"customer"`
+	Items           []OrderLine `json:"items"`
+	ItemCount       int         `json:"itemCount"`
+	SubtotalCents   int64       `json:"subtotalCents"`
+	TotalCents      int64       `json:"totalCents"`
+	Status          string      `json:"status"`
+	ShippingAddress Address     `json:"shippingAddress"`
+	CreatedAt       time.Time   `json:"createdAt"`
+	LastUpdated     time.Time   `json:"lastUpdated"`
+	IdempotencyKey  string      `json:"idempotencyKey"`
+	// Version counts every write of the order; the ordersByStatus copy
+	// keeps it as sourceVersion.
+	Version int64 `json:"version"`
+}
+
+// Customer is the snapshot of the buyer taken at checkout.
+type Customer struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// Address is a shipping address; Country is ISO 3166-1 alpha-2.
+type Address struct {
+	Name       string `json:"name" validate:"required,max=200"`
+	Line1      string `json:"line1" validate:"required,max=200"`
+	Line2      string `json:"line2,omitempty" validate:"max=200"`
+	City       string `json:"city" validate:"required,max=100"`
+	PostalCode string `json:"postalCode" validate:"required,max=20"`
+	Country    string `json:"country" validate:"required,iso3166_1_alpha2"`
+}
+
+// OrderLine is what was paid for one product.
+type OrderLine struct {
+	ProductID      string `json:"productId"`
+	Name           string `json:"name"`
+	UnitPriceCents int64  `json:"unitPriceCents"`
+	Quantity       int    `json:"quantity"`
+	LineTotalCents int64  `json:"lineTotalCents"`
+}
+
+// Idempotency records a checkout's Idempotency-Key in the user's orders
+// partition, written in the same transactional batch as the order: the id
+// is derived from the key, so a duplicate batch fails with 409 as a whole.
+type Idempotency struct {
+	Meta
+	UserID string `json:"userId"`
+	Key    string `json:"key"`
+	// RequestHash identifies the body; the same key with another body is 422.
+	RequestHash string    `json:"requestHash"`
+	OrderID     string    `json:"orderId"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// CustomerSummary is the user's pre-computed aggregate in `orders`
+// (id "summary"), replaced with If-Match in the checkout and cancel batches.
+type CustomerSummary struct {
+	Meta
+	UserID            string     `json:"userId"`
+	TotalOrders       int        `json:"totalOrders"`
+	TotalSpentCents   int64      `json:"totalSpentCents"`
+	AverageOrderCents int64      `json:"averageOrderCents"`
+	LastOrderAt       *time.Time `json:"lastOrderAt"`
+	LastUpdated       time.Time  `json:"lastUpdated"`
+}
+
+// OrderSummary lives in `ordersByStatus` under the synthetic partition key
+// statusDay ("placed:2026-11-29"): status alone would be four hot
+// partitions; the day spreads them.
+type OrderSummary struct {
+	Meta
+	StatusDay     string    `json:"statusDay"`
+	Status        string    `json:"status"`
+	UserID        string    `json:"userId"`
+	CreatedAt     time.Time `json:"createdAt"`
+	TotalCents    int64     `json:"totalCents"`
+	ItemCount     int       `json:"itemCount"`
+	SourceVersion int64     `json:"sourceVersion"`
+}
+
+// StatusDay is the synthetic partition key of an order summary.
+func StatusDay(status string, createdAt time.Time) string {
+	return status + ":" + createdAt.UTC().Format(time.DateOnly)
+}

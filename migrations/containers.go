@@ -1,0 +1,137 @@
+// Package migrations holds the shop's containers as data (partition key,
+// default TTL, indexing policy, unique keys) and applies them to a store.
+// Applying twice changes nothing: EnsureContainer only acts on a difference.
+package migrations
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"shop/store"
+)
+
+// Database is the name of the shop's database.
+const Database = "shop"
+
+// Container names.
+const (
+	Products           = "products"
+	Reviews            = "reviews"
+	Carts              = "carts"
+	Orders             = "orders"
+	ProductsByCategory = "productsByCategory"
+	OrdersByStatus     = "ordersByStatus"
+	Leases             = "leases"
+)
+
+func ttl(seconds int) *int { return &seconds }
+
+// CartTTL is how long an untouched cart lives (30 days): abandoned carts
+// expire by TTL instead of being deleted by a job (Cosmos time to live).
+const CartTTL = 30 * 24 * 3600
+
+// Containers is DESIGN.md §2 as data.
+var Containers = []store.ContainerDef{
+	{
+		// Product page = point read by id (query-point-reads). Descriptions
+		// and embedded reviews are never filtered on: excluding them from
+		// the index makes every product write cheaper.
+		ID:               Products,
+		PartitionKeyPath: "/id",
+		DefaultTTL:       ttl(-1), // on, so a soft-deleted product can expire by its own ttl
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/*"},
+			ExcludedPaths: []string{"/description/?", "/topReviews/*", "/\"_etag\"/?"},
+		},
+	},
+	{
+		// The review history is unbounded: referenced, not embedded.
+		// Newest first within one product's partition.
+		ID:               Reviews,
+		PartitionKeyPath: "/productId",
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/*"},
+			ExcludedPaths: []string{"/body/?", "/title/?", "/\"_etag\"/?"},
+			CompositeIndexes: [][]store.CompositePath{
+				{{Path: "/createdAt", Order: "descending"}, {Path: "/id", Order: "descending"}},
+			},
+		},
+	},
+	{
+		// One cart per user, id = userId. productIds is indexed for the
+		// price fan-out's ARRAY_CONTAINS; the lines themselves are not.
+		ID:               Carts,
+		PartitionKeyPath: "/userId",
+		DefaultTTL:       ttl(CartTTL),
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/productIds/[]/?", "/type/?", "/userId/?"},
+			ExcludedPaths: []string{"/*"},
+		},
+	},
+	{
+		// Orders, idempotency records and the customer summary share the
+		// user's partition so checkout commits them in one batch.
+		ID:               Orders,
+		PartitionKeyPath: "/userId",
+		DefaultTTL:       ttl(-1), // idempotency records carry their own ttl
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/*"},
+			ExcludedPaths: []string{"/items/*", "/shippingAddress/*", "/customer/*", "/\"_etag\"/?"},
+			CompositeIndexes: [][]store.CompositePath{
+				{{Path: "/type", Order: "ascending"}, {Path: "/createdAt", Order: "descending"}},
+			},
+		},
+	},
+	{
+		// A table per read pattern: the category page never fans out.
+		ID:               ProductsByCategory,
+		PartitionKeyPath: "/categoryId",
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/*"},
+			ExcludedPaths: []string{"/imageUrl/?", "/\"_etag\"/?"},
+			CompositeIndexes: [][]store.CompositePath{
+				{{Path: "/name", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
+				{{Path: "/priceCents", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
+			},
+		},
+	},
+	{
+		// Synthetic key status:day spreads a four-valued status over many
+		// partitions (partition-synthetic-key).
+		ID:               OrdersByStatus,
+		PartitionKeyPath: "/statusDay",
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/*"},
+			ExcludedPaths: []string{"/\"_etag\"/?"},
+			CompositeIndexes: [][]store.CompositePath{
+				{{Path: "/createdAt", Order: "descending"}, {Path: "/id", Order: "descending"}},
+			},
+		},
+	},
+	{
+		ID:               Leases,
+		PartitionKeyPath: "/id",
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/*"},
+			ExcludedPaths: []string{"/\"_etag\"/?"},
+		},
+	},
+}
+
+// Apply ensures every container exists with its current definition and
+// writes one line per container to log. Running it twice is a no-op.
+func Apply(ctx context.Context, s store.Store, log io.Writer) error {
+	for _, def := range Containers {
+		changed, err := s.EnsureContainer(ctx, def)
+		if err != nil {
+			return fmt.Errorf("container %s: %w", def.ID, err)
+		}
+		state := "up to date"
+		if changed {
+			state = "created or updated"
+		}
+		fmt.Fprintf(log, "container %-20s pk %-12s %s\n", def.ID, def.PartitionKeyPath, state)
+	}
+	return nil
+}

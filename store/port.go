@@ -1,0 +1,260 @@
+// Package store is the shop's port onto a document database shaped like
+// Azure Cosmos DB for NoSQL, and the typed repositories written once on top
+// of it. Two adapters implement the port: store/embedded (a durable bbolt
+// file, the default) and store/cosmos (azcosmos). store/storetest is the
+// one contract suite both must pass.
+//
+// Items cross the port as JSON bytes, as they cross the wire to Cosmos.
+// Every call returns the Request Units it cost: the real charge on Cosmos,
+// the documented estimate (store/embedded/charge.go) on the embedded store.
+//
+// Errors are *domain.Error with these codes:
+//   - domain.ENOTFOUND: no item with that (partition key, id), or no container
+//   - domain.ECONFLICT: Create of an id that exists in the logical partition
+//   - domain.EPRECONDITION: IfMatch given and the item's _etag differs
+//   - domain.EINVALID: bad id, partition key, document, patch or continuation
+//   - domain.ETOOLARGE: the item would exceed 2 MB
+//   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable (503)
+package store
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Store is a database: a set of containers.
+type Store interface {
+	// Container returns the named container. It does not check that the
+	// container exists: the first operation on a missing one is ENOTFOUND.
+	Container(name string) Container
+	// EnsureContainer creates the container if it is missing and updates
+	// its indexing policy and default TTL if they changed. The partition
+	// key of an existing container cannot change (a Cosmos rule); a
+	// different one is ECONFLICT. It reports whether anything changed.
+	EnsureContainer(ctx context.Context, def ContainerDef) (changed bool, err error)
+	// Ping checks the store can serve requests (for /readyz).
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Container is one Cosmos container. Every item operation names the
+// partition key value and, except Create and Upsert, the id: a point
+// operation by (pk, id) is the cheapest call Cosmos has.
+type Container interface {
+	// Read returns the item. ENOTFOUND if missing (or expired by TTL).
+	Read(ctx context.Context, pk, id string) (ItemResponse, error)
+	// Create stores a new item; ECONFLICT if its id exists in pk.
+	Create(ctx context.Context, pk string, item []byte) (ItemResponse, error)
+	// Replace overwrites an existing item; ENOTFOUND if missing,
+	// EPRECONDITION if opts.IfMatch is set and stale.
+	Replace(ctx context.Context, pk, id string, item []byte, opts *WriteOptions) (ItemResponse, error)
+	// Upsert creates or replaces. With IfMatch it only replaces.
+	Upsert(ctx context.Context, pk string, item []byte, opts *WriteOptions) (ItemResponse, error)
+	// Patch applies ops atomically to an existing item.
+	Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *WriteOptions) (ItemResponse, error)
+	// Delete removes the item. Deletes do not appear on the change feed
+	// (latest-version mode), so the shop soft-deletes where copies exist.
+	Delete(ctx context.Context, pk, id string, opts *WriteOptions) (ItemResponse, error)
+	// ExecuteBatch runs ops as one transaction inside ONE logical
+	// partition: all commit or none do. At most MaxBatchOps operations.
+	// When the batch is not committed the error carries the code of the
+	// first failing operation and the response still holds every
+	// operation's result (Cosmos returns 424 for the others).
+	ExecuteBatch(ctx context.Context, pk string, ops []BatchOp) (BatchResponse, error)
+	// Query runs a structured query: single-partition when q.PartitionKey
+	// is set, cross-partition (fanned out to every physical partition, and
+	// reported as such) when it is empty.
+	Query(ctx context.Context, q Query) (QueryPage, error)
+	// ReadFeedRanges returns the container's feed ranges: one per physical
+	// partition. A change-feed processor holds one lease per range.
+	ReadFeedRanges(ctx context.Context) ([]FeedRange, error)
+	// ReadChangeFeed returns up to maxItems changed items of one feed range
+	// after the continuation ("" = from the beginning), in latest-version
+	// mode: only the newest version of each item, ordered per partition
+	// key, intermediate versions may be skipped, deletes are absent.
+	// A page with no items means "nothing new yet"; keep its continuation.
+	ReadChangeFeed(ctx context.Context, r FeedRange, continuation string, maxItems int) (ChangeFeedPage, error)
+}
+
+// Limits Cosmos imposes, enforced by both adapters.
+const (
+	MaxItemBytes     = 2 * 1024 * 1024 // an item over 2 MB is refused (413)
+	MaxBatchOps      = 100             // a transactional batch holds at most 100 operations
+	MaxIDBytes       = 1023            // ids: 1..1023 bytes, none of / \ ? #
+	MaxPartitionKey  = 2048            // bytes of a partition key value
+	DefaultPageSize  = 20
+	MaxQueryPageSize = 1000
+)
+
+// WriteOptions carries optimistic concurrency: with IfMatch set the write
+// only succeeds if the item's _etag still equals it (412 otherwise).
+type WriteOptions struct {
+	IfMatch string
+}
+
+// ItemResponse is the result of a point operation.
+type ItemResponse struct {
+	// Item is the document as stored, with its system properties _etag and
+	// _ts. Nil after Delete.
+	Item []byte
+	ETag string
+	// RequestCharge is the Request Units the call cost.
+	RequestCharge float64
+}
+
+// Patch operations (the subset of Cosmos partial document update the shop
+// uses). Path is a JSON pointer such as "/categoryName" or "/items/0/name".
+const (
+	PatchSet       = "set"     // set a property, creating it if missing
+	PatchReplace   = "replace" // set a property that must exist
+	PatchAdd       = "add"     // add a property, or insert into an array
+	PatchRemove    = "remove"  // remove a property or array element
+	PatchIncrement = "incr"    // add a number to a numeric property
+)
+
+// PatchOp is one operation of a partial document update.
+type PatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// Batch operation kinds.
+const (
+	BatchCreate  = "create"
+	BatchReplace = "replace"
+	BatchUpsert  = "upsert"
+	BatchDelete  = "delete"
+	BatchRead    = "read"
+	BatchPatch   = "patch"
+)
+
+// BatchOp is one operation of a transactional batch. ID is required for
+// Replace, Delete, Read and Patch; Item for Create, Replace and Upsert.
+type BatchOp struct {
+	Kind    string
+	ID      string
+	Item    []byte
+	Patch   []PatchOp
+	IfMatch string
+}
+
+// BatchResponse is the outcome of a transactional batch.
+type BatchResponse struct {
+	Committed bool
+	// Results has one entry per operation, in order.
+	Results       []BatchResult
+	RequestCharge float64
+}
+
+// BatchResult is the outcome of one operation of a batch. Code is "" for an
+// operation that succeeded, the domain code of the failure otherwise, and
+// "failed_dependency" for the operations a failure elsewhere rolled back.
+type BatchResult struct {
+	StatusCode int
+	Code       string
+	ETag       string
+	Item       []byte
+}
+
+// Query filter operators: the two the shop needs (DESIGN.md §4).
+const (
+	OpEqual         = "="
+	OpArrayContains = "ARRAY_CONTAINS"
+)
+
+// Filter is one condition of a query; the conditions are ANDed. Path is a
+// top-level property name ("type", "productIds").
+type Filter struct {
+	Path  string
+	Op    string
+	Value any
+}
+
+// Query is a structured query: the adapters render it (parameterized SQL on
+// Cosmos, never string interpolation of values). There is no free SQL so
+// that both adapters agree on what a query means and costs.
+type Query struct {
+	// PartitionKey scopes the query to one logical partition. Empty means
+	// cross-partition: every physical partition is asked (and charged).
+	PartitionKey string
+	Filters      []Filter
+	// OrderBy is one top-level property; ties are broken by id. Needs a
+	// (composite) index on Cosmos, declared in migrations.
+	OrderBy string
+	Desc    bool
+	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize).
+	Limit int
+	// Select projects top-level properties; empty selects whole documents.
+	Select []string
+	// Continuation resumes after the previous page; "" starts at the top.
+	// Opaque: pass back exactly what QueryPage returned.
+	Continuation string
+}
+
+// QueryPage is one page of query results.
+type QueryPage struct {
+	Items [][]byte
+	// Continuation is "" on the last page.
+	Continuation  string
+	RequestCharge float64
+	// CrossPartition is true when the query fanned out, and
+	// PartitionsTouched says to how many physical partitions.
+	CrossPartition    bool
+	PartitionsTouched int
+}
+
+// FeedRange is a range of the partition-key hash space: one physical
+// partition. Min is inclusive, Max exclusive, both hex strings as in Cosmos.
+type FeedRange struct {
+	Min string `json:"min"`
+	Max string `json:"max"`
+}
+
+// String names the range, e.g. "00-3F" — the lease id of a processor.
+func (r FeedRange) String() string { return r.Min + "-" + r.Max }
+
+// ChangeFeedPage is one page of the change feed of one feed range.
+type ChangeFeedPage struct {
+	Items [][]byte
+	// Continuation to pass to the next call; never "" after a first call.
+	Continuation  string
+	RequestCharge float64
+	// Remaining estimates how many changed items are still ahead of
+	// Continuation (the processor's lag); -1 when the adapter cannot tell.
+	Remaining int64
+}
+
+// ContainerDef is a container's definition as data (see migrations).
+type ContainerDef struct {
+	ID               string `json:"id"`
+	PartitionKeyPath string `json:"partitionKeyPath"`
+	// DefaultTTL: nil = TTL off; -1 = on, items live until their own ttl;
+	// n > 0 = items expire n seconds after their last write.
+	DefaultTTL     *int           `json:"defaultTtl,omitempty"`
+	IndexingPolicy IndexingPolicy `json:"indexingPolicy"`
+	// UniqueKeys lists sets of paths unique within a logical partition.
+	UniqueKeys [][]string `json:"uniqueKeys,omitempty"`
+}
+
+// IndexingPolicy mirrors Cosmos's: paths included and excluded from the
+// index (an excluded property costs nothing to write) and the composite
+// indexes ORDER BY over several properties needs.
+type IndexingPolicy struct {
+	IncludedPaths    []string          `json:"includedPaths"`
+	ExcludedPaths    []string          `json:"excludedPaths"`
+	CompositeIndexes [][]CompositePath `json:"compositeIndexes,omitempty"`
+}
+
+// CompositePath is one path of a composite index.
+type CompositePath struct {
+	Path  string `json:"path"`
+	Order string `json:"order"` // "ascending" or "descending"
+}
+
+// Decode unmarshals an item's JSON into v.
+func Decode[T any](item []byte) (T, error) {
+	var v T
+	err := json.Unmarshal(item, &v)
+	return v, err
+}
