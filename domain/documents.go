@@ -149,7 +149,10 @@ type CartLine struct {
 	UnitPriceCents int64  `json:"unitPriceCents"`
 	// PriceVersion is the product's priceVersion the copy was taken at;
 	// the version guard lets a line only ever take a newer one.
-	PriceVersion   int64 `json:"priceVersion"`
+	PriceVersion int64 `json:"priceVersion"`
+	// ProductVersion is the product's version the copies came from; a
+	// name or availability change without a new price still moves it.
+	ProductVersion int64 `json:"productVersion"`
 	Quantity       int   `json:"quantity"`
 	LineTotalCents int64 `json:"lineTotalCents"`
 	Available      bool  `json:"available"`
@@ -178,6 +181,10 @@ type Order struct {
 	CreatedAt       time.Time   `json:"createdAt"`
 	LastUpdated     time.Time   `json:"lastUpdated"`
 	IdempotencyKey  string      `json:"idempotencyKey"`
+	// CartETag is the _etag of the cart the order was made from. The
+	// orders feed resets the cart with If-Match on it if checkout crashed
+	// before doing so; a cart changed since is left alone.
+	CartETag string `json:"cartEtag,omitempty"`
 	// Version counts every write of the order; the ordersByStatus copy
 	// keeps it as sourceVersion.
 	Version int64 `json:"version"`

@@ -14,6 +14,8 @@ type Meter struct {
 	ops   int
 	ru    float64
 	nanos int64
+	// retries counts optimistic-concurrency retries (a lost If-Match race).
+	retries int
 }
 
 type meterKey struct{}
@@ -51,4 +53,24 @@ func (m *Meter) Totals() (ops int, ru float64, nanos int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.ops, m.ru, m.nanos
+}
+
+// AddRetry records one optimistic-concurrency retry.
+func (m *Meter) AddRetry() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.retries++
+	m.mu.Unlock()
+}
+
+// Retries returns the optimistic-concurrency retries recorded.
+func (m *Meter) Retries() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.retries
 }

@@ -1,0 +1,75 @@
+package domain
+
+import (
+	"time"
+)
+
+// ProductChange is an admin's change to a product (JSON merge patch
+// fields); nil means "leave as is".
+type ProductChange struct {
+	Name        *string
+	Description *string
+	PriceCents  *int64
+	CategoryID  *string
+	// CategoryName goes with CategoryID: the copy from the categories index.
+	CategoryName *string
+	ImageURL     *string
+}
+
+// Apply changes the product. A price change increments priceVersion (the
+// version guard of every cart line copy); a category change records
+// previousCategoryId so the view can remove the copy in the old partition.
+// Every change increments Version. It reports whether anything changed.
+func (p *Product) Apply(ch ProductChange, now time.Time) bool {
+	changed := false
+	setString := func(dst *string, v *string) {
+		if v != nil && *v != *dst {
+			*dst = *v
+			changed = true
+		}
+	}
+	setString(&p.Name, ch.Name)
+	setString(&p.Description, ch.Description)
+	setString(&p.ImageURL, ch.ImageURL)
+	if ch.PriceCents != nil && *ch.PriceCents != p.PriceCents {
+		p.PriceCents = *ch.PriceCents
+		p.PriceVersion++
+		changed = true
+	}
+	if ch.CategoryID != nil && *ch.CategoryID != p.CategoryID {
+		p.PreviousCategoryID = p.CategoryID
+		p.CategoryID = *ch.CategoryID
+		changed = true
+	}
+	setString(&p.CategoryName, ch.CategoryName)
+	if changed {
+		p.Version++
+		p.LastUpdated = now.UTC()
+	}
+	return changed
+}
+
+// SoftDelete marks the product deleted with a ttl: deletes do not appear on
+// the change feed (latest-version mode), so the feed workers must see a
+// deleted=true version to remove the copies; TTL then removes the document.
+func (p *Product) SoftDelete(ttlSeconds int, now time.Time) {
+	p.Deleted = true
+	p.TTL = &ttlSeconds
+	p.Version++
+	p.LastUpdated = now.UTC()
+}
+
+// SummaryOfProduct is the product's copy in productsByCategory.
+func SummaryOfProduct(p Product) ProductSummary {
+	return ProductSummary{
+		Meta:          Meta{ID: p.ID, Type: TypeProductSummary, SchemaVersion: SchemaVersion},
+		CategoryID:    p.CategoryID,
+		Name:          p.Name,
+		PriceCents:    p.PriceCents,
+		Currency:      p.Currency,
+		ImageURL:      p.ImageURL,
+		AverageRating: p.ReviewStats.Average,
+		ReviewCount:   p.ReviewStats.Count,
+		SourceVersion: p.Version,
+	}
+}

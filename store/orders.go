@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"shop/domain"
+)
+
+// Orders is the repository of `orders` (pk /userId). A user's orders, the
+// idempotency records of their checkouts and their customerSummary share
+// one logical partition, so a checkout commits all three in ONE
+// transactional batch (transactions need a shared partition key).
+type Orders struct{ c Container }
+
+// NewOrders returns the orders repository over s.
+func NewOrders(s Store) *Orders { return &Orders{s.Container(OrdersContainer)} }
+
+// IdempotencyTTL is how long a checkout's Idempotency-Key is remembered.
+const IdempotencyTTL = 7 * 24 * 3600
+
+// Get returns one of the user's orders: point read by (userId, orderId).
+// Another user's order id is simply not in this partition: ENOTFOUND.
+func (r *Orders) Get(ctx context.Context, userID, orderID string) (domain.Order, error) {
+	o, err := readDoc[domain.Order](ctx, r.c, userID, orderID)
+	if err == nil && o.Type != domain.TypeOrder {
+		err = domain.Errorf(domain.ENOTFOUND, "order %q not found", orderID)
+	}
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return domain.Order{}, domain.Errorf(domain.ENOTFOUND, "order %q not found", orderID)
+	}
+	return o, err
+}
+
+// OrderListItem is the projection the order history needs.
+type OrderListItem struct {
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"createdAt"`
+	Status     string    `json:"status"`
+	ItemCount  int       `json:"itemCount"`
+	TotalCents int64     `json:"totalCents"`
+}
+
+// Page returns one page of the user's order history, newest first: ONE
+// single-partition query with a projection (only what the list shows is
+// returned and charged for).
+func (r *Orders) Page(ctx context.Context, userID string, limit int, continuation string) ([]OrderListItem, string, error) {
+	page, err := r.c.Query(ctx, Query{
+		PartitionKey: userID,
+		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrder}},
+		OrderBy:      "createdAt",
+		Desc:         true,
+		Limit:        limit,
+		Select:       []string{"id", "createdAt", "status", "itemCount", "totalCents"},
+		Continuation: continuation,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := decodeItems[OrderListItem](page.Items)
+	return items, page.Continuation, err
+}
+
+// Summary returns the user's customerSummary (zeros for a new user): a
+// point read of a pre-computed aggregate instead of a query over orders.
+func (r *Orders) Summary(ctx context.Context, userID string) (domain.CustomerSummary, error) {
+	s, err := readDoc[domain.CustomerSummary](ctx, r.c, userID, domain.CustomerSummaryID)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return domain.NewCustomerSummary(userID), nil
+	}
+	return s, err
+}
+
+// Idempotency returns the record of a checkout key, ENOTFOUND if unused.
+func (r *Orders) Idempotency(ctx context.Context, userID, key string) (domain.Idempotency, error) {
+	return readDoc[domain.Idempotency](ctx, r.c, userID, domain.IdempotencyID(key))
+}
+
+// Place commits a checkout as ONE transactional batch in the user's
+// partition: create the order, create the idempotency record (its id comes
+// from the key, so a duplicate checkout fails as a whole with ECONFLICT),
+// and write the customerSummary with If-Match (Create when it is new). A
+// summary changed by a concurrent checkout is re-read and the batch
+// retried; nothing is half-written, ever.
+func (r *Orders) Place(ctx context.Context, o domain.Order, idem domain.Idempotency) (domain.Order, error) {
+	ttl := IdempotencyTTL
+	idem.Meta = domain.Meta{ID: domain.IdempotencyID(idem.Key), Type: domain.TypeIdempotency, SchemaVersion: domain.SchemaVersion, TTL: &ttl}
+	idem.UserID, idem.OrderID = o.UserID, o.ID
+	orderDoc, err := encode(o)
+	if err != nil {
+		return domain.Order{}, err
+	}
+	idemDoc, err := encode(idem)
+	if err != nil {
+		return domain.Order{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		sum, err := r.Summary(ctx, o.UserID)
+		if err != nil {
+			return domain.Order{}, err
+		}
+		etag := sum.ETag
+		sum.AddOrder(o, o.CreatedAt)
+		sumOp, err := summaryOp(sum, etag)
+		if err != nil {
+			return domain.Order{}, err
+		}
+		res, err := r.c.ExecuteBatch(ctx, o.UserID, []BatchOp{
+			{Kind: BatchCreate, Item: orderDoc},
+			{Kind: BatchCreate, Item: idemDoc},
+			sumOp,
+		})
+		if err == nil {
+			return decodeOne[domain.Order](res.Results[0].Item)
+		}
+		if summaryRaced(res, err) && attempt < MaxUpdateAttempts {
+			MeterFrom(ctx).AddRetry()
+			if err := backoff(ctx, attempt); err != nil {
+				return domain.Order{}, err
+			}
+			continue
+		}
+		return domain.Order{}, err
+	}
+}
+
+// summaryOp writes the summary: Replace with If-Match on the version read,
+// or Create when the user had none (so two first checkouts cannot both
+// create it).
+func summaryOp(s domain.CustomerSummary, etag string) (BatchOp, error) {
+	doc, err := encode(s)
+	if err != nil {
+		return BatchOp{}, err
+	}
+	if etag == "" {
+		return BatchOp{Kind: BatchCreate, Item: doc}, nil
+	}
+	return BatchOp{Kind: BatchReplace, ID: domain.CustomerSummaryID, Item: doc, IfMatch: etag}, nil
+}
+
+// summaryRaced reports whether a failed batch failed only because the
+// customerSummary (its last operation) changed underneath it.
+func summaryRaced(res BatchResponse, err error) bool {
+	if len(res.Results) == 0 {
+		return false
+	}
+	last := res.Results[len(res.Results)-1]
+	code := domain.ErrorCode(err)
+	switch {
+	case code == domain.EPRECONDITION:
+		return true
+	case code == domain.ECONFLICT && last.Code == domain.ECONFLICT:
+		// Two first checkouts both tried to Create the summary.
+		return res.Results[0].Code != domain.ECONFLICT && res.Results[1].Code != domain.ECONFLICT
+	}
+	return false
+}
+
+// SetStatus moves an order along the status machine with If-Match
+// (ifMatch "" retries the server's own races). Cancelling also takes the
+// order out of the customerSummary: both change in ONE transactional batch
+// with If-Match on both.
+func (r *Orders) SetStatus(ctx context.Context, userID, orderID, ifMatch, to string) (domain.Order, error) {
+	for attempt := 1; ; attempt++ {
+		o, err := r.Get(ctx, userID, orderID)
+		if err != nil {
+			return domain.Order{}, err
+		}
+		if ifMatch != "" && o.ETag != ifMatch {
+			return domain.Order{}, domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
+		}
+		etag := o.ETag
+		now := time.Now()
+		if err := o.SetStatus(to, now); err != nil {
+			return domain.Order{}, err
+		}
+		doc, err := encode(o)
+		if err != nil {
+			return domain.Order{}, err
+		}
+		ops := []BatchOp{{Kind: BatchReplace, ID: o.ID, Item: doc, IfMatch: etag}}
+		if to == domain.StatusCancelled {
+			sum, err := r.Summary(ctx, userID)
+			if err != nil {
+				return domain.Order{}, err
+			}
+			sumETag := sum.ETag
+			sum.RemoveOrder(o, now)
+			op, err := summaryOp(sum, sumETag)
+			if err != nil {
+				return domain.Order{}, err
+			}
+			ops = append(ops, op)
+		}
+		res, err := r.c.ExecuteBatch(ctx, userID, ops)
+		if err == nil {
+			return decodeOne[domain.Order](res.Results[0].Item)
+		}
+		raced := domain.IsCode(err, domain.EPRECONDITION) || (domain.IsCode(err, domain.ECONFLICT) && len(ops) == 2)
+		if raced && ifMatch == "" && attempt < MaxUpdateAttempts {
+			MeterFrom(ctx).AddRetry()
+			if err := backoff(ctx, attempt); err != nil {
+				return domain.Order{}, err
+			}
+			continue
+		}
+		return domain.Order{}, err
+	}
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"shop/domain"
+)
+
+// Container names, as in migrations (kept here too so the repositories do
+// not depend on the migrations package).
+const (
+	ProductsContainer           = "products"
+	ReviewsContainer            = "reviews"
+	CartsContainer              = "carts"
+	OrdersContainer             = "orders"
+	ProductsByCategoryContainer = "productsByCategory"
+	OrdersByStatusContainer     = "ordersByStatus"
+	LeasesContainer             = "leases"
+)
+
+// Products is the repository of `products` (pk /id): products and the
+// categories index document.
+type Products struct{ c Container }
+
+// NewProducts returns the products repository over s.
+func NewProducts(s Store) *Products { return &Products{s.Container(ProductsContainer)} }
+
+// Get returns the product. Point read by (id, id): 1 RU for 1 KB
+// (query-point-reads). ENOTFOUND if missing or soft-deleted.
+func (r *Products) Get(ctx context.Context, id string) (domain.Product, error) {
+	p, err := r.GetAny(ctx, id)
+	if err == nil && p.Deleted {
+		return domain.Product{}, domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
+	}
+	return p, err
+}
+
+// GetAny returns the product even when soft-deleted (for the feed workers).
+func (r *Products) GetAny(ctx context.Context, id string) (domain.Product, error) {
+	p, err := readDoc[domain.Product](ctx, r.c, id, id)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return p, domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
+	}
+	return p, err
+}
+
+// Create stores a new product; ECONFLICT if the id is taken.
+func (r *Products) Create(ctx context.Context, p domain.Product) (domain.Product, error) {
+	p.Type, p.SchemaVersion = domain.TypeProduct, domain.SchemaVersion
+	if p.TopReviews == nil {
+		p.TopReviews = []domain.Review{}
+	}
+	b, err := encode(p)
+	if err != nil {
+		return domain.Product{}, err
+	}
+	w, err := r.c.Create(ctx, p.ID, b)
+	if domain.IsCode(err, domain.ECONFLICT) {
+		return domain.Product{}, domain.Errorf(domain.ECONFLICT, "product %q already exists", p.ID)
+	}
+	if err != nil {
+		return domain.Product{}, err
+	}
+	return decodeOne[domain.Product](w.Item)
+}
+
+// Update is the product's read-modify-write (see update): ifMatch is the
+// client's If-Match, "" to let the server retry its own races. A deleted
+// product is not found.
+func (r *Products) Update(ctx context.Context, id, ifMatch string, fn func(*domain.Product) error) (domain.Product, error) {
+	return update(ctx, r.c, id, id, ifMatch, nil, func(p *domain.Product) error {
+		if p.Deleted {
+			return domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
+		}
+		return fn(p)
+	})
+}
+
+// UpdateAny is Update for the feed workers: it sees deleted products too.
+func (r *Products) UpdateAny(ctx context.Context, id string, fn func(*domain.Product) error) (domain.Product, error) {
+	return update(ctx, r.c, id, id, "", nil, fn)
+}
+
+// Categories returns the categories index: the home screen's one point
+// read. A store without one has no categories yet.
+func (r *Products) Categories(ctx context.Context) (domain.Categories, error) {
+	c, err := readDoc[domain.Categories](ctx, r.c, domain.CategoriesID, domain.CategoriesID)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return newCategories(), nil
+	}
+	return c, err
+}
+
+// UpdateCategories is the read-modify-write of the categories index,
+// creating it on first use.
+func (r *Products) UpdateCategories(ctx context.Context, ifMatch string, fn func(*domain.Categories) error) (domain.Categories, error) {
+	return update(ctx, r.c, domain.CategoriesID, domain.CategoriesID, ifMatch, newCategories, func(c *domain.Categories) error {
+		if err := fn(c); err != nil {
+			return err
+		}
+		c.LastUpdated = time.Now().UTC()
+		return nil
+	})
+}
+
+func newCategories() domain.Categories {
+	return domain.Categories{
+		Meta:  domain.Meta{ID: domain.CategoriesID, Type: domain.TypeCategories, SchemaVersion: domain.SchemaVersion},
+		Items: []domain.Category{},
+	}
+}
+
+func decodeOne[T any](item []byte) (T, error) {
+	v, err := Decode[T](item)
+	if err != nil {
+		return v, domain.Errorf(domain.EINTERNAL, "decode: %v", err)
+	}
+	return v, nil
+}

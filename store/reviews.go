@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+
+	"shop/domain"
+)
+
+// Reviews is the repository of `reviews` (pk /productId): the unbounded
+// review history, referenced from the product rather than embedded
+// (model-embed-related).
+type Reviews struct{ c Container }
+
+// NewReviews returns the reviews repository over s.
+func NewReviews(s Store) *Reviews { return &Reviews{s.Container(ReviewsContainer)} }
+
+// Create stores a review. Its id is derived from the user, so a second
+// review by the same user of the same product is ECONFLICT.
+func (r *Reviews) Create(ctx context.Context, rv domain.Review) (domain.Review, error) {
+	rv.ID, rv.Type = domain.ReviewID(rv.UserID), domain.TypeReview
+	b, err := encode(rv)
+	if err != nil {
+		return domain.Review{}, err
+	}
+	w, err := r.c.Create(ctx, rv.ProductID, b)
+	if domain.IsCode(err, domain.ECONFLICT) {
+		return domain.Review{}, domain.Errorf(domain.ECONFLICT, "you have already reviewed product %q", rv.ProductID)
+	}
+	if err != nil {
+		return domain.Review{}, err
+	}
+	return decodeOne[domain.Review](w.Item)
+}
+
+// Page returns one page of a product's reviews, newest first: a
+// single-partition query (pk = productId) served by the composite index
+// (createdAt desc, id desc) of migrations.
+func (r *Reviews) Page(ctx context.Context, productID string, limit int, continuation string) ([]domain.Review, string, error) {
+	page, err := r.c.Query(ctx, Query{
+		PartitionKey: productID,
+		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeReview}},
+		OrderBy:      "createdAt",
+		Desc:         true,
+		Limit:        limit,
+		Continuation: continuation,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	reviews, err := decodeItems[domain.Review](page.Items)
+	return reviews, page.Continuation, err
+}
+
+// All returns every review of a product, for recomputing its stats from
+// absolute values. Still single-partition: one logical partition, however
+// many pages.
+func (r *Reviews) All(ctx context.Context, productID string) ([]domain.Review, error) {
+	var all []domain.Review
+	cont := ""
+	for {
+		page, next, err := r.Page(ctx, productID, MaxQueryPageSize, cont)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all, nil
+		}
+		cont = next
+	}
+}
+
+// DeleteAll removes every review of a product in transactional batches of
+// at most 100 deletes (a batch is confined to one partition key, which all
+// of a product's reviews share). It returns how many it deleted.
+func (r *Reviews) DeleteAll(ctx context.Context, productID string) (int, error) {
+	deleted := 0
+	for {
+		page, err := r.c.Query(ctx, Query{
+			PartitionKey: productID,
+			Select:       []string{"id"},
+			Limit:        MaxBatchOps,
+		})
+		if err != nil {
+			return deleted, err
+		}
+		if len(page.Items) == 0 {
+			return deleted, nil
+		}
+		ids, err := decodeItems[struct {
+			ID string `json:"id"`
+		}](page.Items)
+		if err != nil {
+			return deleted, err
+		}
+		ops := make([]BatchOp, len(ids))
+		for i, d := range ids {
+			ops[i] = BatchOp{Kind: BatchDelete, ID: d.ID}
+		}
+		if _, err := r.c.ExecuteBatch(ctx, productID, ops); err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
+			return deleted, err
+		}
+		deleted += len(ops)
+	}
+}

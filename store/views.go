@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+
+	"shop/domain"
+)
+
+// ProductSummaries is the repository of the `productsByCategory` view
+// (pk /categoryId): a table per read pattern, so the category page is one
+// single-partition query instead of a fan-out over `products`.
+type ProductSummaries struct{ c Container }
+
+// NewProductSummaries returns the view's repository over s.
+func NewProductSummaries(s Store) *ProductSummaries {
+	return &ProductSummaries{s.Container(ProductsByCategoryContainer)}
+}
+
+// Sort orders of the category page.
+const (
+	SortByName  = "name"
+	SortByPrice = "price"
+)
+
+// Page returns one page of a category's products ordered by name or price
+// (ties by id): ONE single-partition query served by a composite index.
+func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, limit int, continuation string) ([]domain.ProductSummary, string, error) {
+	orderBy := "name"
+	if sort == SortByPrice {
+		orderBy = "priceCents"
+	}
+	page, err := r.c.Query(ctx, Query{
+		PartitionKey: categoryID,
+		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
+		OrderBy:      orderBy,
+		Limit:        limit,
+		Continuation: continuation,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := decodeItems[domain.ProductSummary](page.Items)
+	return items, page.Continuation, err
+}
+
+// IDs returns the ids of every product in a category (for pushing a
+// category rename to the products): single-partition, projected to id.
+func (r *ProductSummaries) IDs(ctx context.Context, categoryID string) ([]string, error) {
+	var ids []string
+	cont := ""
+	for {
+		page, err := r.c.Query(ctx, Query{
+			PartitionKey: categoryID,
+			Select:       []string{"id"},
+			Limit:        MaxQueryPageSize,
+			Continuation: cont,
+		})
+		if err != nil {
+			return nil, err
+		}
+		rows, err := decodeItems[struct {
+			ID string `json:"id"`
+		}](page.Items)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		if page.Continuation == "" {
+			return ids, nil
+		}
+		cont = page.Continuation
+	}
+}
+
+// Get point-reads one summary.
+func (r *ProductSummaries) Get(ctx context.Context, categoryID, productID string) (domain.ProductSummary, error) {
+	return readDoc[domain.ProductSummary](ctx, r.c, categoryID, productID)
+}
+
+// Put writes the summary unless the view already holds the same or a newer
+// sourceVersion (the version guard: an older product change never
+// overwrites a newer one). It reports whether it wrote.
+func (r *ProductSummaries) Put(ctx context.Context, s domain.ProductSummary) (bool, error) {
+	return putGuarded(ctx, r.c, s.CategoryID, s.ID, s.SourceVersion, s)
+}
+
+// Delete removes a summary; a missing one is fine (idempotent).
+func (r *ProductSummaries) Delete(ctx context.Context, categoryID, productID string) error {
+	_, err := r.c.Delete(ctx, categoryID, productID, nil)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	return err
+}
+
+// OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,
+// synthetic "placed:2026-11-29").
+type OrderSummaries struct{ c Container }
+
+// NewOrderSummaries returns the view's repository over s.
+func NewOrderSummaries(s Store) *OrderSummaries {
+	return &OrderSummaries{s.Container(OrdersByStatusContainer)}
+}
+
+// Page returns one page of one status on one day, newest first: ONE
+// single-partition query.
+func (r *OrderSummaries) Page(ctx context.Context, statusDay string, limit int, continuation string) ([]domain.OrderSummary, string, error) {
+	page, err := r.c.Query(ctx, Query{
+		PartitionKey: statusDay,
+		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrderSummary}},
+		OrderBy:      "createdAt",
+		Desc:         true,
+		Limit:        limit,
+		Continuation: continuation,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := decodeItems[domain.OrderSummary](page.Items)
+	return items, page.Continuation, err
+}
+
+// Get point-reads one summary.
+func (r *OrderSummaries) Get(ctx context.Context, statusDay, orderID string) (domain.OrderSummary, error) {
+	return readDoc[domain.OrderSummary](ctx, r.c, statusDay, orderID)
+}
+
+// Put writes the summary under the version guard (see ProductSummaries.Put).
+func (r *OrderSummaries) Put(ctx context.Context, s domain.OrderSummary) (bool, error) {
+	return putGuarded(ctx, r.c, s.StatusDay, s.ID, s.SourceVersion, s)
+}
+
+// Delete removes a summary; a missing one is fine (idempotent).
+func (r *OrderSummaries) Delete(ctx context.Context, statusDay, orderID string) error {
+	_, err := r.c.Delete(ctx, statusDay, orderID, nil)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	return err
+}
+
+// putGuarded writes doc at (pk, id) only if the stored copy's
+// sourceVersion is older than version: read, compare, then Create (a
+// concurrent creator is a 409) or Replace with If-Match (a concurrent
+// writer is a 412), retried. Idempotent: a replayed change writes nothing.
+func putGuarded(ctx context.Context, c Container, pk, id string, version int64, doc any) (bool, error) {
+	b, err := encode(doc)
+	if err != nil {
+		return false, err
+	}
+	for attempt := 1; ; attempt++ {
+		cur, err := c.Read(ctx, pk, id)
+		switch {
+		case domain.IsCode(err, domain.ENOTFOUND):
+			_, err = c.Create(ctx, pk, b)
+		case err != nil:
+			return false, err
+		default:
+			stored, derr := Decode[struct {
+				SourceVersion int64 `json:"sourceVersion"`
+			}](cur.Item)
+			if derr != nil {
+				return false, domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, derr)
+			}
+			if stored.SourceVersion >= version {
+				return false, nil
+			}
+			_, err = c.Replace(ctx, pk, id, b, &WriteOptions{IfMatch: cur.ETag})
+		}
+		if err == nil {
+			return true, nil
+		}
+		raced := domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ECONFLICT)
+		if !raced || attempt >= MaxUpdateAttempts {
+			return false, err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return false, err
+		}
+	}
+}
+
+// Repos bundles the typed repositories, all written once over the port.
+type Repos struct {
+	Products         *Products
+	Reviews          *Reviews
+	Carts            *Carts
+	Orders           *Orders
+	ProductSummaries *ProductSummaries
+	OrderSummaries   *OrderSummaries
+}
+
+// NewRepos returns every repository over s.
+func NewRepos(s Store) *Repos {
+	return &Repos{
+		Products:         NewProducts(s),
+		Reviews:          NewReviews(s),
+		Carts:            NewCarts(s),
+		Orders:           NewOrders(s),
+		ProductSummaries: NewProductSummaries(s),
+		OrderSummaries:   NewOrderSummaries(s),
+	}
+}
