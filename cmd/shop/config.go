@@ -1,0 +1,157 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is every setting of `shop serve`, from flags first, then the
+// environment, then the default. The README's configuration table lists
+// the same settings; keep them together.
+type config struct {
+	Addr          string
+	DataDir       string
+	Partitions    int
+	Dev           bool
+	Workers       bool
+	Seed          bool
+	Migrate       bool
+	Secret        string
+	CORSOrigins   []string
+	ShutdownGrace time.Duration
+	LogLevel      string
+	Cosmos        bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
+}
+
+// setting is one row of the configuration table.
+type setting struct {
+	flag, env, def, help string
+}
+
+var settings = []setting{
+	{"addr", "SHOP_ADDR", ":8080", "address to listen on"},
+	{"data-dir", "SHOP_DATA_DIR", "./data", "directory of the embedded store (shop.db)"},
+	{"partitions", "SHOP_PARTITIONS", "4", "simulated physical partitions of the embedded store (feed ranges)"},
+	{"dev", "SHOP_DEV", "on with the embedded store, off with Cosmos", "dev mode: POST /v1/dev/token issues tokens"},
+	{"workers", "SHOP_WORKERS", "true", "run the change-feed workers in this process"},
+	{"seed", "SHOP_SEED", "true", "load the sample catalog into an empty embedded store"},
+	{"migrate", "SHOP_MIGRATE", "on with the embedded store, off with Cosmos", "create or update the containers at start"},
+	{"jwt-secret", "SHOP_JWT_SECRET", "random, kept in <data-dir>/jwt.secret (required with Cosmos)", "HS256 secret of bearer tokens"},
+	{"cors-origins", "SHOP_CORS_ORIGINS", "", "comma-separated origins allowed by CORS (none: same origin only)"},
+	{"shutdown-grace", "SHOP_SHUTDOWN_GRACE", "15s", "how long in-flight requests get on SIGTERM"},
+	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
+}
+
+// parseConfig reads flags from args and the rest from getenv.
+func parseConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	vals := map[string]*string{}
+	for _, s := range settings {
+		vals[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %s)", s.help, s.env, s.def))
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	get := func(flagName string) string {
+		if v := *vals[flagName]; v != "" {
+			return v
+		}
+		for _, s := range settings {
+			if s.flag == flagName {
+				return getenv(s.env)
+			}
+		}
+		return ""
+	}
+	var c config
+	var err error
+	c.Cosmos = getenv("COSMOS_ENDPOINT") != "" || getenv("COSMOS_CONNECTION_STRING") != ""
+	c.Addr = orDefault(get("addr"), ":8080")
+	c.DataDir = orDefault(get("data-dir"), "./data")
+	if c.Partitions, err = strconv.Atoi(orDefault(get("partitions"), "4")); err != nil || c.Partitions < 1 || c.Partitions > 64 {
+		return c, fmt.Errorf("partitions: want a number from 1 to 64, got %q", get("partitions"))
+	}
+	boolSetting := func(name string, def bool) (bool, error) {
+		v := get(name)
+		if v == "" {
+			return def, nil
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("%s: want true or false, got %q", name, v)
+		}
+		return b, nil
+	}
+	if c.Dev, err = boolSetting("dev", !c.Cosmos); err != nil {
+		return c, err
+	}
+	if c.Workers, err = boolSetting("workers", true); err != nil {
+		return c, err
+	}
+	if c.Seed, err = boolSetting("seed", true); err != nil {
+		return c, err
+	}
+	if c.Migrate, err = boolSetting("migrate", !c.Cosmos); err != nil {
+		return c, err
+	}
+	c.Secret = get("jwt-secret")
+	if o := get("cors-origins"); o != "" {
+		for _, origin := range strings.Split(o, ",") {
+			if origin = strings.TrimSpace(origin); origin != "" {
+				c.CORSOrigins = append(c.CORSOrigins, origin)
+			}
+		}
+	}
+	if c.ShutdownGrace, err = time.ParseDuration(orDefault(get("shutdown-grace"), "15s")); err != nil {
+		return c, fmt.Errorf("shutdown-grace: %v", err)
+	}
+	c.LogLevel = orDefault(get("log-level"), "info")
+	return c, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// secret returns the JWT secret: the configured one, or (embedded store
+// only) a random one kept in the data directory so that tokens survive a
+// restart.
+func (c config) secret() ([]byte, error) {
+	if c.Secret != "" {
+		if len(c.Secret) < 32 {
+			return nil, fmt.Errorf("SHOP_JWT_SECRET must be at least 32 characters")
+		}
+		return []byte(c.Secret), nil
+	}
+	if c.Cosmos {
+		return nil, fmt.Errorf("SHOP_JWT_SECRET is required with Cosmos")
+	}
+	path := filepath.Join(c.DataDir, "jwt.secret")
+	if b, err := os.ReadFile(path); err == nil && len(b) >= 32 {
+		return b, nil
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	b := []byte(hex.EncodeToString(raw))
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"shop/api"
+	"shop/feedworkers"
+	"shop/migrations"
+)
+
+// migrate creates the database's containers, or updates their indexing
+// policy and TTL; applying twice changes nothing.
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseConfig("migrate", args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	s, desc, err := openStore(ctx, cfg, getenv)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintf(stdout, "migrating %s\n", desc)
+	return migrations.Apply(ctx, s, stdout)
+}
+
+// seed loads a data set of the given size, for benchmarks and the cost lab.
+func seed(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	products := fs.Int("products", 240, "products to create")
+	reviews := fs.Int("reviews", 1500, "reviews to create")
+	users := fs.Int("users", 0, "users with an open cart to create")
+	categories := fs.Int("categories", 8, "categories to create")
+	dataDir := fs.String("data-dir", "", "embedded store directory (env SHOP_DATA_DIR, default ./data)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfgArgs := []string{}
+	if *dataDir != "" {
+		cfgArgs = append(cfgArgs, "--data-dir", *dataDir)
+	}
+	cfg, err := parseConfig("seed", cfgArgs, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	s, desc, err := openStore(ctx, cfg, getenv)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
+		return err
+	}
+	empty, err := migrations.IsEmpty(ctx, s)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return errors.New("the store already holds a catalog; seed an empty data directory (--data-dir)")
+	}
+	fmt.Fprintf(stdout, "seeding %s\n", desc)
+	opts := migrations.SampleOptions{Products: *products, Reviews: *reviews, Users: *users, Categories: *categories}
+	if isTerminal(stdout) {
+		var bar *progressbar.ProgressBar
+		opts.Progress = func(done, total int) {
+			if bar == nil {
+				bar = progressbar.Default(int64(total), "seeding")
+			}
+			_ = bar.Set(done)
+		}
+	}
+	start := time.Now()
+	stats, err := migrations.Sample(ctx, s, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nseeded %s in %s\n", stats, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// token prints a bearer token for a user, signed with the configured
+// secret: handy for curl when the dev token endpoint is off.
+func token(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	user := fs.String("user", "alice", "user id (the token's sub)")
+	name := fs.String("name", "", "display name (default: the user id)")
+	email := fs.String("email", "", "email (default: <user>@example.com)")
+	admin := fs.Bool("admin", false, "grant the admin role")
+	ttl := fs.Duration("ttl", 12*time.Hour, "lifetime of the token")
+	dataDir := fs.String("data-dir", "", "embedded store directory holding jwt.secret")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfgArgs := []string{}
+	if *dataDir != "" {
+		cfgArgs = append(cfgArgs, "--data-dir", *dataDir)
+	}
+	cfg, err := parseConfig("token", cfgArgs, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	secret, err := cfg.secret()
+	if err != nil {
+		return err
+	}
+	n, e := *name, *email
+	if n == "" {
+		n = *user
+	}
+	if e == "" {
+		e = *user + "@example.com"
+	}
+	tok, err := api.IssueToken(secret, *user, n, e, *admin, *ttl)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, tok)
+	return nil
+}
+
+// workers runs the change-feed workers alone, for Cosmos deployments that
+// scale them apart from the API. The embedded store is a single process
+// (bbolt locks its file), so there the workers run inside `shop serve`.
+func workers(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseConfig("workers", args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	if !cfg.Cosmos {
+		return errors.New("the embedded store is one process: its feed workers run inside `shop serve`; `shop workers` is for Cosmos (set COSMOS_ENDPOINT)")
+	}
+	s, desc, err := openStore(ctx, cfg, getenv)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	logger := newLogger(stdout, cfg.LogLevel)
+	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Logger: logger})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "feed workers running on %s\n", desc)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	return wk.Stop(sctx)
+}
+
+// isTerminal reports whether w is a terminal (for the progress bar and the
+// log format).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
