@@ -2,7 +2,6 @@ package domain
 
 import (
 	"cmp"
-	"math"
 	"slices"
 )
 
@@ -16,6 +15,9 @@ const MaxTopReviews = 5
 func ComputeReviewStats(reviews []Review) (ReviewStats, []Review) {
 	var s ReviewStats
 	sum := 0
+	// Only valid ratings count, and only counted reviews are shown, so the
+	// embedded top reviews never contradict the stats beside them.
+	top := make([]Review, 0, len(reviews))
 	for _, r := range reviews {
 		if r.Rating < 1 || r.Rating > 5 {
 			continue
@@ -23,11 +25,14 @@ func ComputeReviewStats(reviews []Review) (ReviewStats, []Review) {
 		s.Count++
 		sum += r.Rating
 		s.Histogram[r.Rating-1]++
+		top = append(top, r)
 	}
 	if s.Count > 0 {
-		s.Average = math.Round(float64(sum)/float64(s.Count)*100) / 100
+		// Rounded half up in integers: in floats 201/200 = 1.00499… and
+		// would round down to 1.00 instead of 1.01.
+		hundredths := (200*sum + s.Count) / (2 * s.Count)
+		s.Average = float64(hundredths) / 100
 	}
-	top := slices.Clone(reviews)
 	slices.SortFunc(top, func(a, b Review) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 			return c
@@ -40,9 +45,6 @@ func ComputeReviewStats(reviews []Review) (ReviewStats, []Review) {
 	for i := range top {
 		// Embedded copies need neither their container fields nor _etag.
 		top[i].Type, top[i].ProductID, top[i].ETag, top[i].TS = "", "", "", 0
-	}
-	if top == nil {
-		top = []Review{}
 	}
 	return s, top
 }
