@@ -1,0 +1,148 @@
+package cosmos
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// failedDependency is the port's code for an operation a failure elsewhere
+// in the batch rolled back (Cosmos answers 424 for those).
+const failedDependency = "failed_dependency"
+
+// ExecuteBatch runs ops as one transaction in the logical partition pk
+// (model-transactional-batch). A failed batch is NOT a Go error from the
+// SDK: the response says Success=false and each operation's status, 424
+// for those the failure rolled back. Here it becomes Committed=false, the
+// per-operation codes, and an error with the first real failure's code.
+func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
+	if c.err != nil {
+		return store.BatchResponse{}, mapError("container "+c.name, c.err)
+	}
+	if err := checkPK(pk); err != nil {
+		return store.BatchResponse{}, err
+	}
+	b, err := c.buildBatch(pk, ops)
+	if err != nil {
+		return store.BatchResponse{}, err
+	}
+	r, err := c.c.ExecuteTransactionalBatch(ctx, b, &azcosmos.TransactionalBatchOptions{EnableContentResponseOnWrite: true})
+	if err != nil {
+		// Rejected as a whole (400, 413, 429 past the budget, ...).
+		return store.BatchResponse{RequestCharge: failedCharge(err)}, mapError(c.op("batch", ""), err)
+	}
+	return c.batchResponse(ops, r)
+}
+
+func (c *Container) buildBatch(pk string, ops []store.BatchOp) (azcosmos.TransactionalBatch, error) {
+	b := c.c.NewTransactionalBatch(azcosmos.NewPartitionKeyString(pk))
+	if len(ops) == 0 || len(ops) > store.MaxBatchOps {
+		return b, domain.Errorf(domain.EINVALID, "a batch holds 1..%d operations, got %d", store.MaxBatchOps, len(ops))
+	}
+	for i, op := range ops {
+		var opts *azcosmos.TransactionalBatchItemOptions
+		if op.IfMatch != "" {
+			etag := azcore.ETag(op.IfMatch)
+			opts = &azcosmos.TransactionalBatchItemOptions{IfMatchETag: &etag}
+		}
+		if err := checkBatchOp(op); err != nil {
+			return b, domain.Errorf(domain.EINVALID, "batch operation %d (%s): %s", i, op.Kind, domain.ErrorMessage(err))
+		}
+		switch op.Kind {
+		case store.BatchCreate:
+			if op.IfMatch != "" {
+				return b, domain.Errorf(domain.EINVALID, "batch operation %d: create takes no If-Match", i)
+			}
+			b.CreateItem(op.Item, nil)
+		case store.BatchReplace:
+			b.ReplaceItem(op.ID, op.Item, opts)
+		case store.BatchUpsert:
+			b.UpsertItem(op.Item, opts)
+		case store.BatchDelete:
+			b.DeleteItem(op.ID, opts)
+		case store.BatchRead:
+			b.ReadItem(op.ID, nil)
+		case store.BatchPatch:
+			patch, err := patchOperations(op.Patch)
+			if err != nil {
+				return b, domain.Errorf(domain.EINVALID, "batch operation %d: %s", i, domain.ErrorMessage(err))
+			}
+			b.PatchItem(op.ID, patch, opts)
+		default:
+			return b, domain.Errorf(domain.EINVALID, "batch operation %d: unknown kind %q", i, op.Kind)
+		}
+	}
+	return b, nil
+}
+
+// checkBatchOp validates the id and item an operation kind needs.
+func checkBatchOp(op store.BatchOp) error {
+	needsItem := op.Kind == store.BatchCreate || op.Kind == store.BatchReplace || op.Kind == store.BatchUpsert
+	needsID := op.Kind != store.BatchCreate && op.Kind != store.BatchUpsert
+	if needsItem {
+		id, err := checkItem(op.Item)
+		if err != nil {
+			return err
+		}
+		if op.Kind == store.BatchReplace && op.ID != "" && op.ID != id {
+			return domain.Errorf(domain.EINVALID, "the item's id is %q, not %q", id, op.ID)
+		}
+		if op.Kind == store.BatchReplace && op.ID == "" {
+			return domain.Errorf(domain.EINVALID, "replace needs the id")
+		}
+		return nil
+	}
+	if needsID {
+		return checkID(op.ID)
+	}
+	return nil
+}
+
+// batchResponse converts the SDK's result. It is a pure function of the
+// response so the 424 handling is tested without a server.
+func (c *Container) batchResponse(ops []store.BatchOp, r azcosmos.TransactionalBatchResponse) (store.BatchResponse, error) {
+	out := store.BatchResponse{
+		Committed:     r.Success,
+		RequestCharge: responseCharge(r.Response),
+		Results:       make([]store.BatchResult, len(r.OperationResults)),
+	}
+	var first error
+	for i, res := range r.OperationResults {
+		status := int(res.StatusCode)
+		br := store.BatchResult{StatusCode: status, ETag: string(res.ETag)}
+		item, err := fromCosmos(res.ResourceBody, res.ETag)
+		if err != nil {
+			return out, err
+		}
+		br.Item = item
+		if br.ETag == "" && item != nil {
+			br.ETag = etagOf(item)
+		}
+		switch {
+		case status >= 200 && status < 300:
+		case status == http.StatusFailedDependency:
+			br.Code = failedDependency
+		default:
+			kind := "operation"
+			if i < len(ops) {
+				kind = ops[i].Kind
+			}
+			e := statusError(fmt.Sprintf("batch %s operation %d (%s)", c.name, i, kind), status, nil)
+			br.Code = e.Code
+			if first == nil {
+				first = e
+			}
+		}
+		out.Results[i] = br
+	}
+	if !r.Success && first == nil {
+		first = domain.Errorf(domain.EINTERNAL, "batch %s: not committed, and no operation says why", c.name)
+	}
+	return out, first
+}

@@ -1,0 +1,198 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// Container is one Cosmos container of a Store.
+type Container struct {
+	name  string
+	c     *azcosmos.ContainerClient
+	err   error // from NewContainer: every operation returns it
+	store *Store
+}
+
+// op names an operation for error messages: "read products/p1".
+func (c *Container) op(verb, id string) string {
+	if id == "" {
+		return verb + " " + c.name
+	}
+	return verb + " " + c.name + "/" + id
+}
+
+// itemOptions asks for the stored item back on writes (the port returns
+// it) and sets If-Match for optimistic concurrency (model-etag-occ).
+func itemOptions(opts *store.WriteOptions) *azcosmos.ItemOptions {
+	o := &azcosmos.ItemOptions{EnableContentResponseOnWrite: true}
+	if opts != nil && opts.IfMatch != "" {
+		etag := azcore.ETag(opts.IfMatch)
+		o.IfMatchEtag = &etag
+	}
+	return o
+}
+
+// itemResponse converts a point operation's result, or its error with the
+// Request Units the failure still cost.
+func itemResponse(op string, r azcosmos.ItemResponse, err error) (store.ItemResponse, error) {
+	if err != nil {
+		return store.ItemResponse{RequestCharge: failedCharge(err)}, mapError(op, err)
+	}
+	out := store.ItemResponse{ETag: string(r.ETag), RequestCharge: responseCharge(r.Response)}
+	item, cerr := fromCosmos(r.Value, r.ETag)
+	if cerr != nil {
+		return out, cerr
+	}
+	out.Item = item
+	return out, nil
+}
+
+// Read is a point read (query-point-reads): about 1 RU per KB, the
+// cheapest call Cosmos has.
+func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
+	if err := c.check(pk, id); err != nil {
+		return store.ItemResponse{}, err
+	}
+	r, err := c.c.ReadItem(ctx, azcosmos.NewPartitionKeyString(pk), id, nil)
+	return itemResponse(c.op("read", id), r, err)
+}
+
+// Create stores a new item; a duplicate id in pk is ECONFLICT.
+func (c *Container) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
+	id, err := c.checkWrite(pk, item)
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	r, err := c.c.CreateItem(ctx, azcosmos.NewPartitionKeyString(pk), item, itemOptions(nil))
+	return itemResponse(c.op("create", id), r, err)
+}
+
+// Replace overwrites an existing item, with If-Match when opts says so.
+func (c *Container) Replace(ctx context.Context, pk, id string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
+	bodyID, err := c.checkWrite(pk, item)
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	if bodyID != id {
+		return store.ItemResponse{}, domain.Errorf(domain.EINVALID, "replace %s/%s: the item's id is %q", c.name, id, bodyID)
+	}
+	r, err := c.c.ReplaceItem(ctx, azcosmos.NewPartitionKeyString(pk), id, item, itemOptions(opts))
+	return itemResponse(c.op("replace", id), r, err)
+}
+
+// Upsert creates or replaces; with If-Match it only replaces.
+func (c *Container) Upsert(ctx context.Context, pk string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
+	id, err := c.checkWrite(pk, item)
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	r, err := c.c.UpsertItem(ctx, azcosmos.NewPartitionKeyString(pk), item, itemOptions(opts))
+	return itemResponse(c.op("upsert", id), r, err)
+}
+
+// Patch is a partial document update: only the operations travel, and
+// the service applies them atomically (model-patch-partial-update).
+func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.WriteOptions) (store.ItemResponse, error) {
+	if err := c.check(pk, id); err != nil {
+		return store.ItemResponse{}, err
+	}
+	patch, err := patchOperations(ops)
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	r, err := c.c.PatchItem(ctx, azcosmos.NewPartitionKeyString(pk), id, patch, itemOptions(opts))
+	return itemResponse(c.op("patch", id), r, err)
+}
+
+// Delete removes the item. It will not appear on the change feed
+// (latest-version mode), which is why the shop soft-deletes copies' sources.
+func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.WriteOptions) (store.ItemResponse, error) {
+	if err := c.check(pk, id); err != nil {
+		return store.ItemResponse{}, err
+	}
+	r, err := c.c.DeleteItem(ctx, azcosmos.NewPartitionKeyString(pk), id, itemOptions(opts))
+	out, err := itemResponse(c.op("delete", id), r, err)
+	out.Item = nil
+	return out, err
+}
+
+func (c *Container) check(pk, id string) error {
+	if c.err != nil {
+		return mapError("container "+c.name, c.err)
+	}
+	if err := checkPK(pk); err != nil {
+		return err
+	}
+	return checkID(id)
+}
+
+func (c *Container) checkWrite(pk string, item []byte) (string, error) {
+	if c.err != nil {
+		return "", mapError("container "+c.name, c.err)
+	}
+	if err := checkPK(pk); err != nil {
+		return "", err
+	}
+	return checkItem(item)
+}
+
+// patchOperations converts the port's patch to the SDK's. At most 10
+// operations per patch is Cosmos's rule; the service enforces it.
+func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
+	var p azcosmos.PatchOperations
+	if len(ops) == 0 {
+		return p, domain.Errorf(domain.EINVALID, "patch: no operations")
+	}
+	for i, op := range ops {
+		if len(op.Path) < 2 || op.Path[0] != '/' {
+			return p, domain.Errorf(domain.EINVALID, "patch operation %d: path %q is not a JSON pointer", i, op.Path)
+		}
+		switch op.Op {
+		case store.PatchSet:
+			p.AppendSet(op.Path, op.Value)
+		case store.PatchReplace:
+			p.AppendReplace(op.Path, op.Value)
+		case store.PatchAdd:
+			p.AppendAdd(op.Path, op.Value)
+		case store.PatchRemove:
+			p.AppendRemove(op.Path)
+		case store.PatchIncrement:
+			n, ok := wholeNumber(op.Value)
+			if !ok {
+				return p, domain.Errorf(domain.EINVALID, "patch operation %d: incr needs a whole number, got %v", i, op.Value)
+			}
+			p.AppendIncrement(op.Path, n)
+		default:
+			return p, domain.Errorf(domain.EINVALID, "patch operation %d: unknown op %q", i, op.Op)
+		}
+	}
+	return p, nil
+}
+
+// wholeNumber accepts the integer types and integral floats (what a JSON
+// decode of a number gives), as the SDK increments by int64 only.
+func wholeNumber(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case float64:
+		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
+			return int64(n), true
+		}
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}
