@@ -1,0 +1,144 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+
+	bolt "go.etcd.io/bbolt"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// failedDependency marks the operations of a batch that did not commit
+// because another one failed (Cosmos answers 424 for them).
+const failedDependency = "failed_dependency"
+
+// errRolledBack aborts the bbolt transaction of a failed batch.
+var errRolledBack = errors.New("batch rolled back")
+
+// ExecuteBatch runs ops in ONE bbolt transaction: a transactional batch is
+// scoped to one logical partition (one partition key), so it is atomic
+// there and refused across keys (every item must carry pk).
+func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
+	st, err := c.begin(ctx, pk)
+	if err != nil {
+		return store.BatchResponse{}, err
+	}
+	if len(ops) == 0 {
+		return store.BatchResponse{}, domain.Errorf(domain.EINVALID, "batch has no operations")
+	}
+	if len(ops) > store.MaxBatchOps {
+		return store.BatchResponse{}, domain.Errorf(domain.EINVALID, "batch has %d operations, more than %d", len(ops), store.MaxBatchOps)
+	}
+	resp := store.BatchResponse{Results: make([]store.BatchResult, len(ops))}
+	var failed error
+	err = c.s.db.Update(func(tx *bolt.Tx) error {
+		for i, op := range ops {
+			res, charge, err := c.batchOp(tx, st, pk, op)
+			resp.RequestCharge += charge
+			if err != nil {
+				failed = err
+				resp.RequestCharge += failedCharge(err)
+				for j := range resp.Results {
+					resp.Results[j] = store.BatchResult{StatusCode: http.StatusFailedDependency, Code: failedDependency}
+				}
+				resp.Results[i] = store.BatchResult{StatusCode: statusOf(err), Code: domain.ErrorCode(err)}
+				return errRolledBack
+			}
+			resp.Results[i] = res
+		}
+		return nil
+	})
+	resp.RequestCharge = round2(resp.RequestCharge)
+	if failed != nil {
+		return resp, failed
+	}
+	if err != nil {
+		return store.BatchResponse{}, storeError(err)
+	}
+	resp.Committed = true
+	return resp, nil
+}
+
+// batchOp runs one operation inside the batch's transaction.
+func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store.BatchOp) (store.BatchResult, float64, error) {
+	switch op.Kind {
+	case store.BatchCreate, store.BatchReplace, store.BatchUpsert:
+		if op.Kind == store.BatchReplace {
+			if err := validateID(op.ID); err != nil {
+				return store.BatchResult{}, 0, err
+			}
+		}
+		w, err := c.prepare(st, pk, op.ID, op.Item)
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		mode, status := modeUpsert, http.StatusOK
+		switch op.Kind {
+		case store.BatchCreate:
+			mode, status = modeCreate, http.StatusCreated
+		case store.BatchReplace:
+			mode = modeReplace
+		}
+		if err := c.commit(tx, st, pk, w, mode, op.IfMatch); err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		return store.BatchResult{StatusCode: status, ETag: w.etag, Item: w.doc}, w.charge, nil
+	case store.BatchPatch:
+		if err := validateID(op.ID); err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		ops, err := st.checkPatch(op.Patch)
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		w, err := c.patchTx(tx, st, pk, op.ID, ops, op.IfMatch)
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		return store.BatchResult{StatusCode: http.StatusOK, ETag: w.etag, Item: w.doc}, w.charge, nil
+	case store.BatchDelete:
+		if err := validateID(op.ID); err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		charge, err := c.remove(tx, st, pk, op.ID, op.IfMatch)
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		return store.BatchResult{StatusCode: http.StatusNoContent}, charge, nil
+	case store.BatchRead:
+		if err := validateID(op.ID); err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		p := partitionOf(pk, len(st.items))
+		h, doc, exists, err := c.load(st, tx.Bucket(st.items[p]), itemKey(nil, pk, op.ID))
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		if !exists {
+			return store.BatchResult{}, 0, notFound(op.ID, pk)
+		}
+		return store.BatchResult{StatusCode: http.StatusOK, ETag: string(h.etag), Item: bytes.Clone(doc)}, readCharge(len(doc)), nil
+	}
+	return store.BatchResult{}, 0, domain.Errorf(domain.EINVALID, "unknown batch operation %q", op.Kind)
+}
+
+// statusOf is the HTTP status Cosmos gives a failed batch operation.
+func statusOf(err error) int {
+	switch domain.ErrorCode(err) {
+	case domain.ENOTFOUND:
+		return http.StatusNotFound
+	case domain.ECONFLICT:
+		return http.StatusConflict
+	case domain.EPRECONDITION:
+		return http.StatusPreconditionFailed
+	case domain.ETOOLARGE:
+		return http.StatusRequestEntityTooLarge
+	case domain.EINVALID:
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}

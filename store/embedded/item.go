@@ -1,0 +1,270 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+
+	bolt "go.etcd.io/bbolt"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// Container is one container of the embedded store.
+type Container struct {
+	s    *Store
+	name string
+}
+
+// Write modes of commit.
+const (
+	modeCreate = iota
+	modeReplace
+	modeUpsert
+)
+
+// pending is a write prepared outside the transaction: decoded, validated
+// and encoded with its new system properties, so the single writer lock of
+// bbolt is held only for the check-and-put.
+type pending struct {
+	id      string
+	key     []byte
+	doc     []byte
+	etag    string
+	written int64
+	ttl     int64
+	charge  float64
+}
+
+// failedCharge is what a call that reached the "server" costs when it
+// fails; input refused before being sent costs nothing.
+func failedCharge(err error) float64 {
+	switch domain.ErrorCode(err) {
+	case domain.ENOTFOUND, domain.ECONFLICT, domain.EPRECONDITION, domain.ETOOLARGE:
+		return failedRU
+	}
+	return 0
+}
+
+// begin resolves the container and checks the partition key every item
+// operation must name.
+func (c *Container) begin(ctx context.Context, pk string) (*containerState, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, canceled(err)
+	}
+	if err := validatePK(pk); err != nil {
+		return nil, err
+	}
+	return c.s.state(c.name)
+}
+
+// Read is a point read by (pk, id): one key lookup in one physical
+// partition, no JSON decoding (point read, not a query: 1 RU,
+// query-point-reads).
+func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
+	st, err := c.begin(ctx, pk)
+	if err == nil {
+		err = validateID(id)
+	}
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	var kbuf [256]byte
+	key := itemKey(kbuf[:0], pk, id)
+	p := partitionOf(pk, len(st.items))
+	now := c.s.opts.Now()
+	var resp store.ItemResponse
+	err = c.s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(st.items[p]).Get(key)
+		if v == nil {
+			return notFound(id, pk)
+		}
+		h, doc, err := parseHeader(v)
+		if err != nil {
+			return err
+		}
+		if expired(&st.def, h, now) {
+			return notFound(id, pk)
+		}
+		resp.Item = bytes.Clone(doc)
+		resp.ETag = string(h.etag)
+		return nil
+	})
+	if err != nil {
+		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+	}
+	resp.RequestCharge = readCharge(len(resp.Item))
+	return resp, nil
+}
+
+func notFound(id, pk string) error {
+	return domain.Errorf(domain.ENOTFOUND, "no item %s in partition %s", id, pk)
+}
+
+// Create stores a new item; ECONFLICT if its id exists in the partition
+// (ids are unique per logical partition, not per container).
+func (c *Container) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
+	return c.write(ctx, pk, "", item, modeCreate, "")
+}
+
+// Replace overwrites an existing item, honoring If-Match.
+func (c *Container) Replace(ctx context.Context, pk, id string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
+	if err := validateID(id); err != nil {
+		return store.ItemResponse{}, err
+	}
+	return c.write(ctx, pk, id, item, modeReplace, ifMatch(opts))
+}
+
+// Upsert creates or replaces; with If-Match it only replaces.
+func (c *Container) Upsert(ctx context.Context, pk string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
+	return c.write(ctx, pk, "", item, modeUpsert, ifMatch(opts))
+}
+
+func ifMatch(opts *store.WriteOptions) string {
+	if opts == nil {
+		return ""
+	}
+	return opts.IfMatch
+}
+
+func (c *Container) write(ctx context.Context, pk, id string, item []byte, mode int, match string) (store.ItemResponse, error) {
+	st, err := c.begin(ctx, pk)
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	w, err := c.prepare(st, pk, id, item)
+	if err != nil {
+		return store.ItemResponse{RequestCharge: failedCharge(err)}, err
+	}
+	err = c.s.db.Update(func(tx *bolt.Tx) error {
+		return c.commit(tx, st, pk, w, mode, match)
+	})
+	if err != nil {
+		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+	}
+	return store.ItemResponse{Item: w.doc, ETag: w.etag, RequestCharge: w.charge}, nil
+}
+
+// prepare decodes and validates item for partition pk (and, for Replace,
+// id) and encodes it with a new _etag and _ts.
+func (c *Container) prepare(st *containerState, pk, wantID string, item []byte) (pending, error) {
+	m, err := decodeDoc(item)
+	if err != nil {
+		return pending{}, err
+	}
+	return c.prepareDoc(st, pk, wantID, m)
+}
+
+func (c *Container) prepareDoc(st *containerState, pk, wantID string, m map[string]any) (pending, error) {
+	id, ttl, err := st.checkDoc(m, pk)
+	if err != nil {
+		return pending{}, err
+	}
+	if wantID != "" && id != wantID {
+		return pending{}, domain.Errorf(domain.EINVALID, "item id %q differs from the id %q of the call", id, wantID)
+	}
+	now := c.s.opts.Now()
+	w := pending{id: id, key: itemKey(nil, pk, id), etag: c.s.newETag(), written: now.UnixNano(), ttl: ttl}
+	if w.doc, err = encodeDoc(m, w.etag, now.Unix()); err != nil {
+		return pending{}, err
+	}
+	w.charge = writeCharge(len(w.doc), st.index.countIndexed(m))
+	return w, nil
+}
+
+// load returns the live (stored and not expired) item at key, if any.
+func (c *Container) load(st *containerState, items *bolt.Bucket, key []byte) (header, []byte, bool, error) {
+	v := items.Get(key)
+	if v == nil {
+		return header{}, nil, false, nil
+	}
+	h, doc, err := parseHeader(v)
+	if err != nil {
+		return header{}, nil, false, err
+	}
+	return h, doc, !expired(&st.def, h, c.s.opts.Now()), nil
+}
+
+// commit checks the write against the stored item and puts it, moving the
+// item to the end of its partition's change feed: a new LSN replaces the
+// previous one, so the feed holds only each item's latest version.
+func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending, mode int, match string) error {
+	p := partitionOf(pk, len(st.items))
+	items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
+	old, _, exists, err := c.load(st, items, w.key)
+	if err != nil {
+		return err
+	}
+	switch {
+	case mode == modeCreate && exists:
+		return domain.Errorf(domain.ECONFLICT, "item %s already exists in partition %s", w.id, pk)
+	case mode == modeReplace && !exists:
+		return notFound(w.id, pk)
+	case match != "" && !exists:
+		return domain.Errorf(domain.EPRECONDITION, "If-Match given but item %s does not exist in partition %s", w.id, pk)
+	case match != "" && string(old.etag) != match:
+		return domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", w.id, match, old.etag)
+	}
+	return c.put(items, feed, old.lsn, w)
+}
+
+// put stores w with the next LSN of its physical partition, removing the
+// item's previous feed entry (oldLSN 0: none).
+func (c *Container) put(items, feed *bolt.Bucket, oldLSN uint64, w pending) error {
+	if oldLSN != 0 {
+		if err := feed.Delete(lsnKey(oldLSN)); err != nil {
+			return err
+		}
+	}
+	lsn, err := feed.NextSequence()
+	if err != nil {
+		return err
+	}
+	val := appendHeader(make([]byte, 0, 64+len(w.doc)), header{written: w.written, ttl: w.ttl, lsn: lsn, etag: []byte(w.etag)})
+	if err := items.Put(w.key, append(val, w.doc...)); err != nil {
+		return err
+	}
+	return feed.Put(lsnKey(lsn), w.key)
+}
+
+// Delete removes the item and its change-feed entry: deletes never show on
+// the latest-version feed.
+func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.WriteOptions) (store.ItemResponse, error) {
+	st, err := c.begin(ctx, pk)
+	if err == nil {
+		err = validateID(id)
+	}
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	var charge float64
+	err = c.s.db.Update(func(tx *bolt.Tx) error {
+		charge, err = c.remove(tx, st, pk, id, ifMatch(opts))
+		return err
+	})
+	if err != nil {
+		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+	}
+	return store.ItemResponse{RequestCharge: charge}, nil
+}
+
+func (c *Container) remove(tx *bolt.Tx, st *containerState, pk, id, match string) (float64, error) {
+	p := partitionOf(pk, len(st.items))
+	items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
+	key := itemKey(nil, pk, id)
+	h, doc, exists, err := c.load(st, items, key)
+	if err != nil {
+		return 0, err
+	}
+	if !exists {
+		return 0, notFound(id, pk)
+	}
+	if match != "" && string(h.etag) != match {
+		return 0, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", id, match, h.etag)
+	}
+	charge := deleteCharge(len(doc))
+	if err := items.Delete(key); err != nil {
+		return 0, err
+	}
+	return charge, feed.Delete(lsnKey(h.lsn))
+}

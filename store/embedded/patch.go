@@ -1,0 +1,230 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// Patch applies ops to an existing item atomically (Cosmos partial
+// document update): the read, the changes and the write are one
+// transaction, so concurrent patches never lose each other's increments.
+func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.WriteOptions) (store.ItemResponse, error) {
+	st, err := c.begin(ctx, pk)
+	if err == nil {
+		err = validateID(id)
+	}
+	if err == nil {
+		ops, err = st.checkPatch(ops)
+	}
+	if err != nil {
+		return store.ItemResponse{}, err
+	}
+	var w pending
+	err = c.s.db.Update(func(tx *bolt.Tx) error {
+		w, err = c.patchTx(tx, st, pk, id, ops, ifMatch(opts))
+		return err
+	})
+	if err != nil {
+		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+	}
+	return store.ItemResponse{Item: w.doc, ETag: w.etag, RequestCharge: w.charge}, nil
+}
+
+func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops []store.PatchOp, match string) (pending, error) {
+	p := partitionOf(pk, len(st.items))
+	items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
+	h, doc, exists, err := c.load(st, items, itemKey(nil, pk, id))
+	if err != nil {
+		return pending{}, err
+	}
+	if !exists {
+		return pending{}, notFound(id, pk)
+	}
+	if match != "" && string(h.etag) != match {
+		return pending{}, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", id, match, h.etag)
+	}
+	m, err := decodeDoc(doc)
+	if err != nil {
+		return pending{}, err
+	}
+	for _, op := range ops {
+		var node any = m
+		if node, err = applyOp(node, splitPath(op.Path), op, op.Path); err != nil {
+			return pending{}, err
+		}
+	}
+	w, err := c.prepareDoc(st, pk, id, m)
+	if err != nil {
+		return pending{}, err
+	}
+	return w, c.put(items, feed, h.lsn, w)
+}
+
+// checkPatch validates ops before any work and returns them with values
+// normalized to what JSON decoding yields (json.Number for numbers).
+func (st *containerState) checkPatch(ops []store.PatchOp) ([]store.PatchOp, error) {
+	if len(ops) == 0 {
+		return nil, domain.Errorf(domain.EINVALID, "patch has no operations")
+	}
+	pkPath := "/" + strings.Join(st.pkPath, "/")
+	out := make([]store.PatchOp, len(ops))
+	for i, op := range ops {
+		switch op.Op {
+		case store.PatchSet, store.PatchReplace, store.PatchAdd, store.PatchRemove, store.PatchIncrement:
+		default:
+			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: unknown op %q", i, op.Op)
+		}
+		if len(splitPath(op.Path)) == 0 {
+			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: path %q is not a JSON pointer like /name", i, op.Path)
+		}
+		// Cosmos refuses to patch the id or the partition key: the item
+		// would move to another address.
+		if op.Path == "/id" || op.Path == pkPath || strings.HasPrefix(pkPath, op.Path+"/") {
+			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: %s cannot be changed", i, op.Path)
+		}
+		raw, err := json.Marshal(op.Value)
+		if err != nil {
+			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: value: %v", i, err)
+		}
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&op.Value); err != nil {
+			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: value: %v", i, err)
+		}
+		if _, isNum := op.Value.(json.Number); op.Op == store.PatchIncrement && !isNum {
+			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: incr needs a number, got %v", i, op.Value)
+		}
+		out[i] = op
+	}
+	return out, nil
+}
+
+// applyOp applies op at path below node and returns the new node (arrays
+// change length, so the parent stores what comes back).
+func applyOp(node any, path []string, op store.PatchOp, full string) (any, error) {
+	seg := path[0]
+	switch n := node.(type) {
+	case map[string]any:
+		child, ok := n[seg]
+		if len(path) > 1 {
+			if !ok {
+				return nil, badPath(full, "a parent does not exist")
+			}
+			v, err := applyOp(child, path[1:], op, full)
+			n[seg] = v
+			return n, err
+		}
+		return n, applyToObject(n, seg, ok, op, full)
+	case []any:
+		i, err := arrayIndex(seg, len(n), op.Op == store.PatchAdd || op.Op == store.PatchSet)
+		if err != nil {
+			return nil, badPath(full, err.Error())
+		}
+		if len(path) > 1 {
+			if i >= len(n) {
+				return nil, badPath(full, "index out of range")
+			}
+			v, err := applyOp(n[i], path[1:], op, full)
+			n[i] = v
+			return n, err
+		}
+		return applyToArray(n, i, op, full)
+	default:
+		return nil, badPath(full, "a parent is not an object or array")
+	}
+}
+
+func applyToObject(n map[string]any, key string, exists bool, op store.PatchOp, full string) error {
+	switch op.Op {
+	case store.PatchSet, store.PatchAdd:
+		n[key] = op.Value
+	case store.PatchReplace, store.PatchRemove:
+		if !exists {
+			return badPath(full, "it does not exist")
+		}
+		if op.Op == store.PatchRemove {
+			delete(n, key)
+		} else {
+			n[key] = op.Value
+		}
+	case store.PatchIncrement:
+		if !exists {
+			n[key] = op.Value // Cosmos creates a missing property with the increment
+			return nil
+		}
+		sum, err := increment(n[key], op.Value, full)
+		if err != nil {
+			return err
+		}
+		n[key] = sum
+	}
+	return nil
+}
+
+func applyToArray(n []any, i int, op store.PatchOp, full string) (any, error) {
+	if i == len(n) {
+		return append(n, op.Value), nil
+	}
+	if i >= len(n) {
+		return nil, badPath(full, "index out of range")
+	}
+	switch op.Op {
+	case store.PatchAdd:
+		n = append(n[:i+1], n[i:]...)
+		n[i] = op.Value
+	case store.PatchSet, store.PatchReplace:
+		n[i] = op.Value
+	case store.PatchRemove:
+		n = append(n[:i], n[i+1:]...)
+	case store.PatchIncrement:
+		sum, err := increment(n[i], op.Value, full)
+		if err != nil {
+			return nil, err
+		}
+		n[i] = sum
+	}
+	return n, nil
+}
+
+// arrayIndex parses an array segment; "-" (and, when appending is
+// allowed, len) means after the last element.
+func arrayIndex(seg string, n int, canAppend bool) (int, error) {
+	if seg == "-" && canAppend {
+		return n, nil
+	}
+	i, err := strconv.Atoi(seg)
+	if err != nil || i < 0 || i > n || (i == n && !canAppend) {
+		return 0, domain.Errorf(domain.EINVALID, "%q is not an index of an array of %d", seg, n)
+	}
+	return i, nil
+}
+
+// increment adds two JSON numbers, staying integral when both are.
+func increment(cur, by any, full string) (any, error) {
+	a, ok := cur.(json.Number)
+	if !ok {
+		return nil, badPath(full, "it is not a number")
+	}
+	b := by.(json.Number)
+	x, errX := strconv.ParseInt(string(a), 10, 64)
+	y, errY := strconv.ParseInt(string(b), 10, 64)
+	if errX == nil && errY == nil && (y <= 0 || x <= math.MaxInt64-y) && (y >= 0 || x >= math.MinInt64-y) {
+		return json.Number(strconv.FormatInt(x+y, 10)), nil
+	}
+	f, _ := a.Float64()
+	g, _ := b.Float64()
+	return json.Number(strconv.FormatFloat(f+g, 'g', -1, 64)), nil
+}
+
+func badPath(path, why string) error {
+	return domain.Errorf(domain.EINVALID, "patch path %s: %s", path, why)
+}

@@ -1,0 +1,76 @@
+package embedded
+
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// purgeLoop deletes expired items every TTLPurgeInterval until Close.
+// Expired items are already invisible to every read; the purge only gives
+// the space back, as Cosmos does with spare throughput.
+func (s *Store) purgeLoop() {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.TTLPurgeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			_, _ = s.PurgeExpired()
+		}
+	}
+}
+
+// PurgeExpired deletes every expired item (and its change-feed entry) now
+// and returns how many it deleted.
+func (s *Store) PurgeExpired() (int, error) {
+	s.mu.RLock()
+	var states []*containerState
+	for _, st := range s.containers {
+		if st.def.DefaultTTL != nil {
+			states = append(states, st)
+		}
+	}
+	s.mu.RUnlock()
+	purged := 0
+	for _, st := range states {
+		for p := range st.items {
+			err := s.db.Update(func(tx *bolt.Tx) error {
+				items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
+				now := s.opts.Now()
+				var keys [][]byte
+				var lsns []uint64
+				err := items.ForEach(func(k, v []byte) error {
+					h, _, err := parseHeader(v)
+					if err != nil {
+						return err
+					}
+					if expired(&st.def, h, now) {
+						keys = append(keys, append([]byte(nil), k...))
+						lsns = append(lsns, h.lsn)
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				for i, k := range keys {
+					if err := items.Delete(k); err != nil {
+						return err
+					}
+					if err := feed.Delete(lsnKey(lsns[i])); err != nil {
+						return err
+					}
+				}
+				purged += len(keys)
+				return nil
+			})
+			if err != nil {
+				return purged, storeError(err)
+			}
+		}
+	}
+	return purged, nil
+}
