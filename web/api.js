@@ -1,0 +1,124 @@
+// The one way this frontend talks to the shop: a fetch wrapper that sends
+// the Bearer token, turns RFC 9457 problem+json into an ApiError, and reads
+// what the request cost from the response headers.
+
+const tokenKey = "shop.token";
+
+// ApiError carries the problem document of a failed request.
+export class ApiError extends Error {
+  constructor(status, problem, cost) {
+    super(problem.detail || problem.title || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem;
+    this.cost = cost;
+  }
+
+  // fieldErrors maps a JSON pointer ("/shippingAddress/city") to its message.
+  get fieldErrors() {
+    const out = {};
+    for (const e of this.problem.errors || []) out[e.pointer] = e.detail;
+    return out;
+  }
+}
+
+export function token() {
+  return localStorage.getItem(tokenKey);
+}
+
+export function setToken(value) {
+  if (value) localStorage.setItem(tokenKey, value);
+  else localStorage.removeItem(tokenKey);
+}
+
+// user decodes the token's claims for display only; the server checks the
+// signature and never trusts what the page thinks.
+export function user() {
+  const t = token();
+  if (!t) return null;
+  try {
+    const payload = t.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const claims = JSON.parse(atob(payload));
+    if (claims.exp && claims.exp * 1000 < Date.now()) return null;
+    const roles = claims.roles || [];
+    return {
+      id: claims.sub,
+      name: claims.name || claims.sub,
+      email: claims.email || "",
+      admin: roles.includes("admin"),
+    };
+  } catch {
+    return null;
+  }
+}
+
+// readCost reads the three cost headers every /v1 response carries.
+// Server-Timing looks like: store;dur=0.31;desc="1 op, 1.00 RU".
+export function readCost(headers) {
+  const ops = headers.get("X-Store-Operations");
+  const ru = headers.get("X-Request-Charge");
+  let timing = null;
+  let estimate = true;
+  for (const entry of (headers.get("Server-Timing") || "").split(",")) {
+    const parts = entry.trim().split(";").map((p) => p.trim());
+    if (parts[0] !== "store") continue;
+    for (const p of parts.slice(1)) {
+      if (p.startsWith("dur=")) timing = Number(p.slice(4));
+      if (p.startsWith("desc=") && /cosmos/i.test(p)) estimate = false;
+    }
+  }
+  if (ops === null && ru === null) return null;
+  return {
+    ops: Number(ops || 0),
+    ru: Number(ru || 0),
+    timing,
+    estimate,
+  };
+}
+
+// request sends one API call and returns {data, cost, etag, status,
+// location}. options: body (JSON-encoded unless a string), etag (sent as
+// If-Match), headers, contentType.
+export async function request(method, path, options = {}) {
+  const headers = { Accept: "application/json, application/problem+json" };
+  const t = token();
+  if (t) headers.Authorization = `Bearer ${t}`;
+  if (options.etag) headers["If-Match"] = options.etag;
+  let body;
+  if (options.body !== undefined) {
+    headers["Content-Type"] = options.contentType || "application/json";
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+  }
+  Object.assign(headers, options.headers || {});
+
+  const res = await fetch(path, { method, headers, body, credentials: "same-origin" });
+  const cost = readCost(res.headers);
+  const type = res.headers.get("Content-Type") || "";
+  let data = null;
+  if (res.status !== 204 && type.includes("json")) {
+    data = await res.json().catch(() => null);
+  }
+  if (!res.ok) {
+    const problem = data && typeof data === "object" ? data : { title: res.statusText };
+    if (res.status === 401) setToken(null);
+    throw new ApiError(res.status, problem, cost);
+  }
+  return {
+    data,
+    cost,
+    status: res.status,
+    etag: res.headers.get("ETag"),
+    location: res.headers.get("Location"),
+  };
+}
+
+export const get = (path, options) => request("GET", path, options);
+
+// query builds "?a=1&b=2" from the defined values of params.
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, v);
+  }
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}

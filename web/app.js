@@ -1,0 +1,118 @@
+// The shop's sample frontend: a hash router over the screens of DESIGN.md
+// §1. Each view renders from ONE API call and reports its cost in the
+// footer panel, so the modeling rule "one screen, one read" is visible.
+
+import { setToken, user } from "./api.js";
+import { go, h, needSignIn, say, showCost } from "./ui.js";
+import { home, category } from "./views/catalog.js";
+import { product, reviews } from "./views/product.js";
+import { cart } from "./views/cart.js";
+import { checkout } from "./views/checkout.js";
+import { orders, order } from "./views/orders.js";
+import { admin } from "./views/admin.js";
+import { signin } from "./views/signin.js";
+
+// routes: pattern → view. A view gets (main, params, query) and returns
+// a promise; it sets the page title via its h1.
+const routes = [
+  [/^\/$/, home],
+  [/^\/c\/([^/]+)$/, category],
+  [/^\/p\/([^/]+)$/, product],
+  [/^\/p\/([^/]+)\/reviews$/, reviews],
+  [/^\/cart$/, cart],
+  [/^\/checkout$/, checkout],
+  [/^\/orders$/, orders],
+  [/^\/orders\/([^/]+)$/, order],
+  [/^\/admin$/, admin],
+  [/^\/signin$/, signin],
+];
+
+// parse splits "#/p/42?x=1" into path "/p/42" and its query parameters.
+function parse(hash) {
+  const raw = hash.replace(/^#/, "") || "/";
+  const [path, qs] = raw.split("?");
+  return { path, query: new URLSearchParams(qs || "") };
+}
+
+function renderNav() {
+  const u = user();
+  const items = [
+    h("li", {}, h("a", { href: "#/" }, "Categories")),
+    h("li", {}, h("a", { href: "#/cart" }, "Cart")),
+    h("li", {}, h("a", { href: "#/orders" }, "Orders")),
+  ];
+  if (u && u.admin) items.push(h("li", {}, h("a", { href: "#/admin" }, "Admin")));
+  if (u) {
+    items.push(h("li", { class: "who" },
+      h("span", { class: "user" }, u.name),
+      h("button", {
+        type: "button", class: "link", onclick: () => {
+          setToken(null);
+          say("Signed out.", "ok");
+          go("#/");
+        },
+      }, "Sign out")));
+  } else {
+    items.push(h("li", {}, h("a", { href: "#/signin" }, "Sign in")));
+  }
+  const current = location.hash.split("?")[0] || "#/";
+  for (const li of items) {
+    const a = li.querySelector("a");
+    if (a && a.getAttribute("href") === current) a.setAttribute("aria-current", "page");
+  }
+  document.getElementById("nav").replaceChildren(...items);
+}
+
+let renderCount = 0;
+
+async function render() {
+  const { path, query } = parse(location.hash);
+  const main = document.getElementById("main");
+  const mine = ++renderCount;
+  renderNav();
+  const match = routes.map(([re, view]) => [re.exec(path), view]).find(([m]) => m);
+  if (!match) {
+    main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the categories")));
+    showCost("No request", null);
+    return;
+  }
+  const [m, view] = match;
+  main.setAttribute("aria-busy", "true");
+  try {
+    await view(main, m.slice(1).map(decodeURIComponent), query);
+  } catch (err) {
+    if (mine !== renderCount) return;
+    if (err.status === 401) {
+      needSignIn();
+      return;
+    }
+    main.replaceChildren(
+      h("h1", {}, err.status === 404 ? "Not found" : "Something went wrong"),
+      h("p", {}, err.message || String(err)),
+      h("p", {}, h("a", { href: "#/" }, "Back to the categories")),
+    );
+    if (err.cost) showCost("Failed request", err.cost);
+  } finally {
+    main.removeAttribute("aria-busy");
+  }
+  if (mine !== renderCount) return;
+  // Move focus to the new screen's heading so keyboard and screen-reader
+  // users land on the content, as they would after a page load.
+  const h1 = main.querySelector("h1");
+  if (h1) {
+    document.title = `${h1.textContent} · Shop`;
+    h1.setAttribute("tabindex", "-1");
+    if (renderCount > 1) h1.focus();
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  if (location.hash === "" || location.hash.startsWith("#/")) render();
+});
+
+document.getElementById("skip").addEventListener("click", (e) => {
+  e.preventDefault();
+  document.getElementById("main").focus();
+});
+
+render();

@@ -1,0 +1,112 @@
+// Small shared pieces of the views: a DOM builder (no innerHTML, so no
+// text from the API is ever parsed as HTML), money and date formatting,
+// the cost panel and the status line.
+
+// h builds an element: h("a", {href: "#/"}, "Home"). Attributes starting
+// with "on" become listeners; null/false children are skipped.
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2).toLowerCase(), v);
+    else if (k === "class") el.className = v;
+    else if (k in el && typeof v !== "string") el[k] = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+// money formats integer minor units: 1999 → "€19.99". Money is never a
+// float in the shop; only display divides by 100.
+export function money(cents, currency = "EUR") {
+  return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(cents / 100);
+}
+
+// parseMoney turns "19.99" into 1999, or null when it is not a price.
+export function parseMoney(text) {
+  const m = /^\s*(\d{1,7})(?:[.,](\d{1,2}))?\s*$/.exec(text);
+  if (!m) return null;
+  return Number(m[1]) * 100 + Number((m[2] || "0").padEnd(2, "0"));
+}
+
+export function date(iso) {
+  if (!iso) return "";
+  return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function stars(rating) {
+  const r = Math.round(rating);
+  return h("span", { class: "stars", "aria-label": `${rating} out of 5 stars` },
+    "★".repeat(r) + "☆".repeat(5 - r));
+}
+
+// costText: "1 store op · 1.00 RU (estimate) · 0.31 ms".
+export function costText(cost) {
+  if (!cost) return "no store cost reported";
+  const ops = `${cost.ops} store op${cost.ops === 1 ? "" : "s"}`;
+  const ru = `${cost.ru.toFixed(2)} RU${cost.estimate ? " (estimate)" : ""}`;
+  const parts = [ops, ru];
+  if (cost.timing !== null && !Number.isNaN(cost.timing)) parts.push(`${cost.timing.toFixed(2)} ms`);
+  return parts.join(" · ");
+}
+
+// showCost fills the cost panel with the request that rendered the screen.
+export function showCost(label, cost) {
+  const panel = document.getElementById("cost");
+  panel.replaceChildren(
+    h("span", { class: "cost-label" }, label),
+    " ",
+    h("strong", { "data-testid": "cost" }, costText(cost)),
+  );
+}
+
+// say puts a message in the page's aria-live status line; kind is "ok",
+// "error" or "info".
+export function say(text, kind = "info") {
+  const status = document.getElementById("status");
+  status.className = `status status-${kind}`;
+  status.textContent = text;
+}
+
+export function clearStatus() {
+  say("");
+}
+
+// problemText explains an ApiError in plain words.
+export function problemText(err) {
+  if (!err.status) return "The shop could not be reached. Check your connection and try again.";
+  const fields = Object.entries(err.fieldErrors || {});
+  if (fields.length) return fields.map(([p, d]) => `${p.replace(/^\//, "")}: ${d}`).join("; ");
+  return err.message;
+}
+
+// field is a labelled form control; the label's for= points at the id.
+export function field(label, control, hint) {
+  const hintId = hint ? `${control.id}-hint` : null;
+  if (hintId) control.setAttribute("aria-describedby", hintId);
+  return h("div", { class: "field" },
+    h("label", { for: control.id }, label),
+    control,
+    hint ? h("small", { id: hintId, class: "hint" }, hint) : null,
+  );
+}
+
+export function pager(continuation, onMore, label = "Show more") {
+  if (!continuation) return null;
+  return h("button", { type: "button", class: "secondary", onclick: onMore }, label);
+}
+
+// go navigates to a screen; going to the current one renders it again.
+export function go(hash) {
+  if (location.hash === hash) window.dispatchEvent(new HashChangeEvent("hashchange"));
+  else location.hash = hash;
+}
+
+// needSignIn sends the visitor to the sign-in screen and back afterwards.
+export function needSignIn() {
+  go(`#/signin?next=${encodeURIComponent(location.hash || "#/")}`);
+}

@@ -1,0 +1,133 @@
+// Admin: change a product's price and watch an open cart follow. The PATCH
+// only rewrites the product (priceVersion + 1); the products change feed
+// then updates every open cart line holding it (model-denormalize-reads,
+// kept true by the change feed). Polling the cart shows how long that took.
+
+import { ApiError, get, request, user } from "../api.js";
+import { field, h, money, needSignIn, parseMoney, problemText, say, showCost } from "../ui.js";
+import { loadCart } from "./cart.js";
+import { feedsSection, ordersSection } from "./adminlists.js";
+
+const pollEvery = 300; // ms between cart reads while watching
+const watchFor = 60000; // ms before giving up on the feed
+
+// watch polls the cart until the line of productId shows priceCents, and
+// reports each read in out. It resolves to true when the price arrived.
+async function watch(productId, priceCents, out, signal) {
+  const started = performance.now();
+  let reads = 0;
+  let ru = 0;
+  while (!signal.aborted && performance.now() - started < watchFor) {
+    const { cart, cost } = await loadCart();
+    reads++;
+    ru += cost ? cost.ru : 0;
+    const l = (cart.items || []).find((x) => x.productId === productId);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (!l) {
+      out.textContent = "This product is not in your cart: add it to your cart, then change the price again to watch it follow.";
+      return false;
+    }
+    out.replaceChildren(
+      `Cart read ${reads} after ${seconds} s: the line shows `,
+      h("strong", { "data-testid": "watched-price" }, money(l.unitPriceCents)),
+      ` (price version ${l.priceVersion}); ${reads} store reads, ${ru.toFixed(2)} RU so far.`);
+    if (l.unitPriceCents === priceCents) {
+      say(`Your cart shows the new price ${money(priceCents)} after ${seconds} s.`, "ok");
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, pollEvery));
+  }
+  if (!signal.aborted) say("The cart did not follow within a minute: are the feed workers running?", "error");
+  return false;
+}
+
+function priceForm(initialId) {
+  let product = null;
+  let etag = null;
+  let watching = null;
+  const idInput = h("input", { id: "productId", type: "text", required: true, value: initialId || "" });
+  const priceInput = h("input", { id: "newPrice", type: "text", inputmode: "decimal", required: true, disabled: true });
+  const current = h("p", { class: "muted", "data-testid": "admin-product" }, "Load a product to change its price.");
+  const out = h("p", { class: "watch", "aria-live": "polite" });
+  const save = h("button", { type: "submit", disabled: true }, "Save price");
+
+  async function load(e) {
+    if (e) e.preventDefault();
+    const id = idInput.value.trim();
+    if (!id) return;
+    try {
+      const res = await get(`/v1/products/${encodeURIComponent(id)}`);
+      showCost(`GET /v1/products/${id}`, res.cost);
+      product = res.data;
+      etag = res.etag;
+      current.replaceChildren(h("strong", {}, product.name), ` costs ${money(product.priceCents, product.currency)} (price version ${product.priceVersion}).`);
+      priceInput.disabled = false;
+      save.disabled = false;
+      priceInput.value = (product.priceCents / 100).toFixed(2);
+    } catch (err) {
+      current.textContent = err.status === 404 ? `No product ${id}.` : problemText(err);
+    }
+  }
+
+  async function savePrice(e) {
+    e.preventDefault();
+    const cents = parseMoney(priceInput.value);
+    if (cents === null || cents <= 0) {
+      say("Enter a price such as 19.99.", "error");
+      priceInput.focus();
+      return;
+    }
+    save.disabled = true;
+    try {
+      // JSON merge patch: only the fields sent change. If-Match makes a
+      // concurrent edit by another admin a 412, not a lost update.
+      const res = await request("PATCH", `/v1/products/${encodeURIComponent(product.id)}`, {
+        body: { priceCents: cents },
+        contentType: "application/merge-patch+json",
+        etag,
+      });
+      showCost(`PATCH /v1/products/${product.id}`, res.cost);
+      product = res.data;
+      etag = res.etag;
+      current.replaceChildren(h("strong", {}, product.name), ` now costs ${money(product.priceCents, product.currency)} (price version ${product.priceVersion}).`);
+      say("Price saved. Watching your cart…");
+      if (watching) watching.abort();
+      watching = new AbortController();
+      await watch(product.id, cents, out, watching.signal);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 412) {
+        say("Someone changed this product since you loaded it; we reloaded it — check the price and save again.", "error");
+        await load();
+        return;
+      }
+      if (err instanceof ApiError && err.status === 401) return needSignIn();
+      say(problemText(err), "error");
+    } finally {
+      save.disabled = false;
+    }
+  }
+
+  const section = h("section", { "aria-labelledby": "price-h", class: "panel" },
+    h("h2", { id: "price-h" }, "Change a price and watch a cart follow"),
+    h("p", {}, "Put the product in your own cart first, then change its price here: the page reads your cart until the change feed has carried the new price into it."),
+    h("form", { class: "inline", onsubmit: load }, field("Product id", idInput), h("button", { type: "submit", class: "secondary" }, "Load product")),
+    current,
+    h("form", { class: "inline", onsubmit: savePrice }, field("New price", priceInput, "For example 19.99"), save),
+    out);
+  return { section, load };
+}
+
+export async function admin(main, _params, params) {
+  const u = user();
+  if (!u) return needSignIn();
+  if (!u.admin) {
+    showCost("No request", null);
+    main.replaceChildren(h("h1", {}, "Admin"),
+      h("p", {}, "This page needs an administrator. ", h("a", { href: "#/signin?next=%23%2Fadmin" }, "Sign in again"), " with “Administrator” ticked."));
+    return;
+  }
+  const price = priceForm(params.get("product"));
+  main.replaceChildren(h("h1", {}, "Admin"), price.section, ordersSection(), feedsSection());
+  showCost("No store read yet", null);
+  if (params.get("product")) await price.load();
+}

@@ -1,0 +1,105 @@
+// The cart: one point read in carts (id = partition key = the user). Each
+// line carries copies of the product's name and price, so the screen needs
+// no product reads (model-denormalize-reads). Changes send If-Match with the
+// cart's ETag: a cart changed elsewhere answers 412 instead of being
+// silently overwritten (optimistic concurrency).
+
+import { ApiError, get, request, user } from "../api.js";
+import { date, h, money, needSignIn, problemText, say, showCost } from "../ui.js";
+
+const staleCart = "Your cart changed in another tab; we reloaded it — check and try again.";
+
+// loadCart reads the cart and its ETag.
+export async function loadCart() {
+  const { data, cost, etag } = await get("/v1/cart");
+  return { cart: data, cost, etag };
+}
+
+export async function cart(main) {
+  if (!user()) return needSignIn();
+  let { cart: current, cost, etag } = await loadCart();
+  showCost("GET /v1/cart", cost);
+  const body = h("div", { class: "cart" });
+
+  // change sends one write with If-Match; a 412 means our copy is stale:
+  // reload, show what is there now, and let the person decide again.
+  async function change(method, productId, payload, done) {
+    try {
+      const res = await request(method, `/v1/cart/items/${encodeURIComponent(productId)}`, {
+        body: payload,
+        etag,
+      });
+      showCost(`${method} /v1/cart/items/${productId}`, res.cost);
+      current = res.data;
+      etag = res.etag;
+      draw();
+      say(done, "ok");
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) return needSignIn();
+      if (err instanceof ApiError && err.status === 412) {
+        const fresh = await loadCart();
+        current = fresh.cart;
+        etag = fresh.etag;
+        showCost("GET /v1/cart (reloaded after 412)", fresh.cost);
+        draw();
+        say(staleCart, "error");
+        return;
+      }
+      say(problemText(err), "error");
+    }
+  }
+
+  function line(l) {
+    const qtyId = `qty-${l.productId}`;
+    const qty = h("input", {
+      id: qtyId, type: "number", min: "1", max: "99", value: String(l.quantity),
+      inputmode: "numeric", required: true, disabled: !l.available,
+    });
+    const update = (e) => {
+      e.preventDefault();
+      const n = Number(qty.value);
+      if (!Number.isInteger(n) || n < 1 || n > 99) {
+        say("Choose a quantity from 1 to 99, or remove the line.", "error");
+        qty.focus();
+        return;
+      }
+      if (n === l.quantity) return;
+      change("PUT", l.productId, { quantity: n }, `Quantity of ${l.name} is now ${n}.`);
+    };
+    return h("li", { class: `line${l.available ? "" : " unavailable"}`, "data-product": l.productId },
+      h("div", { class: "line-name" },
+        h("a", { href: `#/p/${encodeURIComponent(l.productId)}` }, l.name),
+        l.available ? null : h("span", { class: "badge" }, "No longer available")),
+      h("span", { class: "line-unit", "data-testid": "unit-price" }, money(l.unitPriceCents)),
+      h("form", { class: "line-qty", onsubmit: update },
+        h("label", { for: qtyId }, h("span", { class: "visually-hidden" }, `Quantity of ${l.name}`)),
+        qty,
+        h("button", { type: "submit", class: "secondary", disabled: !l.available }, "Update")),
+      h("span", { class: "line-total" }, money(l.lineTotalCents)),
+      h("button", {
+        type: "button", class: "danger", "aria-label": `Remove ${l.name}`,
+        onclick: () => change("DELETE", l.productId, undefined, `Removed ${l.name}.`),
+      }, "Remove"),
+    );
+  }
+
+  function draw() {
+    const items = current.items || [];
+    if (!items.length) {
+      body.replaceChildren(h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the categories"), "."));
+      return;
+    }
+    body.replaceChildren(
+      h("ul", { class: "lines", "aria-label": "Cart lines" }, items.map(line)),
+      h("dl", { class: "totals" },
+        h("dt", {}, "Items"), h("dd", { "data-testid": "item-count" }, String(current.itemCount)),
+        h("dt", {}, "Subtotal"), h("dd", { "data-testid": "subtotal" }, money(current.subtotalCents))),
+      current.lastUpdated ? h("p", { class: "muted" }, `Last changed ${date(current.lastUpdated)}. `,
+        "Prices follow the catalog: a price change reaches this cart through the change feed.") : null,
+      h("p", {}, h("a", { class: "button", href: "#/checkout" }, "Go to checkout")),
+    );
+  }
+
+  draw();
+  main.replaceChildren(h("h1", {}, "Your cart"), body);
+}

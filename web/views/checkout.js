@@ -1,0 +1,119 @@
+// Checkout: an address form. The order, its idempotency record and the
+// customer summary are written by the server in ONE transactional batch in
+// the user's orders partition. The page sends an Idempotency-Key and keeps
+// it while the same submission is retried, so a retry after a lost response
+// replays the first order instead of charging twice.
+
+import { ApiError, request, user } from "../api.js";
+import { field, go, h, money, needSignIn, problemText, say, showCost } from "../ui.js";
+import { loadCart } from "./cart.js";
+
+// attempt pairs a key with the exact body it was first sent with: the same
+// key with a different body is a 422, so an edited form gets a new key.
+let attempt = null;
+
+function keyFor(body) {
+  const text = JSON.stringify(body);
+  if (!attempt || attempt.body !== text) attempt = { key: crypto.randomUUID(), body: text };
+  return attempt.key;
+}
+
+function input(id, autocomplete, extra = {}) {
+  return h("input", { id, name: id, type: "text", autocomplete, ...extra });
+}
+
+export async function checkout(main) {
+  if (!user()) return needSignIn();
+  const { cart, cost } = await loadCart();
+  showCost("GET /v1/cart", cost);
+  const items = (cart.items || []).filter((l) => l.available);
+  if (!items.length) {
+    main.replaceChildren(h("h1", {}, "Checkout"),
+      h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the categories"), "."));
+    return;
+  }
+
+  const u = user();
+  const controls = {
+    name: input("name", "name", { required: true, maxlength: "200", value: u.name }),
+    line1: input("line1", "address-line1", { required: true, maxlength: "200" }),
+    line2: input("line2", "address-line2", { maxlength: "200" }),
+    city: input("city", "address-level2", { required: true, maxlength: "100" }),
+    postalCode: input("postalCode", "postal-code", { required: true, maxlength: "20" }),
+    country: input("country", "country", {
+      required: true, maxlength: "2", pattern: "[A-Za-z]{2}", value: "DE", class: "short",
+    }),
+  };
+  const errors = {};
+  for (const [k, c] of Object.entries(controls)) {
+    errors[k] = h("span", { class: "field-error", id: `${k}-error` });
+    c.setAttribute("aria-errormessage", `${k}-error`);
+  }
+  const submit = h("button", { type: "submit" }, `Place order · ${money(cart.subtotalCents)}`);
+
+  async function place(e) {
+    e.preventDefault();
+    for (const [k, c] of Object.entries(controls)) {
+      errors[k].textContent = "";
+      c.removeAttribute("aria-invalid");
+    }
+    const address = {};
+    for (const [k, c] of Object.entries(controls)) {
+      const v = c.value.trim();
+      if (v) address[k] = k === "country" ? v.toUpperCase() : v;
+    }
+    const body = { shippingAddress: address };
+    submit.disabled = true;
+    say("Placing your order…");
+    try {
+      const res = await request("POST", "/v1/checkout", {
+        body,
+        headers: { "Idempotency-Key": keyFor(body) },
+      });
+      attempt = null;
+      showCost("POST /v1/checkout", res.cost);
+      say(`Thank you: order ${res.data.id} is placed.`, "ok");
+      go(`#/orders/${encodeURIComponent(res.data.id)}`);
+    } catch (err) {
+      submit.disabled = false;
+      if (err instanceof ApiError && err.status === 401) return needSignIn();
+      if (err.cost) showCost("POST /v1/checkout (failed)", err.cost);
+      if (err instanceof ApiError && err.status === 400) {
+        let first = null;
+        for (const [pointer, detail] of Object.entries(err.fieldErrors)) {
+          const k = pointer.split("/").pop();
+          if (!controls[k]) continue;
+          errors[k].textContent = detail;
+          controls[k].setAttribute("aria-invalid", "true");
+          first = first || controls[k];
+        }
+        if (first) first.focus();
+      }
+      // A network failure or a 5xx keeps the key: pressing the button again
+      // retries the same submission, which the server replays at most once.
+      if (!err.status || err.status >= 500) {
+        say("The order may not have gone through. Press “Place order” again: it is safe, the same order will not be placed twice.", "error");
+      } else {
+        say(problemText(err), "error");
+      }
+    }
+  }
+
+  main.replaceChildren(
+    h("h1", {}, "Checkout"),
+    h("section", { "aria-labelledby": "summary-h" },
+      h("h2", { id: "summary-h" }, "Your order"),
+      h("ul", { class: "summary" }, items.map((l) =>
+        h("li", {}, `${l.quantity} × ${l.name}`, h("span", {}, money(l.lineTotalCents))))),
+      h("p", { class: "price" }, `Total ${money(cart.subtotalCents)}`)),
+    h("form", { class: "stack", onsubmit: place, novalidate: true },
+      h("h2", {}, "Shipping address"),
+      Object.entries({
+        name: "Full name", line1: "Address line 1", line2: "Address line 2 (optional)",
+        city: "City", postalCode: "Postal code", country: "Country code",
+      }).map(([k, label]) => h("div", {},
+        field(label, controls[k], k === "country" ? "Two letters, ISO 3166 (DE, FR, US…)" : null),
+        errors[k])),
+      submit),
+  );
+}

@@ -1,0 +1,157 @@
+// The product page (one point read: top reviews and stats are embedded)
+// and the all-reviews page (a single-partition query on reviews).
+
+import { ApiError, get, query, request, user } from "../api.js";
+import { date, field, h, money, needSignIn, problemText, say, showCost, stars } from "../ui.js";
+import { categoryName, thumb } from "./catalog.js";
+
+function reviewItem(r) {
+  return h("li", { class: "review" },
+    h("p", { class: "review-head" }, stars(r.rating), " ", h("strong", {}, r.title)),
+    h("p", {}, r.body),
+    h("p", { class: "muted" }, `${r.userName} · ${date(r.createdAt)}`),
+  );
+}
+
+function histogram(stats) {
+  const rows = [];
+  for (let star = 5; star >= 1; star--) {
+    const n = stats.histogram[star - 1];
+    rows.push(h("li", {},
+      h("span", { class: "hist-label" }, `${star} star`),
+      h("meter", { min: 0, max: Math.max(stats.count, 1), value: n, "aria-label": `${star} star reviews` }),
+      h("span", { class: "hist-count" }, String(n))));
+  }
+  return h("ul", { class: "histogram" }, rows);
+}
+
+async function addToCart(p, qty) {
+  if (!user()) {
+    needSignIn();
+    return;
+  }
+  try {
+    // PUT sets the line's quantity; the server copies the product's
+    // current name and price into the cart line (model-denormalize-reads).
+    const { data, cost } = await request("PUT", `/v1/cart/items/${encodeURIComponent(p.id)}`,
+      { body: { quantity: qty } });
+    showCost(`PUT /v1/cart/items/${p.id}`, cost);
+    say(`In your cart: ${qty} × ${p.name}. The cart has ${data.itemCount} item${data.itemCount === 1 ? "" : "s"}.`, "ok");
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return needSignIn();
+    say(problemText(err), "error");
+  }
+}
+
+// Product page: ONE point read in products (model-embed-related).
+export async function product(main, [id]) {
+  const { data: p, cost } = await get(`/v1/products/${encodeURIComponent(id)}`);
+  showCost(`GET /v1/products/${id}`, cost);
+
+  const qty = h("input", { id: "qty", type: "number", min: "1", max: "99", value: "1", inputmode: "numeric", required: true });
+  const form = h("form", {
+    class: "buy", onsubmit: (e) => {
+      e.preventDefault();
+      const n = Number(qty.value);
+      if (!Number.isInteger(n) || n < 1 || n > 99) {
+        say("Choose a quantity from 1 to 99.", "error");
+        qty.focus();
+        return;
+      }
+      addToCart(p, n);
+    },
+  }, field("Quantity", qty), h("button", { type: "submit" }, "Add to cart"));
+
+  const u = user();
+  const s = p.reviewStats || { count: 0, average: 0, histogram: [0, 0, 0, 0, 0] };
+  main.replaceChildren(
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },
+      h("a", { href: "#/" }, "Categories"), " › ",
+      h("a", { href: `#/c/${encodeURIComponent(p.categoryId)}` }, p.categoryName || categoryName(p.categoryId))),
+    h("article", { class: "product-page" },
+      thumb(p.imageUrl, p.name),
+      h("div", { class: "product-main" },
+        h("h1", {}, p.name),
+        h("p", { class: "price big", "data-testid": "price" }, money(p.priceCents, p.currency)),
+        h("p", {}, p.description),
+        form,
+        u && u.admin ? h("p", {}, h("a", { href: `#/admin?product=${encodeURIComponent(p.id)}` }, "Change the price (admin)")) : null)),
+    h("section", { "aria-labelledby": "reviews-h" },
+      h("h2", { id: "reviews-h" }, "Reviews"),
+      s.count
+        ? h("p", {}, stars(s.average), ` ${s.average.toFixed(2)} out of 5 from ${s.count} review${s.count === 1 ? "" : "s"}`)
+        : h("p", {}, "No reviews yet."),
+      s.count ? histogram(s) : null,
+      h("h3", {}, "Newest reviews"),
+      (p.topReviews || []).length ? h("ul", { class: "reviews" }, p.topReviews.map(reviewItem)) : null,
+      h("p", {}, h("a", { href: `#/p/${encodeURIComponent(p.id)}/reviews` },
+        s.count > (p.topReviews || []).length ? `All ${s.count} reviews` : "All reviews and write one"))),
+  );
+}
+
+function reviewForm(productId, onCreated) {
+  const rating = h("select", { id: "rating", required: true },
+    h("option", { value: "" }, "Choose…"),
+    [5, 4, 3, 2, 1].map((n) => h("option", { value: String(n) }, `${n} star${n === 1 ? "" : "s"}`)));
+  const title = h("input", { id: "title", type: "text", maxlength: "200", required: true });
+  const body = h("textarea", { id: "body", rows: "4", maxlength: "4000", required: true });
+  const submit = h("button", { type: "submit" }, "Post review");
+  return h("form", {
+    class: "stack", onsubmit: async (e) => {
+      e.preventDefault();
+      submit.disabled = true;
+      try {
+        const { data, cost } = await request("POST", `/v1/products/${encodeURIComponent(productId)}/reviews`, {
+          body: { rating: Number(rating.value), title: title.value, body: body.value },
+        });
+        showCost(`POST /v1/products/${productId}/reviews`, cost);
+        say("Thank you: your review is posted. The product page shows it once the reviews feed has updated the stats.", "ok");
+        onCreated(data);
+        e.target.reset();
+      } catch (err) {
+        if (err.status === 401) return needSignIn();
+        say(err.status === 409 ? "You have already reviewed this product." : problemText(err), "error");
+      } finally {
+        submit.disabled = false;
+      }
+    },
+  },
+  h("h2", { id: "write-h" }, "Write a review"),
+  field("Rating", rating), field("Title", title), field("Review", body), submit);
+}
+
+// All reviews: a single-partition query on reviews (pk = productId),
+// newest first, one page per request.
+export async function reviews(main, [id]) {
+  const base = `/v1/products/${encodeURIComponent(id)}/reviews`;
+  const { data, cost } = await get(base + query({ limit: 10 }));
+  showCost(`GET ${base}`, cost);
+  const list = h("ul", { class: "reviews" }, data.items.map(reviewItem));
+  const more = h("div", { class: "more" });
+
+  function addPager(continuation) {
+    more.replaceChildren();
+    if (!continuation) return;
+    more.append(h("button", {
+      type: "button", class: "secondary", onclick: async (e) => {
+        e.target.disabled = true;
+        const page = await get(base + query({ limit: 10, continuation }));
+        showCost(`GET ${base} (next page)`, page.cost);
+        list.append(...page.data.items.map(reviewItem));
+        addPager(page.data.continuation);
+      },
+    }, "Show more reviews"));
+  }
+  addPager(data.continuation);
+
+  main.replaceChildren(
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },
+      h("a", { href: "#/" }, "Categories"), " › ", h("a", { href: `#/p/${encodeURIComponent(id)}` }, "Product")),
+    h("h1", {}, "All reviews"),
+    data.items.length ? list : h("p", {}, "No reviews yet. Be the first."),
+    more,
+    user()
+      ? reviewForm(id, (r) => list.prepend(reviewItem(r)))
+      : h("p", {}, h("a", { href: `#/signin?next=${encodeURIComponent(`#/p/${id}/reviews`)}` }, "Sign in"), " to write a review."),
+  );
+}

@@ -1,0 +1,48 @@
+// Sign-in through the dev token endpoint (dev mode only): the server signs
+// a token for whoever asks. A real deployment puts an identity provider here.
+
+import { request, setToken, user } from "../api.js";
+import { field, go, h, problemText, say, showCost } from "../ui.js";
+
+export async function signin(main, _params, params) {
+  const next = params.get("next");
+  const safeNext = next && next.startsWith("#/") && !next.startsWith("#/signin") ? next : "#/";
+  const u = user();
+  const userId = h("input", {
+    id: "userId", type: "text", required: true, maxlength: "64", autocomplete: "username",
+    pattern: "[A-Za-z0-9_\\-]+", value: u ? u.id : "",
+  });
+  const name = h("input", { id: "name", type: "text", required: true, maxlength: "200", autocomplete: "name", value: u ? u.name : "" });
+  const email = h("input", { id: "email", type: "email", required: true, maxlength: "254", autocomplete: "email", value: u ? u.email : "" });
+  const admin = h("input", { id: "admin", type: "checkbox", checked: Boolean(u && u.admin) });
+  const submit = h("button", { type: "submit" }, "Sign in");
+
+  async function send(e) {
+    e.preventDefault();
+    submit.disabled = true;
+    try {
+      const res = await request("POST", "/v1/dev/token", {
+        body: { userId: userId.value.trim(), name: name.value.trim(), email: email.value.trim(), admin: admin.checked },
+      });
+      setToken(res.data.token);
+      showCost("POST /v1/dev/token", res.cost);
+      say(`Signed in as ${name.value.trim()}.`, "ok");
+      go(safeNext);
+    } catch (err) {
+      submit.disabled = false;
+      say(err.status === 404 ? "Dev sign-in is switched off on this server." : problemText(err), "error");
+    }
+  }
+
+  showCost("No store read on this screen", { ops: 0, ru: 0, timing: null, estimate: false });
+  main.replaceChildren(
+    h("h1", {}, "Sign in"),
+    h("p", {}, "A development sign-in: pick any user id. Your cart and orders live in the partition of that id."),
+    h("form", { class: "stack", onsubmit: send },
+      field("User id", userId, "Letters, digits, - and _"),
+      field("Name", name),
+      field("Email", email),
+      h("div", { class: "check" }, admin, h("label", { for: "admin" }, "Administrator (can change prices)")),
+      submit),
+  );
+}
