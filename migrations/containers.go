@@ -80,6 +80,8 @@ var Containers = []store.ContainerDef{
 			ExcludedPaths: []string{"/items/*", "/shippingAddress/*", "/customer/*", "/\"_etag\"/?"},
 			CompositeIndexes: [][]store.CompositePath{
 				{{Path: "/type", Order: "ascending"}, {Path: "/createdAt", Order: "descending"}},
+				// Order history: ORDER BY createdAt DESC, id DESC (ties by id).
+				{{Path: "/createdAt", Order: "descending"}, {Path: "/id", Order: "descending"}},
 			},
 		},
 	},

@@ -1,0 +1,2 @@
+SELECT * FROM c WHERE c.type = @p0 ORDER BY c.priceCents ASC, c.id ASC
+-- @p0 = "productSummary"
