@@ -65,16 +65,15 @@ func checkItem(item []byte) (string, error) {
 	if len(item) > store.MaxItemBytes {
 		return "", domain.Errorf(domain.ETOOLARGE, "the item is %d bytes, over the 2 MB limit", len(item))
 	}
-	var head struct {
-		ID *string `json:"id"`
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(item, &doc); err != nil || doc == nil {
+		return "", domain.Errorf(domain.EINVALID, "the item is not a JSON object")
 	}
-	if err := json.Unmarshal(item, &head); err != nil {
-		return "", domain.Errorf(domain.EINVALID, "the item is not a JSON object: %v", err)
-	}
-	if head.ID == nil {
+	var id string
+	if err := json.Unmarshal(doc["id"], &id); err != nil {
 		return "", domain.Errorf(domain.EINVALID, "the item has no string id")
 	}
-	return *head.ID, checkID(*head.ID)
+	return id, checkID(id)
 }
 
 // checkID applies Cosmos's id rules: 1..1023 bytes, none of / \ ? #
