@@ -76,15 +76,20 @@ func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store
 		if err != nil {
 			return store.BatchResult{}, 0, err
 		}
-		mode, status := modeUpsert, http.StatusOK
+		mode := modeUpsert
 		switch op.Kind {
 		case store.BatchCreate:
-			mode, status = modeCreate, http.StatusCreated
+			mode = modeCreate
 		case store.BatchReplace:
 			mode = modeReplace
 		}
-		if err := c.commit(tx, st, pk, w, mode, op.IfMatch); err != nil {
+		created, err := c.commit(tx, st, pk, w, mode, op.IfMatch)
+		if err != nil {
 			return store.BatchResult{}, 0, err
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
 		}
 		return store.BatchResult{StatusCode: status, ETag: w.etag, Item: w.doc}, w.charge, nil
 	case store.BatchPatch:

@@ -137,7 +137,8 @@ func (c *Container) write(ctx context.Context, pk, id string, item []byte, mode 
 		return store.ItemResponse{RequestCharge: failedCharge(err)}, err
 	}
 	err = c.s.db.Update(func(tx *bolt.Tx) error {
-		return c.commit(tx, st, pk, w, mode, match)
+		_, err := c.commit(tx, st, pk, w, mode, match)
+		return err
 	})
 	if err != nil {
 		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
@@ -187,25 +188,26 @@ func (c *Container) load(st *containerState, items *bolt.Bucket, key []byte) (he
 
 // commit checks the write against the stored item and puts it, moving the
 // item to the end of its partition's change feed: a new LSN replaces the
-// previous one, so the feed holds only each item's latest version.
-func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending, mode int, match string) error {
+// previous one, so the feed holds only each item's latest version. It
+// reports whether the item was created (an upsert may do either).
+func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending, mode int, match string) (bool, error) {
 	p := partitionOf(pk, len(st.items))
 	items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
 	old, _, exists, err := c.load(st, items, w.key)
 	if err != nil {
-		return err
+		return false, err
 	}
 	switch {
 	case mode == modeCreate && exists:
-		return domain.Errorf(domain.ECONFLICT, "item %s already exists in partition %s", w.id, pk)
+		return false, domain.Errorf(domain.ECONFLICT, "item %s already exists in partition %s", w.id, pk)
 	case mode == modeReplace && !exists:
-		return notFound(w.id, pk)
+		return false, notFound(w.id, pk)
 	case match != "" && !exists:
-		return domain.Errorf(domain.EPRECONDITION, "If-Match given but item %s does not exist in partition %s", w.id, pk)
+		return false, domain.Errorf(domain.EPRECONDITION, "If-Match given but item %s does not exist in partition %s", w.id, pk)
 	case match != "" && string(old.etag) != match:
-		return domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", w.id, match, old.etag)
+		return false, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", w.id, match, old.etag)
 	}
-	return c.put(items, feed, old.lsn, w)
+	return !exists, c.put(items, feed, old.lsn, w)
 }
 
 // put stores w with the next LSN of its physical partition, removing the

@@ -1,0 +1,29 @@
+package embedded_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"shop/store"
+	"shop/store/embedded"
+	"shop/store/storetest"
+)
+
+// open returns a store in a fresh file, closed when t ends.
+func open(t *testing.T, opts embedded.Options) *embedded.Store {
+	t.Helper()
+	s, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, embedded.Options{}) })
+}

@@ -1,0 +1,171 @@
+// Package storetest is the contract every adapter of the store port must
+// pass: each behavior of Cosmos DB the shop relies on is specified once,
+// through the port only, and run against store/embedded always and
+// store/cosmos whenever an account or emulator is reachable.
+//
+// The suite creates its own containers with unique names, so it can run
+// against a shared Cosmos account. What only the embedded store can show
+// (TTL purge timing, the number of simulated partitions, durability across
+// kill -9, the Request Unit formula) is tested in store/embedded.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// Run runs the contract suite. newStore returns a store for one subtest;
+// it must close the store when t ends (t.Cleanup).
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"EnsureContainerIdempotent", testEnsureContainer},
+		{"PartitionKeyRequired", testPartitionKeyRequired},
+		{"IDUniquePerPartition", testIDUniquePerPartition},
+		{"ETagChangesOnEveryWrite", testETagChangesOnEveryWrite},
+		{"TSIsSet", testTSIsSet},
+		{"StaleIfMatchIsPrecondition", testStaleIfMatch},
+		{"MissingIsNotFound", testMissingIsNotFound},
+		{"ItemOver2MBRefused", testItemOver2MB},
+		{"BadInput", testBadInput},
+		{"OptimisticConcurrency", testOptimisticConcurrency},
+		{"BatchAtomic", testBatchAtomic},
+		{"BatchRefusedAcrossKeys", testBatchAcrossKeys},
+		{"BatchOver100Refused", testBatchOver100},
+		{"Patch", testPatch},
+		{"Query", testQuery},
+		{"ChangeFeed", testChangeFeed},
+		{"TTL", testTTL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })
+	}
+}
+
+// pkPath is the partition key path of the suite's containers.
+const pkPath = "/pk"
+
+func ttl(seconds int) *int { return &seconds }
+
+// newContainer creates a container with a unique name and the /pk key.
+func newContainer(t *testing.T, s store.Store, defaultTTL *int) store.Container {
+	t.Helper()
+	def := store.ContainerDef{
+		ID:               uniqueName(),
+		PartitionKeyPath: pkPath,
+		DefaultTTL:       defaultTTL,
+		IndexingPolicy:   store.IndexingPolicy{IncludedPaths: []string{"/*"}},
+	}
+	if _, err := s.EnsureContainer(context.Background(), def); err != nil {
+		t.Fatalf("EnsureContainer(%s): %v", def.ID, err)
+	}
+	return s.Container(def.ID)
+}
+
+func uniqueName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "storetest-" + hex.EncodeToString(b)
+}
+
+// item builds a document with id, pk and the given property pairs.
+func item(pk, id string, kv ...any) []byte {
+	m := map[string]any{"id": id, "pk": pk}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// decode parses a returned document.
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("returned item is not a JSON object: %v: %s", err, b)
+	}
+	return m
+}
+
+// userFields drops the system properties so documents compare by content.
+func userFields(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		switch k {
+		case "_etag", "_ts", "_rid", "_self", "_attachments", "_lsn":
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// wantCode fails unless err carries code ("" = no error) and, for an
+// error, a message that says what is wrong.
+func wantCode(t *testing.T, what string, err error, code string) {
+	t.Helper()
+	if got := domain.ErrorCode(err); got != code {
+		t.Fatalf("%s: error code %q (%v), want %q", what, got, err, code)
+	}
+	if err != nil && domain.ErrorMessage(err) == "" {
+		t.Fatalf("%s: error %q has no message", what, code)
+	}
+}
+
+// charged fails unless a successful call reported a positive charge.
+func charged(t *testing.T, what string, ru float64) {
+	t.Helper()
+	if ru <= 0 {
+		t.Errorf("%s: RequestCharge = %v, want > 0", what, ru)
+	}
+}
+
+var ctx = context.Background()
+
+func mustCreate(t *testing.T, c store.Container, pk string, doc []byte) store.ItemResponse {
+	t.Helper()
+	r, err := c.Create(ctx, pk, doc)
+	if err != nil {
+		t.Fatalf("Create(%s): %v", pk, err)
+	}
+	charged(t, "Create", r.RequestCharge)
+	return r
+}
+
+func mustRead(t *testing.T, c store.Container, pk, id string) map[string]any {
+	t.Helper()
+	r, err := c.Read(ctx, pk, id)
+	if err != nil {
+		t.Fatalf("Read(%s, %s): %v", pk, id, err)
+	}
+	charged(t, "Read", r.RequestCharge)
+	return decode(t, r.Item)
+}
+
+// etagOf returns the _etag inside a returned document.
+func etagOf(t *testing.T, doc []byte) string {
+	t.Helper()
+	s, _ := decode(t, doc)["_etag"].(string)
+	return s
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	return b
+}
