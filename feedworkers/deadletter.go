@@ -1,0 +1,114 @@
+package feedworkers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// TypeDeadLetter is the discriminator of a dead-letter record in `leases`.
+const TypeDeadLetter = "deadLetter"
+
+// DeadLetter is a document the handler could not apply after every retry,
+// parked so that the feed behind it keeps flowing. An operator reads the
+// reason, fixes the cause, and touches the document to replay it.
+type DeadLetter struct {
+	ID            string          `json:"id"`
+	Type          string          `json:"type"`
+	SchemaVersion int             `json:"schemaVersion"`
+	Processor     string          `json:"processor"`
+	Lease         string          `json:"lease"`
+	DocumentID    string          `json:"documentId"`
+	Reason        string          `json:"reason"`
+	Document      json.RawMessage `json:"document"`
+	ParkedAt      time.Time       `json:"parkedAt"`
+}
+
+// deadLetterID is "deadletter.<processor>.<docid>.<hash of the version>":
+// the same version of the same document parked twice (a batch replayed
+// after a crash) lands on the same record, so parking is idempotent.
+func deadLetterID(processor, docID string, doc []byte) string {
+	sum := sha256.Sum256(doc)
+	if len(docID) > 256 {
+		docID = docID[:256]
+	}
+	return "deadletter." + processor + "." + docID + "." + hex.EncodeToString(sum[:6])
+}
+
+// park writes the dead-letter record of one document (an upsert keyed by
+// the version, in `leases`: the processor's own bookkeeping container).
+func (p *Processor) park(ctx context.Context, lease string, doc []byte, reason error) error {
+	head, _ := store.Decode[struct {
+		ID string `json:"id"`
+	}](doc)
+	if head.ID == "" {
+		head.ID = "unknown"
+	}
+	raw := json.RawMessage(doc)
+	if !json.Valid(doc) {
+		b, _ := json.Marshal(string(doc))
+		raw = b
+	}
+	dl := DeadLetter{
+		ID:            deadLetterID(p.cfg.Name, head.ID, doc),
+		Type:          TypeDeadLetter,
+		SchemaVersion: domain.SchemaVersion,
+		Processor:     p.cfg.Name,
+		Lease:         lease,
+		DocumentID:    head.ID,
+		Reason:        reason.Error(),
+		Document:      raw,
+		ParkedAt:      time.Now().UTC(),
+	}
+	b, err := json.Marshal(dl)
+	if err != nil {
+		return domain.Errorf(domain.EINTERNAL, "encode dead letter: %v", err)
+	}
+	_, err = p.leases.c.Upsert(ctx, dl.ID, b, nil)
+	return err
+}
+
+// LeaseStatus is what /v1/admin/feeds shows of one lease.
+type LeaseStatus struct {
+	Lease string `json:"lease"`
+	Owner string `json:"owner"`
+	// LagEstimate is how many changes were still ahead of the lease on
+	// its owner's last read; -1 before the first read.
+	LagEstimate    int64      `json:"lagEstimate"`
+	LastCheckpoint *time.Time `json:"lastCheckpoint"`
+	DeadLetters    int        `json:"deadLetters"`
+}
+
+// Status reads every lease of the processor (point reads of the lease
+// documents, so it also shows the leases other instances own). For the
+// leases this instance owns, the lag is the one it saw last, fresher than
+// the one stored at its last checkpoint.
+func (p *Processor) Status(ctx context.Context) ([]LeaseStatus, error) {
+	p.mu.Lock()
+	ranges := p.ranges
+	p.mu.Unlock()
+	out := make([]LeaseStatus, 0, len(ranges))
+	for _, r := range ranges {
+		l, err := p.leases.read(ctx, leaseID(p.cfg.Name, r))
+		if err != nil {
+			return nil, err
+		}
+		st := LeaseStatus{Lease: l.ID, LagEstimate: l.LagEstimate, LastCheckpoint: l.LastCheckpoint, DeadLetters: l.DeadLetters}
+		if !l.free(time.Now(), p.cfg.LeaseExpiry) {
+			st.Owner = l.Owner
+		}
+		p.mu.Lock()
+		w := p.owned[l.ID]
+		p.mu.Unlock()
+		if w != nil && l.Owner == p.cfg.Instance {
+			st.LagEstimate = w.lag.Load()
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

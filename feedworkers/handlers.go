@@ -1,0 +1,196 @@
+package feedworkers
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// Handlers holds what the handlers write through: the typed repositories.
+// Each handler is a plain method over decoded documents, so tests call it
+// directly, twice, shuffled or duplicated, without a processor.
+type Handlers struct {
+	repos *store.Repos
+	now   func() time.Time
+	// fanout bounds the concurrent cart writes of one product change.
+	fanout int
+
+	stats fanoutCounters
+
+	// names remembers the category names already pushed to the products,
+	// so that the categories document changing for another reason (a
+	// product count) does not re-read every product. Lost on restart,
+	// which only costs one full (idempotent) pass.
+	namesMu sync.Mutex
+	names   map[string]string
+}
+
+// HandlersConfig tunes the handlers; the zero value is the default.
+type HandlersConfig struct {
+	// FanoutConcurrency bounds the cart writes in flight for one product
+	// change (default 16).
+	FanoutConcurrency int
+	// Now is the clock for lastUpdated (default time.Now).
+	Now func() time.Time
+}
+
+// NewHandlers returns the handlers over st.
+func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
+	if cfg.FanoutConcurrency <= 0 {
+		cfg.FanoutConcurrency = 16
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Handlers{repos: store.NewRepos(st), now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{}}
+}
+
+// errUnchanged aborts a read-modify-write whose document already holds
+// the values: skipping the write keeps a replayed batch free of charge
+// and of new feed events.
+var errUnchanged = errors.New("unchanged")
+
+func ignoreUnchanged(err error) error {
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	return err
+}
+
+type head struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+}
+
+func decodeAs[T any](item []byte) (T, error) {
+	v, err := store.Decode[T](item)
+	if err != nil {
+		return v, domain.Errorf(domain.EINVALID, "decode feed item: %v", err)
+	}
+	return v, nil
+}
+
+// Products is the handler of the products feed: the categories index
+// document drives the category rename; each product drives the view, the
+// cart lines and, once deleted, the removal of its reviews.
+func (h *Handlers) Products(ctx context.Context, items [][]byte) error {
+	var products []domain.Product
+	for _, it := range items {
+		hd, err := decodeAs[head](it)
+		if err != nil {
+			return err
+		}
+		switch hd.Type {
+		case domain.TypeCategories:
+			cats, err := decodeAs[domain.Categories](it)
+			if err != nil {
+				return err
+			}
+			if err := h.RenameCategories(ctx, cats); err != nil {
+				return err
+			}
+		case domain.TypeProduct:
+			p, err := decodeAs[domain.Product](it)
+			if err != nil {
+				return err
+			}
+			products = append(products, p)
+		}
+	}
+	current, err := h.currentProducts(ctx, products)
+	if err != nil {
+		return err
+	}
+	for _, p := range current {
+		if err := h.ProductToView(ctx, p); err != nil {
+			return err
+		}
+		if _, err := h.ProductToCarts(ctx, p); err != nil {
+			return err
+		}
+		if err := h.DeleteReviewsOfDeleted(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// currentProducts replaces each changed product of the batch by its
+// current version (one point read per distinct product, 1 RU each): the
+// copies are then made from the truth, so a duplicate or a late, older
+// version of a product can never move a copy backwards, and skipping the
+// writes that would change nothing is safe. A product already gone (its
+// soft-delete ttl passed) is kept as the feed delivered it.
+func (h *Handlers) currentProducts(ctx context.Context, batch []domain.Product) ([]domain.Product, error) {
+	seen := map[string]bool{}
+	var out []domain.Product
+	for _, p := range batch {
+		if seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
+		cur, err := h.repos.Products.GetAny(ctx, p.ID)
+		switch {
+		case domain.IsCode(err, domain.ENOTFOUND):
+			cur = latest(batch, p.ID)
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, cur)
+	}
+	return out, nil
+}
+
+// latest is the newest version of a product in the batch.
+func latest(batch []domain.Product, id string) domain.Product {
+	var best domain.Product
+	for _, p := range batch {
+		if p.ID == id && (best.ID == "" || p.Version > best.Version) {
+			best = p
+		}
+	}
+	return best
+}
+
+// Reviews is the handler of the reviews feed.
+func (h *Handlers) Reviews(ctx context.Context, items [][]byte) error {
+	var reviews []domain.Review
+	for _, it := range items {
+		r, err := decodeAs[domain.Review](it)
+		if err != nil {
+			return err
+		}
+		if r.Type == domain.TypeReview {
+			reviews = append(reviews, r)
+		}
+	}
+	return h.ReviewsToProducts(ctx, reviews)
+}
+
+// Orders is the handler of the orders feed: idempotency records and
+// customer summaries share the container and are skipped.
+func (h *Handlers) Orders(ctx context.Context, items [][]byte) error {
+	var orders []domain.Order
+	for _, it := range items {
+		hd, err := decodeAs[head](it)
+		if err != nil {
+			return err
+		}
+		if hd.Type != domain.TypeOrder {
+			continue
+		}
+		o, err := decodeAs[domain.Order](it)
+		if err != nil {
+			return err
+		}
+		orders = append(orders, o)
+	}
+	if err := h.OrdersToCarts(ctx, orders); err != nil {
+		return err
+	}
+	return h.OrdersToStatusView(ctx, orders)
+}

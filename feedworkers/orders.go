@@ -1,0 +1,88 @@
+package feedworkers
+
+import (
+	"context"
+
+	"shop/domain"
+)
+
+// OrdersToCarts finishes the checkouts that crashed after committing the
+// order but before resetting the cart: for a placed order, the cart is
+// reset only if its _etag still equals the one the order was made from
+// (If-Match on it). A cart the checkout already reset, or that its owner
+// changed since, has another _etag and is left alone, so a replay or a
+// late delivery never empties a cart in use.
+func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) error {
+	for _, o := range orders {
+		if o.Status != domain.StatusPlaced || o.CartETag == "" {
+			continue
+		}
+		c, err := h.repos.Carts.Get(ctx, o.UserID)
+		if err != nil {
+			return err
+		}
+		if c.ETag != o.CartETag {
+			continue
+		}
+		c.Reset(h.now())
+		_, err = h.repos.Carts.ReplaceIfMatch(ctx, c, o.CartETag)
+		if err != nil && !domain.IsCode(err, domain.EPRECONDITION) && !domain.IsCode(err, domain.ENOTFOUND) {
+			return err
+		}
+	}
+	return nil
+}
+
+// earlier lists, for each status, the statuses an order can have held
+// before it (the status machine only moves forward): the only partitions
+// where an older summary of the order can still be.
+var earlier = map[string][]string{
+	domain.StatusPlaced:    nil,
+	domain.StatusShipped:   {domain.StatusPlaced},
+	domain.StatusDelivered: {domain.StatusPlaced, domain.StatusShipped},
+	domain.StatusCancelled: {domain.StatusPlaced},
+}
+
+// OrdersToStatusView keeps exactly one summary of each order in
+// ordersByStatus (pk statusDay, "shipped:2026-11-29"). A status change
+// moves the summary to another partition, and a partition key never
+// changes in place: the summary is written in the new partition and
+// deleted in the old ones.
+//
+// The feed's version of the order only says WHICH order changed: the
+// handler point-reads the CURRENT order and applies that. Trade-off: one
+// extra read (1 RU) per changed order, in exchange for convergence under
+// duplicates and reordering: a late "shipped" version processed after
+// "delivered" would otherwise re-create the shipped summary (the guard of
+// Put is per partition, and the delivered copy lives in another one).
+// With the current order as the truth, every replay writes the same
+// partition and deletes the same others. What remains: two workers
+// applying the same order at once (only during a lease handover) may
+// interleave a stale read's write after a fresh one; the next change of
+// that order repairs it.
+func (h *Handlers) OrdersToStatusView(ctx context.Context, orders []domain.Order) error {
+	seen := map[[2]string]bool{}
+	for _, o := range orders {
+		key := [2]string{o.UserID, o.ID}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		cur, err := h.repos.Orders.Get(ctx, o.UserID, o.ID)
+		if domain.IsCode(err, domain.ENOTFOUND) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := h.repos.OrderSummaries.Put(ctx, domain.SummaryOf(cur)); err != nil {
+			return err
+		}
+		for _, s := range earlier[cur.Status] {
+			if err := h.repos.OrderSummaries.Delete(ctx, domain.StatusDay(s, cur.CreatedAt), cur.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

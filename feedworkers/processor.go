@@ -1,0 +1,306 @@
+// Package feedworkers keeps the shop's denormalized copies in sync: a
+// change-feed processor (the Go SDK for Cosmos DB reads the change feed
+// but has no processor) and the handlers of DESIGN.md §3, plain functions
+// over decoded documents, each idempotent and version-guarded because the
+// feed delivers at least once.
+package feedworkers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// Handler applies one page of changed documents (raw JSON, as read from
+// the feed). It must be idempotent: a batch is applied again after a crash
+// between the handler and the checkpoint.
+type Handler func(ctx context.Context, items [][]byte) error
+
+// BatchHook observes every attempt at a batch (for spans and metrics):
+// the lease, the number of items, the Request Units the handler spent and
+// its error.
+type BatchHook func(ctx context.Context, lease string, items int, ru float64, err error)
+
+// ProcessorConfig configures one processor: one watched container, one
+// handler, a name that scopes its leases.
+type ProcessorConfig struct {
+	// Name scopes the leases ("products" → "products.<range>"); two
+	// processors of the same name share the work, two names each see
+	// every change.
+	Name    string
+	Watched string
+	// Instance identifies this process among those sharing the leases
+	// (default hostname-pid).
+	Instance string
+	Handler  Handler
+	// MaxItems is the page size of a feed read (default 100).
+	MaxItems int
+	// LeaseExpiry: a lease whose heartbeat is older is free (default 10 s).
+	LeaseExpiry time.Duration
+	// RenewEvery is the heartbeat and balancing period (default
+	// LeaseExpiry / 3, so two renewals may fail before the lease expires).
+	RenewEvery time.Duration
+	// PollEvery is the wait after an empty page (default 200 ms).
+	PollEvery time.Duration
+	// MaxAttempts a batch (then a document) is tried before the document
+	// is dead-lettered (default 5).
+	MaxAttempts int
+	// Backoff is the first retry delay, doubled on each attempt up to
+	// 100 × Backoff (default 100 ms).
+	Backoff time.Duration
+	// OnBatch, when set, sees every attempt at a batch.
+	OnBatch BatchHook
+}
+
+func (c *ProcessorConfig) defaults() error {
+	if c.Name == "" || c.Watched == "" || c.Handler == nil {
+		return domain.Errorf(domain.EINVALID, "a processor needs a name, a watched container and a handler")
+	}
+	if c.Instance == "" {
+		c.Instance = DefaultInstance()
+	}
+	if c.MaxItems <= 0 {
+		c.MaxItems = 100
+	}
+	if c.LeaseExpiry <= 0 {
+		c.LeaseExpiry = 10 * time.Second
+	}
+	if c.RenewEvery <= 0 {
+		c.RenewEvery = c.LeaseExpiry / 3
+	}
+	if c.PollEvery <= 0 {
+		c.PollEvery = 200 * time.Millisecond
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 5
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = 100 * time.Millisecond
+	}
+	return nil
+}
+
+// DefaultInstance names this process: hostname-pid.
+func DefaultInstance() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "shop"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+// Processor reads the change feed of one container, one lease per feed
+// range, and hands each page to its handler.
+type Processor struct {
+	cfg     ProcessorConfig
+	watched store.Container
+	leases  leaseStore
+
+	mu     sync.Mutex
+	ranges []store.FeedRange
+	owned  map[string]*leaseWorker
+
+	started  bool
+	stopOnce sync.Once
+	// stopping asks the lease loops to finish their batch and return;
+	// cancel aborts everything (a crash, or a Stop whose deadline passed).
+	stopping chan struct{}
+	cancel   context.CancelFunc
+	workers  sync.WaitGroup
+	quit     chan struct{}
+	loopDone chan struct{}
+}
+
+// NewProcessor returns a processor over st; Start runs it.
+func NewProcessor(st store.Store, cfg ProcessorConfig) (*Processor, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	return &Processor{
+		cfg:      cfg,
+		watched:  st.Container(cfg.Watched),
+		leases:   leaseStore{st.Container(store.LeasesContainer)},
+		owned:    map[string]*leaseWorker{},
+		stopping: make(chan struct{}),
+		quit:     make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}, nil
+}
+
+// Name returns the processor's name.
+func (p *Processor) Name() string { return p.cfg.Name }
+
+// Start creates the leases of the watched container's feed ranges (the
+// first instance to get there wins each Create), takes its share, and
+// keeps renewing and balancing in the background until Stop, or until ctx
+// is cancelled (which abandons the current batches without checkpoint, as
+// a crash would).
+func (p *Processor) Start(ctx context.Context) error {
+	p.mu.Lock()
+	if p.started {
+		p.mu.Unlock()
+		return domain.Errorf(domain.ECONFLICT, "processor %s already started", p.cfg.Name)
+	}
+	p.started = true
+	p.mu.Unlock()
+	ranges, err := p.watched.ReadFeedRanges(ctx)
+	if err != nil {
+		return fmt.Errorf("feed ranges of %s: %w", p.cfg.Watched, err)
+	}
+	for _, r := range ranges {
+		if _, err := p.leases.ensure(ctx, p.cfg.Name, p.cfg.Watched, r); err != nil {
+			return fmt.Errorf("lease %s: %w", leaseID(p.cfg.Name, r), err)
+		}
+	}
+	p.mu.Lock()
+	p.ranges = ranges
+	p.mu.Unlock()
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p.cancel = cancel
+	context.AfterFunc(ctx, cancel)
+	p.balance(runCtx)
+	go p.loop(runCtx)
+	return nil
+}
+
+// loop renews the owned leases and rebalances every RenewEvery. While
+// stopping it keeps renewing, so a long last batch does not lose its
+// lease, but takes nothing new.
+func (p *Processor) loop(ctx context.Context) {
+	defer close(p.loopDone)
+	t := time.NewTicker(p.cfg.RenewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.quit:
+			return
+		case <-t.C:
+		}
+		p.renew(ctx)
+		select {
+		case <-p.stopping:
+		default:
+			p.balance(ctx)
+		}
+	}
+}
+
+// renew writes a fresh heartbeat on every owned lease. A 412 means the
+// lease was stolen (its owner stopped renewing in time, or a balancing
+// instance took it): the lease loop is stopped.
+func (p *Processor) renew(ctx context.Context) {
+	for _, w := range p.ownedWorkers() {
+		err := w.write(ctx, func(l *lease) { l.Heartbeat = time.Now().UTC() })
+		if lostLease(err) {
+			p.drop(w)
+		}
+	}
+}
+
+// balance reads every lease of the processor (point reads: a handful of
+// feed ranges) and takes this instance's share.
+func (p *Processor) balance(ctx context.Context) {
+	p.mu.Lock()
+	ranges := p.ranges
+	p.mu.Unlock()
+	all := make([]lease, 0, len(ranges))
+	for _, r := range ranges {
+		l, err := p.leases.read(ctx, leaseID(p.cfg.Name, r))
+		if err != nil {
+			return
+		}
+		all = append(all, l)
+	}
+	now := time.Now().UTC()
+	for _, l := range plan(all, p.cfg.Instance, now, p.cfg.LeaseExpiry) {
+		l.Owner, l.Heartbeat = p.cfg.Instance, now
+		// Acquire or steal: If-Match on the version we read, so of two
+		// instances grabbing the same lease exactly one wins.
+		got, err := p.leases.replace(ctx, l)
+		if err != nil {
+			continue
+		}
+		p.startWorker(ctx, got)
+	}
+}
+
+func (p *Processor) startWorker(ctx context.Context, l lease) {
+	wctx, cancel := context.WithCancel(ctx)
+	w := &leaseWorker{p: p, l: l, cancel: cancel}
+	w.lag.Store(l.LagEstimate)
+	p.mu.Lock()
+	if old := p.owned[l.ID]; old != nil {
+		old.cancel()
+	}
+	p.owned[l.ID] = w
+	p.mu.Unlock()
+	p.workers.Add(1)
+	go func() {
+		defer p.workers.Done()
+		w.run(wctx)
+	}()
+}
+
+func (p *Processor) ownedWorkers() []*leaseWorker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*leaseWorker, 0, len(p.owned))
+	for _, w := range p.owned {
+		out = append(out, w)
+	}
+	return out
+}
+
+// drop forgets a lease this instance no longer owns and stops its loop.
+func (p *Processor) drop(w *leaseWorker) {
+	w.cancel()
+	p.mu.Lock()
+	if p.owned[w.l.ID] == w {
+		delete(p.owned, w.l.ID)
+	}
+	p.mu.Unlock()
+}
+
+// Stop finishes the batch each lease loop is on, checkpoints it, and
+// releases the leases (owner "", heartbeat zero) so other instances take
+// them at once instead of waiting for the expiry. If ctx ends first the
+// loops are abandoned without checkpoint and the leases simply expire.
+func (p *Processor) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	started := p.started
+	p.mu.Unlock()
+	if !started {
+		return nil
+	}
+	var err error
+	p.stopOnce.Do(func() {
+		close(p.stopping)
+		done := make(chan struct{})
+		go func() { p.workers.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			p.cancel()
+			<-done
+			err = domain.Errorf(domain.EUNAVAILABLE, "processor %s stopped before its batches finished: %v", p.cfg.Name, ctx.Err())
+		}
+		close(p.quit)
+		<-p.loopDone
+		for _, w := range p.ownedWorkers() {
+			_ = w.write(ctx, func(l *lease) { l.Owner, l.Heartbeat = "", time.Time{} })
+		}
+		p.cancel()
+	})
+	return err
+}
+
+func lostLease(err error) bool {
+	return domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND)
+}

@@ -1,0 +1,201 @@
+package feedworkers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// leaseWorker is the loop of one owned lease: read a page, hand it to the
+// handler, checkpoint only after the handler succeeded.
+type leaseWorker struct {
+	p      *Processor
+	cancel context.CancelFunc
+	lag    atomic.Int64
+
+	// mu serializes the writes to the lease document (renewals from the
+	// balancing loop, checkpoints from this loop), so each carries the
+	// _etag of the previous one as If-Match.
+	mu sync.Mutex
+	l  lease
+}
+
+// write changes the lease document with If-Match on the version this
+// instance last wrote. Any 412 means someone else wrote it: we lost it.
+func (w *leaseWorker) write(ctx context.Context, change func(*lease)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.l
+	change(&l)
+	got, err := w.p.leases.replace(ctx, l)
+	if err != nil {
+		return err
+	}
+	w.l = got
+	return nil
+}
+
+func (w *leaseWorker) snapshot() lease {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.l
+}
+
+func (w *leaseWorker) run(ctx context.Context) {
+	p := w.p
+	start := w.snapshot()
+	name, r, cont := start.ID, start.FeedRange, start.Continuation
+	readFailures := 0
+	for {
+		select {
+		case <-p.stopping:
+			return
+		case <-ctx.Done():
+			return
+		default:
+		}
+		page, err := p.watched.ReadChangeFeed(ctx, r, cont, p.cfg.MaxItems)
+		if err != nil {
+			readFailures++
+			if !p.sleep(ctx, p.backoff(readFailures)) {
+				return
+			}
+			continue
+		}
+		readFailures = 0
+		w.lag.Store(page.Remaining)
+		if len(page.Items) == 0 {
+			// Nothing new yet: keep the continuation, no checkpoint
+			// (nothing was processed), poll again later.
+			cont = page.Continuation
+			if !p.sleep(ctx, p.cfg.PollEvery) {
+				return
+			}
+			continue
+		}
+		parked, err := p.apply(ctx, name, page.Items)
+		if err != nil || ctx.Err() != nil {
+			// Cancelled between the handler and the checkpoint: the
+			// batch will be read again from the old continuation and
+			// applied again (at least once; the handlers are idempotent).
+			return
+		}
+		now := time.Now().UTC()
+		err = w.write(ctx, func(l *lease) {
+			l.Continuation = page.Continuation
+			l.Heartbeat, l.LastCheckpoint = now, &now
+			l.LagEstimate = page.Remaining
+			l.DeadLetters += parked
+		})
+		if err != nil {
+			if lostLease(err) {
+				p.drop(w)
+			}
+			return
+		}
+		cont = page.Continuation
+	}
+}
+
+// sleep waits d, or less if the processor is stopping; it reports false
+// when the loop must end now.
+func (p *Processor) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.stopping:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// backoff is Backoff × 2^(attempt-1), at most 100 × Backoff.
+func (p *Processor) backoff(attempt int) time.Duration {
+	d := p.cfg.Backoff << min(attempt-1, 16)
+	return min(d, 100*p.cfg.Backoff)
+}
+
+// apply runs the handler on a batch, retrying with exponential backoff.
+// After MaxAttempts failures it looks for the poison documents by applying
+// the items one at a time, parks each one that still fails MaxAttempts
+// times in a dead-letter record, and moves on: one bad document must not
+// stop the feed behind it. It returns how many documents it parked, and
+// an error only when ctx ended.
+func (p *Processor) apply(ctx context.Context, lease string, items [][]byte) (int, error) {
+	err := p.attempts(ctx, lease, items)
+	if err == nil || ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if len(items) == 1 {
+		if err := p.park(ctx, lease, items[0], err); err != nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	parked := 0
+	for _, it := range items {
+		err := p.attempts(ctx, lease, [][]byte{it})
+		if ctx.Err() != nil {
+			return parked, ctx.Err()
+		}
+		if err == nil {
+			continue
+		}
+		if err := p.park(ctx, lease, it, err); err != nil {
+			return parked, err
+		}
+		parked++
+	}
+	return parked, nil
+}
+
+// attempts tries the handler up to MaxAttempts times. A processor asked
+// to stop still finishes the batch it is on (Stop's contract), so only
+// ctx ends the retries early.
+func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) error {
+	var err error
+	for attempt := 1; attempt <= p.cfg.MaxAttempts; attempt++ {
+		if attempt > 1 {
+			t := time.NewTimer(p.backoff(attempt - 1))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		err = p.call(ctx, lease, items)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// call runs the handler once under a fresh Meter, so the hook sees the
+// Request Units of this batch alone. A panic is a failure of this batch,
+// not of the process: the poison hunt then finds the document causing it.
+func (p *Processor) call(ctx context.Context, lease string, items [][]byte) (err error) {
+	mctx, m := store.WithMeter(ctx)
+	defer func() {
+		if r := recover(); r != nil {
+			err = domain.Errorf(domain.EINTERNAL, "handler panic: %v", r)
+		}
+		if p.cfg.OnBatch != nil {
+			_, ru, _ := m.Totals()
+			p.cfg.OnBatch(ctx, lease, len(items), ru, err)
+		}
+	}()
+	if err := p.cfg.Handler(mctx, items); err != nil {
+		return fmt.Errorf("%s: %w", lease, err)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package feedworkers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"shop/store"
+)
+
+// Processor names: each names the leases of one watched container.
+const (
+	ProductsProcessor = "products"
+	ReviewsProcessor  = "reviews"
+	OrdersProcessor   = "orders"
+)
+
+// Config configures the shop's feed workers; the zero value is the
+// default (see ProcessorConfig for each field's default).
+type Config struct {
+	// Instance identifies this process among those sharing the leases
+	// (default hostname-pid).
+	Instance    string
+	MaxItems    int
+	LeaseExpiry time.Duration
+	RenewEvery  time.Duration
+	PollEvery   time.Duration
+	MaxAttempts int
+	Backoff     time.Duration
+	// FanoutConcurrency bounds the concurrent cart writes of one product
+	// change (default 16).
+	FanoutConcurrency int
+	// OnBatch, when set, sees every attempt at every batch.
+	OnBatch func(ctx context.Context, processor, lease string, items int, ru float64, err error)
+}
+
+// Workers are the running processors of the shop.
+type Workers struct {
+	handlers   *Handlers
+	processors []*Processor
+}
+
+// Start runs every processor of DESIGN.md §3 as instance cfg.Instance:
+// products feed → view, categories, cart lines, rename, delete; reviews
+// feed → product review stats; orders feed → cart reset, ordersByStatus.
+// st should be the raw store: Start meters it so each batch's Request
+// Units are counted.
+func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
+	st = store.Metered(st)
+	if cfg.Instance == "" {
+		cfg.Instance = DefaultInstance()
+	}
+	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency})
+	w := &Workers{handlers: h}
+	for _, def := range []struct {
+		name, watched string
+		handler       Handler
+	}{
+		{ProductsProcessor, store.ProductsContainer, h.Products},
+		{ReviewsProcessor, store.ReviewsContainer, h.Reviews},
+		{OrdersProcessor, store.OrdersContainer, h.Orders},
+	} {
+		pc := ProcessorConfig{
+			Name: def.name, Watched: def.watched, Instance: cfg.Instance, Handler: def.handler,
+			MaxItems: cfg.MaxItems, LeaseExpiry: cfg.LeaseExpiry, RenewEvery: cfg.RenewEvery,
+			PollEvery: cfg.PollEvery, MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff,
+		}
+		if hook := cfg.OnBatch; hook != nil {
+			name := def.name
+			pc.OnBatch = func(ctx context.Context, lease string, items int, ru float64, err error) {
+				hook(ctx, name, lease, items, ru, err)
+			}
+		}
+		p, err := NewProcessor(st, pc)
+		if err == nil {
+			err = p.Start(ctx)
+		}
+		if err != nil {
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			return nil, errors.Join(err, w.Stop(stopCtx))
+		}
+		w.processors = append(w.processors, p)
+	}
+	return w, nil
+}
+
+// Stop stops every processor: current batches finish and are
+// checkpointed, leases are released.
+func (w *Workers) Stop(ctx context.Context) error {
+	var errs []error
+	for _, p := range w.processors {
+		errs = append(errs, p.Stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Handlers returns the handlers the processors run (for their stats).
+func (w *Workers) Handlers() *Handlers { return w.handlers }
+
+// ProcessorStatus is one processor in /v1/admin/feeds.
+type ProcessorStatus struct {
+	Processor string        `json:"processor"`
+	Leases    []LeaseStatus `json:"leases"`
+}
+
+// FeedsStatus is the body of /v1/admin/feeds.
+type FeedsStatus struct {
+	Processors []ProcessorStatus `json:"processors"`
+	// Fanout is what the price fan-out of this instance has cost so far.
+	Fanout FanoutStats `json:"fanout"`
+}
+
+// FeedStatus reports, per processor and lease, the owner, the lag
+// estimate, the last checkpoint and the dead letters (the api package's
+// FeedStatus interface).
+func (w *Workers) FeedStatus(ctx context.Context) (any, error) {
+	out := FeedsStatus{Processors: []ProcessorStatus{}, Fanout: w.handlers.FanoutStats()}
+	for _, p := range w.processors {
+		leases, err := p.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out.Processors = append(out.Processors, ProcessorStatus{Processor: p.Name(), Leases: leases})
+	}
+	return out, nil
+}
