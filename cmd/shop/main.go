@@ -32,6 +32,7 @@ var commands = map[string]func(ctx context.Context, args []string, getenv func(s
 	"seed":    seed,
 	"token":   token,
 	"workers": workers,
+	"cost":    cost,
 }
 
 // run is the whole program, so that tests can start it as it runs.

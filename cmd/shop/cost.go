@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"shop/store"
+	"shop/store/cosmos"
+	"shop/store/embedded"
+)
+
+// costOptions are the settings of `shop cost`.
+type costOptions struct {
+	lab        labOptions
+	reps       int
+	readRPS    float64
+	writeRPS   float64
+	partitions int
+}
+
+// costReport is everything `shop cost` measured, in the shape --json prints.
+type costReport struct {
+	Store string `json:"store"`
+	// Estimate is true on the embedded store: its Request Units are the
+	// documented estimate of store/embedded/charge.go, not a bill.
+	Estimate    bool           `json:"estimate"`
+	Machine     machine        `json:"machine"`
+	Command     string         `json:"command"`
+	DataSet     string         `json:"dataSet"`
+	Repetitions int            `json:"repetitions"`
+	Screens     []screenResult `json:"screens"`
+	Workload    workloadResult `json:"workload"`
+	Goals       []goal         `json:"goals"`
+	BuildTime   string         `json:"buildTime"`
+}
+
+// goal is one of the issue's targets and how the run did against it.
+type goal struct {
+	Name string  `json:"name"`
+	Want string  `json:"want"`
+	Got  float64 `json:"got"`
+	Unit string  `json:"unit"`
+	Met  bool    `json:"met"`
+}
+
+// costGoals: the denormalized design at least 2× cheaper on the product
+// page and 5× on a 10-line cart.
+var costGoals = []struct {
+	screen string
+	ratio  float64
+}{
+	{"product page", 2},
+	{"cart (10 lines)", 5},
+}
+
+// cost builds a data set in a scratch store and measures, screen by
+// screen, the shop's denormalized reads against the normalized alternative,
+// then the read/write workload template of model-denormalize-reads.
+func cost(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("cost", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	markdown := fs.Bool("markdown", false, "print the report as a markdown section")
+	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's cost section (docs/performance.md)")
+	var o costOptions
+	fs.Float64Var(&o.readRPS, "read-rps", 1000, "reads per second of the workload template")
+	fs.Float64Var(&o.writeRPS, "write-rps", 10, "price changes per second of the workload template")
+	fs.IntVar(&o.lab.Products, "products", 500, "products in the data set")
+	fs.IntVar(&o.lab.Users, "users", 100, "users, each with a 10-line cart and an order history")
+	fs.IntVar(&o.lab.Categories, "categories", 8, "categories")
+	fs.IntVar(&o.lab.ReviewsPerProduct, "reviews", 8, "reviews per product")
+	fs.IntVar(&o.lab.OrdersPerUser, "orders", 12, "orders per user")
+	fs.IntVar(&o.lab.CartsPerProduct, "carts-per-product", 10, "open carts holding each product whose price changes")
+	fs.IntVar(&o.lab.PriceChanges, "price-changes", 20, "price changes measured")
+	fs.IntVar(&o.reps, "reps", 200, "repetitions of each screen in each design")
+	fs.IntVar(&o.partitions, "partitions", 4, "simulated physical partitions of the embedded store")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.reps < 1 || o.readRPS < 0 || o.writeRPS < 0 {
+		return errors.New("reps must be at least 1, rates at least 0")
+	}
+	s, desc, estimate, closeStore, err := openLabStore(ctx, getenv, o.partitions)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if isTerminal(os.Stderr) {
+		var bar *progressbar.ProgressBar
+		o.lab.Progress = func(done, total int) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
+					progressbar.OptionSetDescription("building the data set"), progressbar.OptionShowCount(),
+					progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+			}
+			_ = bar.Set(done)
+		}
+	}
+	rep, err := runCostLab(ctx, s, o)
+	if err != nil {
+		return err
+	}
+	rep.Store, rep.Estimate = desc, estimate
+	rep.Command = strings.TrimSpace("go run ./cmd/shop cost " + strings.Join(args, " "))
+	switch {
+	case *writeDocs != "":
+		var b strings.Builder
+		writeCostMarkdown(&b, rep)
+		if err := writeDocSection(*writeDocs, "cost", b.String()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote the cost section of %s\n", *writeDocs)
+		return nil
+	case *jsonOut:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case *markdown:
+		writeCostMarkdown(stdout, rep)
+	default:
+		writeCostText(stdout, rep)
+	}
+	return nil
+}
+
+// openLabStore opens the scratch store of a measurement run: a database of
+// its own on Cosmos when one is configured (never the shop's data), else a
+// temporary embedded store that closeStore removes. The embedded store
+// skips fsync: nothing in it needs to survive the run.
+func openLabStore(ctx context.Context, getenv func(string) string, partitions int) (s store.Store, desc string, estimate bool, closeStore func(), err error) {
+	if getenv("COSMOS_ENDPOINT") != "" || getenv("COSMOS_CONNECTION_STRING") != "" {
+		cc, err := cosmos.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, "", false, nil, err
+		}
+		cc.Database += "-costlab"
+		cs, err := cosmos.Open(ctx, cc)
+		if err != nil {
+			return nil, "", false, nil, err
+		}
+		return cs, "Azure Cosmos DB " + cc.Endpoint + ", database " + cc.Database, false, func() {
+			_ = cs.DeleteDatabase(context.WithoutCancel(ctx))
+			_ = cs.Close()
+		}, nil
+	}
+	if partitions < 1 {
+		return nil, "", false, nil, fmt.Errorf("partitions: want at least 1, got %d", partitions)
+	}
+	dir, err := os.MkdirTemp("", "shop-lab-")
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	es, err := embedded.Open(filepath.Join(dir, "lab.db"), embedded.Options{PhysicalPartitions: partitions, NoSync: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", false, nil, err
+	}
+	desc = fmt.Sprintf("embedded store, %d simulated physical partitions (temporary)", partitions)
+	return es, desc, true, func() {
+		_ = es.Close()
+		_ = os.RemoveAll(dir)
+	}, nil
+}
+
+// runCostLab builds the data set in s and measures both designs.
+func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, error) {
+	rep := costReport{Machine: thisMachine(), Repetitions: o.reps}
+	start := time.Now()
+	d, err := buildLab(ctx, s, o.lab)
+	if err != nil {
+		return rep, fmt.Errorf("building the data set: %w", err)
+	}
+	rep.BuildTime = time.Since(start).Round(time.Millisecond).String()
+	rep.DataSet = fmt.Sprintf("%d products in %d categories with %d reviews each; %d users with a %d-line cart and %d orders each; %d price-change products held by %d open carts each",
+		o.lab.Products, o.lab.Categories, o.lab.ReviewsPerProduct, o.lab.Users, cartLines, o.lab.OrdersPerUser, o.lab.PriceChanges, o.lab.CartsPerProduct)
+
+	ms := store.Metered(s)
+	for _, sc := range labScreens(ms, d) {
+		r, err := measureScreen(ctx, sc, o.reps)
+		if err != nil {
+			return rep, err
+		}
+		rep.Screens = append(rep.Screens, r)
+	}
+	if rep.Workload, err = measureWorkload(ctx, s, ms, d, rep.Screens, o.readRPS, o.writeRPS, o.lab.CartsPerProduct); err != nil {
+		return rep, err
+	}
+	for _, g := range costGoals {
+		got := 0.0
+		for _, r := range rep.Screens {
+			if r.Screen == g.screen {
+				got = r.Ratio
+			}
+		}
+		rep.Goals = append(rep.Goals, goal{
+			Name: g.screen + ": denormalized RU advantage",
+			Want: fmt.Sprintf(">= %g×", g.ratio),
+			Got:  got,
+			Unit: "×",
+			Met:  got >= g.ratio,
+		})
+	}
+	return rep, nil
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// machine is what a measurement ran on: figures mean little without it.
+type machine struct {
+	CPUs      int    `json:"cpus"`
+	CPUModel  string `json:"cpuModel"`
+	GoVersion string `json:"goVersion"`
+	OS        string `json:"os"`
+}
+
+func thisMachine() machine {
+	return machine{
+		CPUs:      runtime.NumCPU(),
+		CPUModel:  cpuModel(),
+		GoVersion: runtime.Version(),
+		OS:        runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}
+
+func (m machine) String() string {
+	return fmt.Sprintf("%d CPUs (%s), %s, %s", m.CPUs, m.CPUModel, m.GoVersion, m.OS)
+}
+
+// cpuModel reads the first "model name" of /proc/cpuinfo (Linux).
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+// docsHeader opens a performance document that does not exist yet.
+const docsHeader = `# Performance
+
+What the shop's modeling choices cost and how fast its HTTP path runs,
+measured on one machine. Every section below is written by the command
+named in it (` + "`--write-docs`" + `); rerun that command to refresh it rather
+than editing the figures by hand.
+`
+
+// writeDocSection replaces the named section of a markdown file (between
+// its begin and end markers) with body, appending the section if the file
+// has none yet and creating the file if needed.
+func writeDocSection(path, name, body string) error {
+	begin := "<!-- begin: shop " + name + " (generated) -->\n"
+	end := "<!-- end: shop " + name + " -->\n"
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		old, err = []byte(docsHeader), nil
+	}
+	if err != nil {
+		return err
+	}
+	doc := string(old)
+	section := begin + strings.TrimRight(body, "\n") + "\n" + end
+	i := strings.Index(doc, begin)
+	j := strings.Index(doc, end)
+	switch {
+	case i >= 0 && j > i:
+		doc = doc[:i] + section + doc[j+len(end):]
+	case i >= 0 || j >= 0:
+		return fmt.Errorf("%s: the %s section's markers are broken; fix or remove them", path, name)
+	default:
+		doc = strings.TrimRight(doc, "\n") + "\n\n" + section
+	}
+	return os.WriteFile(path, []byte(doc), 0o644)
+}
