@@ -1,0 +1,140 @@
+package cosmos
+
+import (
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"shop/domain"
+	"shop/migrations"
+	"shop/store"
+)
+
+func TestContainerPropertiesOfEveryMigration(t *testing.T) {
+	for _, def := range migrations.Containers {
+		t.Run(def.ID, func(t *testing.T) {
+			if err := checkDef(def); err != nil {
+				t.Fatalf("checkDef: %v", err)
+			}
+			p := containerProperties(def)
+			pk := p.PartitionKeyDefinition
+			if got, want := pk.Kind, azcosmos.PartitionKeyKindHash; got != want {
+				t.Errorf("partition key kind = %q, want %q", got, want)
+			}
+			if got, want := pk.Version, 2; got != want {
+				t.Errorf("partition key version = %d, want %d", got, want)
+			}
+			if len(pk.Paths) != 1 || pk.Paths[0] != def.PartitionKeyPath {
+				t.Errorf("partition key paths = %v, want [%s]", pk.Paths, def.PartitionKeyPath)
+			}
+			if (def.DefaultTTL == nil) != (p.DefaultTimeToLive == nil) ||
+				(def.DefaultTTL != nil && int32(*def.DefaultTTL) != *p.DefaultTimeToLive) {
+				t.Errorf("default TTL = %v, want %v", p.DefaultTimeToLive, def.DefaultTTL)
+			}
+			if got, want := len(p.IndexingPolicy.CompositeIndexes), len(def.IndexingPolicy.CompositeIndexes); got != want {
+				t.Errorf("composite indexes = %d, want %d", got, want)
+			}
+			// What Create sends must read back as equal: else every
+			// migrate would replace the container again.
+			if !sameIndexing(p.IndexingPolicy, asReturned(p.IndexingPolicy)) {
+				t.Errorf("the policy does not equal itself as Cosmos returns it")
+			}
+		})
+	}
+}
+
+// asReturned mimics what the service answers for a policy it stored:
+// lower-case mode, the _etag exclusion added, paths in another order.
+func asReturned(p *azcosmos.IndexingPolicy) *azcosmos.IndexingPolicy {
+	out := *p
+	out.IndexingMode = "consistent"
+	out.IncludedPaths = append([]azcosmos.IncludedPath(nil), p.IncludedPaths...)
+	for i, j := 0, len(out.IncludedPaths)-1; i < j; i, j = i+1, j-1 {
+		out.IncludedPaths[i], out.IncludedPaths[j] = out.IncludedPaths[j], out.IncludedPaths[i]
+	}
+	out.ExcludedPaths = append(append([]azcosmos.ExcludedPath(nil), p.ExcludedPaths...), azcosmos.ExcludedPath{Path: etagPath})
+	return &out
+}
+
+func TestSameIndexingNoticesChanges(t *testing.T) {
+	base := store.IndexingPolicy{
+		IncludedPaths: []string{"/*"},
+		ExcludedPaths: []string{"/description/?"},
+		CompositeIndexes: [][]store.CompositePath{
+			{{Path: "/name", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
+		},
+	}
+	tests := []struct {
+		name   string
+		change func(p *store.IndexingPolicy)
+		same   bool
+	}{
+		{"unchanged", func(*store.IndexingPolicy) {}, true},
+		{"the _etag exclusion spelled out", func(p *store.IndexingPolicy) { p.ExcludedPaths = append(p.ExcludedPaths, etagPath) }, true},
+		{"a path no longer excluded", func(p *store.IndexingPolicy) { p.ExcludedPaths = nil }, false},
+		{"another included path", func(p *store.IndexingPolicy) { p.IncludedPaths = []string{"/type/?"} }, false},
+		{"composite order flipped", func(p *store.IndexingPolicy) {
+			p.CompositeIndexes = [][]store.CompositePath{{{Path: "/name", Order: "descending"}, {Path: "/id", Order: "descending"}}}
+		}, false},
+		{"composite index added", func(p *store.IndexingPolicy) {
+			p.CompositeIndexes = append(p.CompositeIndexes, []store.CompositePath{{Path: "/priceCents", Order: "ascending"}, {Path: "/id", Order: "ascending"}})
+		}, false},
+	}
+	live := asReturned(indexingPolicy(base))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := base
+			p.ExcludedPaths = append([]string(nil), base.ExcludedPaths...)
+			tc.change(&p)
+			if got := sameIndexing(indexingPolicy(p), live); got != tc.same {
+				t.Errorf("sameIndexing = %v, want %v", got, tc.same)
+			}
+		})
+	}
+}
+
+func TestSameTTLAndUniqueKeys(t *testing.T) {
+	n := func(v int32) *int32 { return &v }
+	ttlTests := []struct {
+		name string
+		a, b *int32
+		want bool
+	}{
+		{"both off", nil, nil, true},
+		{"on vs off", n(-1), nil, false},
+		{"equal", n(3600), n(3600), true},
+		{"different", n(3600), n(60), false},
+	}
+	for _, tc := range ttlTests {
+		if got := sameTTL(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: sameTTL = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !sameUniqueKeys(nil, &azcosmos.UniqueKeyPolicy{}) {
+		t.Error("no unique keys should equal an empty policy")
+	}
+	if sameUniqueKeys([][]string{{"/email"}}, nil) {
+		t.Error("a unique key should differ from none")
+	}
+}
+
+func TestCheckDefRefuses(t *testing.T) {
+	ttl := func(v int) *int { return &v }
+	tests := []struct {
+		name string
+		def  store.ContainerDef
+	}{
+		{"no name", store.ContainerDef{PartitionKeyPath: "/id"}},
+		{"slash in name", store.ContainerDef{ID: "a/b", PartitionKeyPath: "/id"}},
+		{"pk without slash", store.ContainerDef{ID: "a", PartitionKeyPath: "id"}},
+		{"ttl zero", store.ContainerDef{ID: "a", PartitionKeyPath: "/id", DefaultTTL: ttl(0)}},
+		{"ttl below -1", store.ContainerDef{ID: "a", PartitionKeyPath: "/id", DefaultTTL: ttl(-2)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, want := domain.ErrorCode(checkDef(tc.def)), domain.EINVALID; got != want {
+				t.Errorf("code = %q, want %q", got, want)
+			}
+		})
+	}
+}
