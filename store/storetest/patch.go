@@ -39,7 +39,9 @@ func testPatch(t *testing.T, s store.Store) {
 				return with(id, func(m map[string]any) { m["nested"] = map[string]any{"a": 1.0, "b": 2.0} })
 			}},
 		{name: "SetArrayIndex", ops: []store.PatchOp{op(store.PatchSet, "/tags/0", "w")},
-			want: func(id string) map[string]any { return with(id, func(m map[string]any) { m["tags"] = []any{"w", "y"} }) }},
+			want: func(id string) map[string]any {
+				return with(id, func(m map[string]any) { m["tags"] = []any{"w", "y"} })
+			}},
 		{name: "ReplaceExisting", ops: []store.PatchOp{op(store.PatchReplace, "/n", 5)},
 			want: func(id string) map[string]any { return with(id, func(m map[string]any) { m["n"] = 5.0 }) }},
 		{name: "ReplaceMissing", ops: []store.PatchOp{op(store.PatchReplace, "/missing", 5)}, code: domain.EINVALID},
