@@ -18,10 +18,11 @@ import (
 )
 
 // newStore opens a migrated embedded store in a temp dir: the repositories
-// are tested against a real adapter, not a mock.
+// are tested against a real adapter, not a mock. NoSync: these tests are
+// about the repositories' semantics; durability is the adapter's own test.
 func newStore(t *testing.T) store.Store {
 	t.Helper()
-	s, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{})
+	s, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,141 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"shop/domain"
+	"shop/store"
+)
+
+func TestProductSummariesPutVersionGuard(t *testing.T) {
+	ctx := t.Context()
+	views := store.NewProductSummaries(newStore(t))
+	at := func(version, price int64) domain.ProductSummary {
+		p := newProduct("p1", price)
+		p.Version = version
+		return domain.SummaryOfProduct(p)
+	}
+	steps := []struct {
+		name      string
+		put       domain.ProductSummary
+		wantWrote bool
+		wantPrice int64
+	}{
+		{"first copy", at(2, 200), true, 200},
+		{"older version does not overwrite", at(1, 100), false, 200},
+		{"same version again is a no-op", at(2, 999), false, 200},
+		{"newer version overwrites", at(5, 500), true, 500},
+		{"late version in between does not", at(4, 400), false, 500},
+	}
+	for _, st := range steps {
+		wrote, err := views.Put(ctx, st.put)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if wrote != st.wantWrote {
+			t.Errorf("%s: wrote = %v, want %v", st.name, wrote, st.wantWrote)
+		}
+		got, err := views.Get(ctx, "coffee", "p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PriceCents != st.wantPrice {
+			t.Errorf("%s: stored price = %d, want %d", st.name, got.PriceCents, st.wantPrice)
+		}
+	}
+}
+
+func TestProductSummariesPageAndIDs(t *testing.T) {
+	ctx := t.Context()
+	views := store.NewProductSummaries(newStore(t))
+	for _, p := range []struct {
+		id, name string
+		price    int64
+	}{{"p1", "Cold Brew Kit", 3500}, {"p2", "Aeropress", 2999}, {"p3", "Burr Grinder", 8900}, {"p4", "Chemex", 2999}} {
+		pr := newProduct(p.id, p.price)
+		pr.Name = p.name
+		if _, err := views.Put(ctx, domain.SummaryOfProduct(pr)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := newProduct("k1", 100)
+	other.CategoryID = "kitchen"
+	if _, err := views.Put(ctx, domain.SummaryOfProduct(other)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		sort string
+		want []string
+	}{
+		{store.SortByName, []string{"p2", "p3", "p4", "p1"}},
+		{store.SortByPrice, []string{"p2", "p4", "p1", "p3"}}, // ties by id
+	}
+	for _, tt := range tests {
+		t.Run(tt.sort, func(t *testing.T) {
+			var ids []string
+			cont := ""
+			for range 10 {
+				page, next, err := views.Page(ctx, "coffee", tt.sort, 3, cont)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range page {
+					ids = append(ids, s.ID)
+				}
+				if next == "" {
+					break
+				}
+				cont = next
+			}
+			if diff := cmp.Diff(tt.want, ids); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+	ids, err := views.IDs(ctx, "coffee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(ids), 4; got != want {
+		t.Errorf("ids in coffee = %v, want %d of them", ids, want)
+	}
+	if err := views.Delete(ctx, "coffee", "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := views.Delete(ctx, "coffee", "p1"); err != nil {
+		t.Errorf("second Delete: %v, want nil (idempotent)", err)
+	}
+	_, err = views.Get(ctx, "coffee", "p1")
+	wantCode(t, "Get after Delete", err, domain.ENOTFOUND)
+}
+
+func TestOrderSummariesPutVersionGuard(t *testing.T) {
+	ctx := t.Context()
+	views := store.NewOrderSummaries(newStore(t))
+	o := newOrder(t, "u1", "o1", 1000, now)
+	o.Version = 3
+	if wrote, err := views.Put(ctx, domain.SummaryOf(o)); err != nil || !wrote {
+		t.Fatalf("first Put = %v, %v; want true, nil", wrote, err)
+	}
+	older := o
+	older.Version, older.TotalCents = 2, 1
+	if wrote, err := views.Put(ctx, domain.SummaryOf(older)); err != nil || wrote {
+		t.Errorf("Put of an older version = %v, %v; want false, nil", wrote, err)
+	}
+	got, err := views.Get(ctx, domain.StatusDay(o.Status, o.CreatedAt), "o1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SourceVersion != 3 || got.TotalCents != 1000 {
+		t.Errorf("stored summary v%d %d cents, want v3 1000", got.SourceVersion, got.TotalCents)
+	}
+	page, _, err := views.Page(ctx, "placed:2026-11-29", 20, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 1 || page[0].ID != "o1" {
+		t.Errorf("placed orders of the day = %+v, want o1", page)
+	}
+}
