@@ -3,7 +3,7 @@
 // footer panel, so the modeling rule "one screen, one read" is visible.
 
 import { setToken, user } from "./api.js";
-import { go, h, needSignIn, say, showCost } from "./ui.js";
+import { go, h, navigated, needSignIn, say, showCost } from "./ui.js";
 import { home, category } from "./views/catalog.js";
 import { product, reviews } from "./views/product.js";
 import { cart } from "./views/cart.js";
@@ -69,6 +69,7 @@ async function render() {
   const { path, query } = parse(location.hash);
   const main = document.getElementById("main");
   const mine = ++renderCount;
+  navigated();
   renderNav();
   const match = routes.map(([re, view]) => [re.exec(path), view]).find(([m]) => m);
   if (!match) {

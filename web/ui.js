@@ -66,14 +66,20 @@ export function showCost(label, cost) {
 
 // say puts a message in the page's aria-live status line; kind is "ok",
 // "error" or "info".
+// A message survives the next navigation (a view often says "saved" and
+// then moves on) and is cleared by the one after.
 export function say(text, kind = "info") {
   const status = document.getElementById("status");
   status.className = `status status-${kind}`;
   status.textContent = text;
+  status.dataset.keep = text ? "1" : "";
 }
 
-export function clearStatus() {
-  say("");
+// navigated is called by the router on every screen change.
+export function navigated() {
+  const status = document.getElementById("status");
+  if (status.dataset.keep) status.dataset.keep = "";
+  else status.textContent = "";
 }
 
 // problemText explains an ApiError in plain words.
