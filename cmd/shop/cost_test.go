@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func noEnv(string) string { return "" }
+
+// TestCostLab runs `shop cost --json` on a tiny data set and checks the
+// measured figures, not fixed ones: for every screen the denormalized
+// design needs fewer store operations and fewer Request Units.
+func TestCostLab(t *testing.T) {
+	var out bytes.Buffer
+	args := []string{"shop", "cost", "--json", "--products", "30", "--categories", "2", "--reviews", "6",
+		"--users", "4", "--orders", "11", "--price-changes", "2", "--carts-per-product", "3", "--reps", "5",
+		"--read-rps", "100", "--write-rps", "1"}
+	if err := run(context.Background(), args, noEnv, &out); err != nil {
+		t.Fatalf("shop cost: %v", err)
+	}
+	var rep costReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, out.String())
+	}
+	if !rep.Estimate {
+		t.Errorf("estimate = false on the embedded store, want true")
+	}
+	if got, want := len(rep.Screens), 4; got != want {
+		t.Fatalf("screens = %d, want %d", got, want)
+	}
+	for _, s := range rep.Screens {
+		t.Run(s.Screen, func(t *testing.T) {
+			if s.Denormalized.StoreOps >= s.Normalized.StoreOps {
+				t.Errorf("store ops: denormalized %v, normalized %v; want fewer denormalized", s.Denormalized.StoreOps, s.Normalized.StoreOps)
+			}
+			if s.Denormalized.RequestUnits <= 0 {
+				t.Errorf("denormalized RU = %v, want > 0", s.Denormalized.RequestUnits)
+			}
+			if s.Ratio <= 1 {
+				t.Errorf("ratio = %v (RU %v vs %v), want > 1", s.Ratio, s.Normalized.RequestUnits, s.Denormalized.RequestUnits)
+			}
+			if s.Denormalized.MedianMicros <= 0 || s.Normalized.MedianMicros <= 0 {
+				t.Errorf("median latency %v / %v µs, want both > 0", s.Denormalized.MedianMicros, s.Normalized.MedianMicros)
+			}
+		})
+	}
+
+	w := rep.Workload
+	// One replace per cart holding the product, plus at least the feed
+	// read and the cross-partition query that found them.
+	if min := float64(w.CartsPerProduct + 2); w.Denormalized.PropagateOps < min {
+		t.Errorf("propagation store ops = %v, want at least %v", w.Denormalized.PropagateOps, min)
+	}
+	if w.Normalized.PropagationRU != 0 {
+		t.Errorf("normalized propagation = %v RU, want 0 (no copies)", w.Normalized.PropagationRU)
+	}
+	if w.Denormalized.ReadRU >= w.Normalized.ReadRU {
+		t.Errorf("RU per read: denormalized %v, normalized %v; want denormalized lower", w.Denormalized.ReadRU, w.Normalized.ReadRU)
+	}
+	for name, l := range map[string]designLoad{"denormalized": w.Denormalized, "normalized": w.Normalized} {
+		if got, want := l.TotalRUs, round2(l.ReadRUs+l.WriteRUs); got != want {
+			t.Errorf("%s total = %v RU/s, want reads + writes = %v", name, got, want)
+		}
+	}
+	if got, want := len(rep.Goals), len(costGoals); got != want {
+		t.Errorf("goals = %d, want %d", got, want)
+	}
+
+	var md bytes.Buffer
+	writeCostMarkdown(&md, rep)
+	for _, s := range rep.Screens {
+		if !strings.Contains(md.String(), "| "+s.Screen+" |") {
+			t.Errorf("markdown has no row for %q", s.Screen)
+		}
+	}
+}
+
+func TestWriteDocSection(t *testing.T) {
+	costSection := "<!-- begin: shop cost (generated) -->\nold cost\n<!-- end: shop cost -->\n"
+	benchSection := "<!-- begin: shop bench (generated) -->\nbench\n<!-- end: shop bench -->\n"
+	tests := []struct {
+		name    string
+		before  string // "" = no file
+		want    string
+		wantErr bool
+	}{
+		{
+			name: "NewFile",
+			want: docsHeader + "\n" + strings.Replace(costSection, "old cost", "new cost", 1),
+		},
+		{
+			name:   "ReplacesOnlyItsSection",
+			before: "# Title\n\n" + costSection + "\n" + benchSection,
+			want:   "# Title\n\n" + strings.Replace(costSection, "old cost", "new cost", 1) + "\n" + benchSection,
+		},
+		{
+			name:   "AppendsAfterOtherSections",
+			before: "# Title\n\n" + benchSection,
+			want:   "# Title\n\n" + benchSection + "\n" + strings.Replace(costSection, "old cost", "new cost", 1),
+		},
+		{
+			name:    "BrokenMarkers",
+			before:  "# Title\n\n<!-- begin: shop cost (generated) -->\nno end\n",
+			wantErr: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "performance.md")
+			if tt.before != "" {
+				if err := os.WriteFile(path, []byte(tt.before), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := writeDocSection(path, "cost", "new cost\n")
+			if tt.wantErr {
+				if err == nil {
+					t.Fatal("writeDocSection succeeded, want an error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("file =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
