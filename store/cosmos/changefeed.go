@@ -3,8 +3,10 @@ package cosmos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"shop/domain"
@@ -43,18 +45,29 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 		MaxItemCount: int32(maxItems),
 		FeedRange:    &azcosmos.FeedRange{MinInclusive: r.Min, MaxExclusive: r.Max},
 	}
+	scope := c.feedScope(r)
 	if continuation != "" {
-		if err := checkContinuation(continuation, r); err != nil {
+		token, err := unseal(scope, continuation)
+		if err != nil {
 			return store.ChangeFeedPage{}, err
 		}
-		opts.Continuation = &continuation
+		if err := checkContinuation(token, r); err != nil {
+			return store.ChangeFeedPage{}, err
+		}
+		opts.Continuation = &token
 	}
 	resp, err := c.c.ReadChangeFeed(ctx, opts)
 	if err != nil {
-		return store.ChangeFeedPage{RequestCharge: failedCharge(err)}, mapError(c.op("read change feed of", r.String()), err)
+		op := c.op("read change feed of", r.String())
+		if _, ok := errors.AsType[*azcore.ResponseError](err); !ok && strings.Contains(err.Error(), "ResourceID") {
+			// The SDK's own check (a plain error): the token's container
+			// was deleted and created again under the same name.
+			return store.ChangeFeedPage{}, domain.Errorf(domain.EINVALID, "%s: the continuation belongs to an earlier container of this name", op)
+		}
+		return store.ChangeFeedPage{RequestCharge: failedCharge(err)}, mapError(op, err)
 	}
 	page := store.ChangeFeedPage{
-		Continuation:  resp.ContinuationToken,
+		Continuation:  seal(scope, resp.ContinuationToken),
 		RequestCharge: responseCharge(resp.Response),
 		// The SDK gives no estimate of what is left behind a token.
 		Remaining: -1,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -61,7 +62,12 @@ func render(q store.Query) (sqlQuery, error) {
 	if len(q.Select) == 0 {
 		b.WriteString("*")
 	}
-	for i, name := range q.Select {
+	sel := q.Select
+	if len(sel) > 0 && !slices.Contains(sel, "id") {
+		// A projection always carries the id, as on the embedded store.
+		sel = append([]string{"id"}, sel...)
+	}
+	for i, name := range sel {
 		p, err := property(name)
 		if err != nil {
 			return sqlQuery{}, err
@@ -138,9 +144,13 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 		QueryParameters: sq.Params,
 		PageSizeHint:    int32(limit),
 	}
+	scope := c.queryScope(q.PartitionKey, sq)
 	if q.Continuation != "" {
-		// Opaque: exactly what the previous page returned.
-		cont := q.Continuation
+		// Cosmos's token, exactly as the previous page returned it.
+		cont, err := unseal(scope, q.Continuation)
+		if err != nil {
+			return store.QueryPage{}, err
+		}
 		opts.ContinuationToken = &cont
 	}
 	pk := azcosmos.NewPartitionKey()
@@ -168,7 +178,7 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 		page.RequestCharge += responseCharge(r.Response)
 		page.Continuation = ""
 		if r.ContinuationToken != nil {
-			page.Continuation = *r.ContinuationToken
+			page.Continuation = seal(scope, *r.ContinuationToken)
 		}
 		for _, raw := range r.Items {
 			item, err := fromCosmos(raw, "")

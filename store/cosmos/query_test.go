@@ -66,6 +66,7 @@ var queryShapes = []struct {
 			{Path: "productIds", Op: store.OpArrayContains, Value: "p9"},
 		},
 	}},
+	{"projection_adds_id", store.Query{PartitionKey: "p0", Select: []string{"n", "kind"}}},
 	{"order_by_id_only", store.Query{PartitionKey: "books", OrderBy: "id"}},
 	{"whole_documents", store.Query{PartitionKey: "books"}},
 	{"reserved_word_property", store.Query{

@@ -1,0 +1,1 @@
+SELECT c.id, c.n, c.kind FROM c
