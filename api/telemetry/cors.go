@@ -1,0 +1,69 @@
+package telemetry
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// CORS answers browsers on other origins (the sample frontend served
+// elsewhere, a workshop's notebook) from an allow-list of origins such as
+// "https://shop.example.com". An allowed origin is echoed back with
+// credentials allowed; the entry "*" allows any origin but then never with
+// credentials (the Fetch standard refuses "*" with credentials, and echoing
+// any origin with them would hand every site the user's session). A
+// disallowed origin gets no CORS headers, so the browser blocks the
+// response; a disallowed preflight is answered 403 and goes no further.
+func CORS(allowed []string) func(http.Handler) http.Handler {
+	anyOrigin := slices.Contains(allowed, "*")
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			// The answer depends on the Origin: caches must key on it.
+			h.Add("Vary", "Origin")
+			origin := r.Header.Get("Origin")
+			preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+			if preflight {
+				h.Add("Vary", "Access-Control-Request-Method")
+				h.Add("Vary", "Access-Control-Request-Headers")
+			}
+			if origin == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			switch {
+			case slices.Contains(allowed, origin):
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Set("Access-Control-Allow-Credentials", "true")
+				h.Set("Timing-Allow-Origin", origin)
+			case anyOrigin:
+				h.Set("Access-Control-Allow-Origin", "*")
+				h.Set("Timing-Allow-Origin", "*")
+			default:
+				if preflight {
+					w.WriteHeader(http.StatusForbidden)
+					return
+				}
+				next.ServeHTTP(w, r)
+				return
+			}
+			if !preflight {
+				// Without this a script on another origin cannot read what a
+				// response cost, nor the ETag it needs for If-Match.
+				h.Set("Access-Control-Expose-Headers", exposed)
+				next.ServeHTTP(w, r)
+				return
+			}
+			h.Set("Access-Control-Allow-Methods", allowedMethods)
+			h.Set("Access-Control-Allow-Headers", allowedHeaders)
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+}
+
+var (
+	allowedMethods = strings.Join([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, ", ")
+	allowedHeaders = strings.Join([]string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "traceparent", "tracestate"}, ", ")
+	exposed        = strings.Join([]string{"ETag", "Location", "Retry-After", "X-Request-Charge", "X-Store-Operations", "Server-Timing"}, ", ")
+)

@@ -1,0 +1,48 @@
+package telemetry
+
+import (
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+)
+
+// RequestLog writes one line per request: method, route, path, status,
+// duration, store operations, Request Units and retries, and (through the
+// logger's TraceHandler) the trace and span ids. It never logs headers, so
+// neither the Authorization header nor a token can reach the log, and it
+// logs the path without its query string.
+//
+// Install it inside Middleware, so that the request's span and store.Meter
+// are in the context it reads.
+func RequestLog(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			r, rctx := withRoute(r)
+			r, meter := withMeter(r)
+			sw := newStatusWriter(w)
+			next.ServeHTTP(sw.w, r)
+
+			ops, ru, storeNanos := meter.Totals()
+			level := slog.LevelInfo
+			switch {
+			case sw.status >= 500:
+				level = slog.LevelError
+			case untraced[r.URL.Path]:
+				// Probes and scrapes every few seconds: visible at debug only.
+				level = slog.LevelDebug
+			}
+			logger.LogAttrs(r.Context(), level, "request",
+				slog.String("method", r.Method),
+				slog.String("route", rctx.RoutePattern()),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status),
+				slog.Duration("duration", time.Since(start)),
+				slog.Int("store_ops", ops),
+				slog.Float64("ru", math.Round(ru*100)/100),
+				slog.Duration("store_duration", time.Duration(storeNanos)),
+				slog.Int("retries", meter.Retries()))
+		})
+	}
+}
