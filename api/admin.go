@@ -1,0 +1,205 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// DeletedProductTTL is how long a soft-deleted product stays, so the feed
+// workers see the deleted=true version before TTL removes it.
+const DeletedProductTTL = 7 * 24 * 3600
+
+type productCreateRequest struct {
+	ProductID   string `json:"productId" validate:"omitempty,shopid,ne=categories"`
+	Name        string `json:"name" validate:"required,max=200"`
+	Description string `json:"description" validate:"max=5000"`
+	PriceCents  int64  `json:"priceCents" validate:"required,min=1,max=100000000"`
+	Currency    string `json:"currency" validate:"omitempty,iso4217"`
+	CategoryID  string `json:"categoryId" validate:"required,shopid"`
+	ImageURL    string `json:"imageUrl" validate:"omitempty,max=2000"`
+}
+
+// DefaultCurrency is the currency of a product created without one.
+const DefaultCurrency = "USD"
+
+// handleProductCreate stores a new product. Its categoryName is copied
+// from the categories index (model-denormalize-reads), so the product page
+// never needs a second read.
+func handleProductCreate(products *store.Products, now func() time.Time) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[productCreateRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		cats, err := products.Categories(r.Context())
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		name, ok := categoryName(cats, req.CategoryID)
+		if !ok {
+			writeProblem(w, r, unknownCategory(req.CategoryID))
+			return
+		}
+		if req.ProductID == "" {
+			req.ProductID = "p-" + randomSuffix()
+		}
+		if req.Currency == "" {
+			req.Currency = DefaultCurrency
+		}
+		t := now().UTC()
+		p, err := products.Create(r.Context(), domain.Product{
+			Meta: domain.Meta{ID: req.ProductID}, Name: req.Name, Description: req.Description,
+			CategoryID: req.CategoryID, CategoryName: name, PriceCents: req.PriceCents,
+			Currency: req.Currency, PriceVersion: 1, ImageURL: req.ImageURL,
+			LastUpdated: t, Version: 1,
+		})
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, p.ETag)
+		w.Header().Set("Location", "/v1/products/"+p.ID)
+		encode(w, http.StatusCreated, viewProduct(p))
+	}
+}
+
+// productPatch is a JSON merge patch (RFC 7396) of a product: absent
+// fields stay as they are; null is refused since every field is required.
+type productPatch struct {
+	Name        *string `json:"name" validate:"omitempty,min=1,max=200"`
+	Description *string `json:"description" validate:"omitempty,max=5000"`
+	PriceCents  *int64  `json:"priceCents" validate:"omitempty,min=1,max=100000000"`
+	CategoryID  *string `json:"categoryId" validate:"omitempty,shopid"`
+	ImageURL    *string `json:"imageUrl" validate:"omitempty,max=2000"`
+}
+
+// handleProductPatch changes a product with If-Match (412 when stale); a
+// price change increments priceVersion, the version guard of every cart
+// line copy the products feed then updates.
+func handleProductPatch(products *store.Products, now func() time.Time) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "productId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		if err := requireContentType(r, "application/merge-patch+json"); err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		req, err := decode[productPatch](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		ch := domain.ProductChange{Name: req.Name, Description: req.Description,
+			PriceCents: req.PriceCents, CategoryID: req.CategoryID, ImageURL: req.ImageURL}
+		if req.CategoryID != nil {
+			cats, err := products.Categories(r.Context())
+			if err != nil {
+				writeProblem(w, r, err)
+				return
+			}
+			name, ok := categoryName(cats, *req.CategoryID)
+			if !ok {
+				writeProblem(w, r, unknownCategory(*req.CategoryID))
+				return
+			}
+			ch.CategoryName = &name
+		}
+		p, err := products.Update(r.Context(), id, ifMatch(r), func(p *domain.Product) error {
+			p.Apply(ch, now())
+			return nil
+		})
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, p.ETag)
+		encode(w, http.StatusOK, viewProduct(p))
+	}
+}
+
+// handleProductDelete soft-deletes: deletes are absent from the change
+// feed (latest-version mode), so the feed workers must see deleted=true to
+// remove the copies; the document's ttl then removes it.
+func handleProductDelete(products *store.Products, now func() time.Time) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "productId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		if _, err := products.Update(r.Context(), id, ifMatch(r), func(p *domain.Product) error {
+			p.SoftDelete(DeletedProductTTL, now())
+			return nil
+		}); err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+type categoryRequest struct {
+	Name string `json:"name" validate:"required,max=100"`
+}
+
+// handleCategoryPut creates or renames a category in the categories index
+// (its read-modify-write); the products feed pushes a rename out to the
+// products' categoryName copies.
+func handleCategoryPut(products *store.Products) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "categoryId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		req, err := decode[categoryRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		var created bool
+		var out domain.Category
+		if _, err := products.UpdateCategories(r.Context(), "", func(c *domain.Categories) error {
+			i := slices.IndexFunc(c.Items, func(c domain.Category) bool { return c.ID == id })
+			created = i < 0
+			if created {
+				c.Items = append(c.Items, domain.Category{ID: id, Name: req.Name})
+				i = len(c.Items) - 1
+			}
+			c.Items[i].Name = req.Name
+			out = c.Items[i]
+			return nil
+		}); err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+			w.Header().Set("Location", "/v1/categories/"+id+"/products")
+		}
+		encode(w, status, out)
+	}
+}
+
+func categoryName(c domain.Categories, id string) (string, bool) {
+	i := slices.IndexFunc(c.Items, func(c domain.Category) bool { return c.ID == id })
+	if i < 0 {
+		return "", false
+	}
+	return c.Items[i].Name, true
+}
+
+func unknownCategory(id string) error {
+	return &domain.Error{Code: domain.EINVALID, Message: "no such category: " + id,
+		Fields: []domain.FieldError{{Pointer: "/categoryId", Detail: "is not a known category"}}}
+}

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// handleCategories is the home screen: a point read of the categories
+// index document, 1 RU (query-point-reads), instead of a query.
+func handleCategories(products *store.Products) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := products.Categories(r.Context())
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, categoriesView{Items: c.Items})
+	}
+}
+
+// handleCategoryPage is one page of a category: ONE single-partition query
+// on productsByCategory (pk = categoryId), never a fan-out over products.
+// Only an empty first page costs a second read, of the categories index,
+// to tell an unknown category (404) from an empty one.
+func handleCategoryPage(summaries *store.ProductSummaries, products *store.Products) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		categoryID, err := pathID(r, "categoryId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		limit, cont, err := pageParams(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		sort := r.URL.Query().Get("sort")
+		switch sort {
+		case "":
+			sort = store.SortByName
+		case store.SortByName, store.SortByPrice:
+		default:
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "sort must be name or price"))
+			return
+		}
+		items, next, err := summaries.Page(r.Context(), categoryID, sort, limit, cont)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		if len(items) == 0 && cont == "" {
+			c, err := products.Categories(r.Context())
+			if err != nil {
+				writeProblem(w, r, err)
+				return
+			}
+			if !slices.ContainsFunc(c.Items, func(c domain.Category) bool { return c.ID == categoryID }) {
+				writeProblem(w, r, domain.Errorf(domain.ENOTFOUND, "category %q not found", categoryID))
+				return
+			}
+		}
+		encode(w, http.StatusOK, pageOf(mapSlice(items, viewProductSummary), next))
+	}
+}
+
+// handleProduct is the product page: ONE point read in products, the top
+// reviews and review stats embedded (model-embed-related).
+func handleProduct(products *store.Products) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "productId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		p, err := products.Get(r.Context(), id)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, p.ETag)
+		encode(w, http.StatusOK, viewProduct(p))
+	}
+}
+
+// handleReviews is one page of a product's reviews, newest first: ONE
+// single-partition query on reviews (pk = productId). An unknown product
+// has no reviews partition, so it answers an empty page rather than
+// spending a second read to say 404.
+func handleReviews(reviews *store.Reviews) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "productId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		limit, cont, err := pageParams(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		items, next, err := reviews.Page(r.Context(), id, limit, cont)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, pageOf(mapSlice(items, viewReview), next))
+	}
+}
+
+type reviewRequest struct {
+	Rating int    `json:"rating" validate:"required,min=1,max=5"`
+	Title  string `json:"title" validate:"required,max=200"`
+	Body   string `json:"body" validate:"max=5000"`
+}
+
+// handleReviewCreate stores the caller's review; the reviews feed then
+// recomputes the product's embedded stats. The review's id comes from the
+// user, so a second review is a 409 (one per user per product).
+func handleReviewCreate(products *store.Products, reviews *store.Reviews, now func() time.Time) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "productId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		req, err := decode[reviewRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		// A point read first: a review of a product that does not exist
+		// would open a reviews partition nothing ever reads.
+		if _, err := products.Get(r.Context(), id); err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		u := userFrom(r.Context())
+		name := u.Name
+		if name == "" {
+			name = u.ID
+		}
+		rv, err := reviews.Create(r.Context(), domain.Review{
+			ProductID: id, UserID: u.ID, UserName: name,
+			Rating: req.Rating, Title: req.Title, Body: req.Body, CreatedAt: now().UTC(),
+		})
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		w.Header().Set("Location", "/v1/products/"+id+"/reviews")
+		encode(w, http.StatusCreated, viewReview(rv))
+	}
+}

@@ -1,0 +1,143 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// MaxIdempotencyKey bounds the Idempotency-Key header.
+const MaxIdempotencyKey = 255
+
+type checkoutRequest struct {
+	ShippingAddress domain.Address `json:"shippingAddress" validate:"required"`
+}
+
+// handleCheckout turns the caller's cart into an order. The order, its
+// idempotency record and the customerSummary commit in ONE transactional
+// batch in the user's orders partition (transactions need one partition
+// key); the cart is reset afterwards with If-Match on the version read.
+func handleCheckout(s *server, carts *store.Carts, orders *store.Orders) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		u := userFrom(ctx)
+		key := r.Header.Get("Idempotency-Key")
+		if !validKey(key) {
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "the Idempotency-Key header must be 1-%d visible ASCII characters other than / \\ ? #", MaxIdempotencyKey))
+			return
+		}
+		req, err := decode[checkoutRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		hash := requestHash(req)
+
+		// A concurrent duplicate in this process waits for nobody: 409.
+		flight := u.ID + "\x00" + key
+		if _, busy := s.inFlight.LoadOrStore(flight, struct{}{}); busy {
+			writeProblem(w, r, domain.Errorf(domain.ECONFLICT, "a checkout with this Idempotency-Key is still in progress"))
+			return
+		}
+		defer s.inFlight.Delete(flight)
+
+		// Point read of the key's record: a retry replays the first answer.
+		prior, err := orders.Idempotency(ctx, u.ID, key)
+		switch {
+		case err == nil:
+			replay(w, r, orders, prior, hash)
+			return
+		case !domain.IsCode(err, domain.ENOTFOUND):
+			writeProblem(w, r, err)
+			return
+		}
+
+		cart, err := carts.Get(ctx, u.ID)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		now := s.now()
+		o, err := domain.NewOrder(domain.OrderID(now, randomSuffix()), cart,
+			domain.Customer{Name: u.Name, Email: u.Email}, req.ShippingAddress, key, now)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		placed, err := orders.Place(ctx, o, domain.Idempotency{Key: key, RequestHash: hash, CreatedAt: now.UTC()})
+		if domain.IsCode(err, domain.ECONFLICT) {
+			// Another instance committed the same key first: answer as a
+			// retry would.
+			if prior, rerr := orders.Idempotency(ctx, u.ID, key); rerr == nil {
+				replay(w, r, orders, prior, hash)
+				return
+			}
+		}
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		// Reset only the cart version the order was made from: a 412 means
+		// the user changed it since, and the orders feed leaves it alone.
+		if _, err := carts.Update(ctx, u.ID, cart.ETag, func(c *domain.Cart) error {
+			c.Reset(now)
+			return nil
+		}); err != nil && !domain.IsCode(err, domain.EPRECONDITION) {
+			s.log.WarnContext(ctx, "cart reset after checkout failed; the orders feed retries it",
+				"user", u.ID, "order", placed.ID, "err", err)
+		}
+		w.Header().Set("Location", "/v1/orders/"+placed.ID)
+		encode(w, http.StatusCreated, viewOrder(placed))
+	}
+}
+
+// replay answers a repeated Idempotency-Key: the same body gets the first
+// response again, another body is refused (422).
+func replay(w http.ResponseWriter, r *http.Request, orders *store.Orders, prior domain.Idempotency, hash string) {
+	if prior.RequestHash != hash {
+		writeProblem(w, r, domain.Errorf(domain.EUNPROCESSABLE, "this Idempotency-Key was used with a different request body"))
+		return
+	}
+	o, err := orders.Get(r.Context(), prior.UserID, prior.OrderID)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/orders/"+o.ID)
+	encode(w, http.StatusCreated, viewOrder(o))
+}
+
+// requestHash identifies a checkout body: the SHA-256 of its canonical
+// encoding (decoded, then re-encoded), so spacing and key order do not
+// make the same request look different.
+func requestHash(req checkoutRequest) string {
+	b, _ := json.Marshal(req)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// validKey checks an Idempotency-Key: it becomes part of a document id
+// ("idem-<key>"), so Cosmos's id rules apply to it too.
+func validKey(key string) bool {
+	if len(key) < 1 || len(key) > MaxIdempotencyKey || domain.ValidateID("key", key) != nil {
+		return false
+	}
+	for i := range len(key) {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"shop/domain"
+)
+
+// MaxBodyBytes bounds every request body (413 beyond it).
+const MaxBodyBytes = 64 << 10
+
+// maxDepth bounds the nesting of a request body: the shop's bodies are at
+// most two objects deep, so anything deeper is an attack, not a request.
+const maxDepth = 8
+
+// encode writes v as JSON with the given status: the ONE way a handler
+// answers with a body. It marshals once into a buffer so a failure is a
+// clean 500 rather than half a body.
+func encode[T any](w http.ResponseWriter, status int, v T) {
+	writeJSON(w, status, "application/json", v)
+}
+
+func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, contentType = http.StatusInternalServerError, "application/problem+json"
+		b = []byte(`{"type":"` + problemBase + `internal","title":"Internal Server Error","status":500,"detail":"internal error"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// decode reads a JSON body into a T and validates it: the ONE way a
+// handler reads a body. Beyond encoding/json it refuses what would let a
+// client smuggle a field (encoding/json matches keys case-insensitively and
+// keeps the last of duplicate keys): every key must be exactly a field name
+// of T, appear once, and not be null.
+func decode[T any](r *http.Request) (T, error) {
+	var v T
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return v, domain.Errorf(domain.ETOOLARGE, "the body is over %d bytes", MaxBodyBytes)
+		}
+		return v, domain.Errorf(domain.EINVALID, "cannot read the body")
+	}
+	if err := prescan(body, reflect.TypeFor[T]()); err != nil {
+		return v, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, jsonError(err)
+	}
+	return v, validate(v)
+}
+
+// requireContentType answers 415 unless the body is of the media type.
+func requireContentType(r *http.Request, want string) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != want {
+		return domain.Errorf(eUnsupportedMedia, "the body must be %s", want)
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	if e, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		ptr := "/" + strings.ReplaceAll(e.Field, ".", "/")
+		return &domain.Error{Code: domain.EINVALID, Message: "the body has a value of the wrong type",
+			Fields: []domain.FieldError{{Pointer: ptr, Detail: "must be a " + jsonKind(e.Type)}}}
+	}
+	return domain.Errorf(domain.EINVALID, "the body is not valid JSON")
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	}
+	return "object"
+}
+
+// fieldSet maps the exact JSON names of a struct's fields to their types.
+type fieldSet map[string]reflect.Type
+
+var fieldSets sync.Map // reflect.Type -> fieldSet
+
+func fieldsOf(t reflect.Type) fieldSet {
+	if fs, ok := fieldSets.Load(t); ok {
+		return fs.(fieldSet)
+	}
+	fs := fieldSet{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for k, v := range fieldsOf(f.Type) {
+				fs[k] = v
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fs[name] = f.Type
+	}
+	fieldSets.Store(t, fs)
+	return fs
+}
+
+// prescan walks the body's tokens against t before anything is decoded.
+func prescan(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := scanValue(dec, t, "", 0); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return domain.Errorf(domain.EINVALID, "the body must hold exactly one JSON value")
+	}
+	return nil
+}
+
+func fieldError(ptr, detail string) error {
+	if ptr == "" {
+		ptr = "/"
+	}
+	return &domain.Error{Code: domain.EINVALID, Message: fmt.Sprintf("%s %s", ptr, detail),
+		Fields: []domain.FieldError{{Pointer: ptr, Detail: detail}}}
+}
+
+func scanValue(dec *json.Decoder, t reflect.Type, ptr string, depth int) error {
+	if depth > maxDepth {
+		return domain.Errorf(domain.EINVALID, "the body is nested more than %d levels deep", maxDepth)
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return domain.Errorf(domain.EINVALID, "the body is not valid JSON")
+	}
+	switch tok {
+	case nil:
+		// No request field is nullable: null would read as "absent" and
+		// hide a client's mistake.
+		return fieldError(ptr, "must not be null")
+	case json.Delim('{'):
+		var fs fieldSet
+		if t != nil && t.Kind() == reflect.Struct {
+			fs = fieldsOf(t)
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return domain.Errorf(domain.EINVALID, "the body is not valid JSON")
+			}
+			key := kt.(string)
+			kp := ptr + "/" + escapePointer(key)
+			if seen[key] {
+				return fieldError(kp, "appears more than once")
+			}
+			seen[key] = true
+			ft, ok := fs[key]
+			if !ok {
+				return fieldError(kp, "is not a known field")
+			}
+			if err := scanValue(dec, ft, kp, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // '}'
+	case json.Delim('['):
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := scanValue(dec, et, ptr+"/"+strconv.Itoa(i), depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // ']'
+	}
+	if err != nil {
+		return domain.Errorf(domain.EINVALID, "the body is not valid JSON")
+	}
+	return nil
+}
+
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,43 @@
+package api
+
+import (
+	"context"
+	_ "embed"
+	"net/http"
+
+	"shop/domain"
+)
+
+// spec is openapi.yaml, kept byte-identical to the repository root's copy
+// (a test checks it): go:embed cannot reach a parent directory.
+//
+//go:embed openapi.yaml
+var spec []byte
+
+func handleSpec() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(spec)
+	}
+}
+
+type healthView struct {
+	Status string `json:"status"`
+}
+
+func handleHealth() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		encode(w, http.StatusOK, healthView{Status: "ok"})
+	}
+}
+
+// handleReady answers 503 while the store cannot serve.
+func handleReady(ready func(context.Context) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := ready(r.Context()); err != nil {
+			writeProblem(w, r, domain.Errorf(domain.EUNAVAILABLE, "not ready"))
+			return
+		}
+		encode(w, http.StatusOK, healthView{Status: "ready"})
+	}
+}

@@ -1,0 +1,128 @@
+package api
+
+import (
+	"net/http"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// handleSummary is the account screen: ONE point read of the user's
+// pre-computed customerSummary (model-denormalize-reads: pre-computed
+// aggregates), not a query over their orders.
+func handleSummary(orders *store.Orders) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sum, err := orders.Summary(r.Context(), userFrom(r.Context()).ID)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, viewSummary(sum))
+	}
+}
+
+// handleOrders is the order history: ONE single-partition query in orders
+// (pk = the token's sub), newest first, projected to what the list shows.
+func handleOrders(orders *store.Orders) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		limit, cont, err := pageParams(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		items, next, err := orders.Page(r.Context(), userFrom(r.Context()).ID, limit, cont)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, pageOf[orderListView](items, next))
+	}
+}
+
+// handleOrder is the order detail: ONE point read by (the token's sub,
+// orderId). Another user's order id is not in the caller's partition, so
+// it is a 404, never a 403 that would confirm it exists.
+func handleOrder(orders *store.Orders) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "orderId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		o, err := orders.Get(r.Context(), userFrom(r.Context()).ID, id)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, o.ETag)
+		encode(w, http.StatusOK, viewOrder(o))
+	}
+}
+
+// handleOrderCancel lets the owner cancel a placed order: the order and
+// the customerSummary change in ONE transactional batch, If-Match on both.
+func handleOrderCancel(orders *store.Orders) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, "orderId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		o, err := orders.SetStatus(r.Context(), userFrom(r.Context()).ID, id, ifMatch(r), domain.StatusCancelled)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, o.ETag)
+		encode(w, http.StatusOK, viewOrder(o))
+	}
+}
+
+type orderStatusRequest struct {
+	Status string `json:"status" validate:"required,oneof=shipped delivered cancelled"`
+}
+
+// handleAdminOrderPatch moves any user's order along the status machine;
+// the admin names the partition (userId) explicitly, a point operation.
+func handleAdminOrderPatch(orders *store.Orders) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		userID, err := pathID(r, "userId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		id, err := pathID(r, "orderId")
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		req, err := decode[orderStatusRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		o, err := orders.SetStatus(r.Context(), userID, id, ifMatch(r), req.Status)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, o.ETag)
+		encode(w, http.StatusOK, viewOrder(o))
+	}
+}
+
+// handleFeeds reports the change-feed workers' leases and lag.
+func handleFeeds(feeds FeedStatus) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if feeds == nil {
+			writeProblem(w, r, domain.Errorf(domain.EUNAVAILABLE, "the feed workers are not running in this process"))
+			return
+		}
+		st, err := feeds.FeedStatus(r.Context())
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, st)
+	}
+}

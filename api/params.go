@@ -1,0 +1,59 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"shop/domain"
+)
+
+// Page sizes of every list (DESIGN.md §6).
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	// maxContinuation bounds the opaque token a client sends back.
+	maxContinuation = 4096
+)
+
+// pageParams reads ?limit= and ?continuation=.
+func pageParams(r *http.Request) (limit int, continuation string, err error) {
+	q := r.URL.Query()
+	limit = DefaultPageSize
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxPageSize {
+			return 0, "", domain.Errorf(domain.EINVALID, "limit must be an integer from 1 to %d", MaxPageSize)
+		}
+		limit = n
+	}
+	continuation = q.Get("continuation")
+	if len(continuation) > maxContinuation {
+		return 0, "", domain.Errorf(domain.EINVALID, "continuation is not one this server issued")
+	}
+	return limit, continuation, nil
+}
+
+// pathID returns the path parameter, validated as an id.
+func pathID(r *http.Request, name string) (string, error) {
+	id := chi.URLParam(r, name)
+	if name == "productId" {
+		return id, checkProductID(id)
+	}
+	return id, checkID(name, id)
+}
+
+// ifMatch returns the If-Match header as sent: the store's etags are
+// quoted strings, like Cosmos's, and are compared as they are.
+func ifMatch(r *http.Request) string {
+	return strings.TrimSpace(r.Header.Get("If-Match"))
+}
+
+// setETag sends the stored _etag as the ETag header.
+func setETag(w http.ResponseWriter, etag string) {
+	if etag != "" {
+		w.Header()["Etag"] = []string{etag}
+	}
+}

@@ -1,0 +1,117 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"shop/domain"
+)
+
+// Codes the HTTP layer adds to the domain's: they only exist on the wire.
+const (
+	eUnsupportedMedia = "unsupported_media_type"
+	eMethodNotAllowed = "method_not_allowed"
+)
+
+// statusOf is THE map from error code to HTTP status (STYLE.md: one
+// mapping table). Anything unknown is a 500.
+var statusOf = map[string]int{
+	domain.ENOTFOUND:      http.StatusNotFound,
+	domain.ECONFLICT:      http.StatusConflict,
+	domain.EPRECONDITION:  http.StatusPreconditionFailed,
+	domain.EINVALID:       http.StatusBadRequest,
+	domain.ETOOLARGE:      http.StatusRequestEntityTooLarge,
+	domain.EUNPROCESSABLE: http.StatusUnprocessableEntity,
+	domain.EUNAUTHORIZED:  http.StatusUnauthorized,
+	domain.EFORBIDDEN:     http.StatusForbidden,
+	domain.ETOOMANY:       http.StatusTooManyRequests,
+	domain.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	domain.EINTERNAL:      http.StatusInternalServerError,
+	eUnsupportedMedia:     http.StatusUnsupportedMediaType,
+	eMethodNotAllowed:     http.StatusMethodNotAllowed,
+}
+
+// problemBase prefixes every problem type: the type names the error code,
+// e.g. https://shop.example/problems/not-found (documented in openapi.yaml).
+const problemBase = "https://shop.example/problems/"
+
+// problem is an RFC 9457 problem document.
+type problem struct {
+	Type   string              `json:"type"`
+	Title  string              `json:"title"`
+	Status int                 `json:"status"`
+	Detail string              `json:"detail"`
+	Errors []domain.FieldError `json:"errors,omitempty"`
+}
+
+type loggerKey struct{}
+
+// withLogger gives writeProblem the server's logger through the context,
+// so handlers need not carry it.
+func withLogger(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loggerKey{}, log)))
+		})
+	}
+}
+
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// writeProblem answers err as application/problem+json. Only *domain.Error
+// messages reach the client; anything else is a 500 with a fixed text,
+// logged with its real cause.
+func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	code := domain.ErrorCode(err)
+	status, ok := statusOf[code]
+	if !ok {
+		code, status = domain.EINTERNAL, http.StatusInternalServerError
+	}
+	p := problem{
+		Type:   problemBase + strings.ReplaceAll(code, "_", "-"),
+		Title:  http.StatusText(status),
+		Status: status,
+		Detail: domain.ErrorMessage(err),
+	}
+	var de *domain.Error
+	if errors.As(err, &de) {
+		p.Errors = de.Fields
+		if de.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(de.RetryAfter.Seconds()))))
+		}
+	}
+	switch status {
+	case http.StatusInternalServerError:
+		p.Detail = "internal error"
+		loggerFrom(r.Context()).ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		if w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", "1")
+		}
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="shop"`)
+	}
+	writeJSON(w, status, "application/problem+json", p)
+}
+
+func handleNotFound() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, domain.Errorf(domain.ENOTFOUND, "no such resource: %s", r.URL.Path))
+	}
+}
+
+func handleMethodNotAllowed() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, domain.Errorf(eMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+	}
+}

@@ -1,0 +1,68 @@
+// Package api is the shop's HTTP side: a chi router whose routes (routes.go)
+// each render a screen from ONE store read, say what it cost, and are
+// described exactly by openapi.yaml.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"shop/store"
+)
+
+// FeedStatus reports the change-feed workers' state for GET /v1/admin/feeds.
+type FeedStatus interface {
+	FeedStatus(ctx context.Context) (any, error)
+}
+
+// Deps is everything the API needs from the outside.
+type Deps struct {
+	Store   store.Store
+	Logger  *slog.Logger
+	Secret  []byte // HS256 key of the Bearer tokens
+	DevMode bool   // enables POST /v1/dev/token
+	Now     func() time.Time
+	// Web, when set, is mounted at "/" (the sample frontend).
+	Web http.Handler
+	// Feeds, when set, answers GET /v1/admin/feeds.
+	Feeds FeedStatus
+	// Ready reports whether the shop can serve (/readyz); nil pings the store.
+	Ready func(context.Context) error
+}
+
+// server holds what the handlers share: the repositories built once over
+// the metered store, and the checkouts in flight.
+type server struct {
+	repos  *store.Repos
+	log    *slog.Logger
+	secret []byte
+	now    func() time.Time
+	// inFlight holds user+key of the checkouts running in this process, so
+	// a concurrent duplicate gets 409 instead of racing the batch.
+	inFlight sync.Map
+}
+
+// NewServer returns the shop's HTTP handler.
+func NewServer(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Ready == nil {
+		d.Ready = d.Store.Ping
+	}
+	s := &server{
+		// Metered: every store call adds its Request Units to the request's
+		// Meter, which the cost middleware turns into response headers.
+		repos:  store.NewRepos(store.Metered(d.Store)),
+		log:    d.Logger,
+		secret: d.Secret,
+		now:    d.Now,
+	}
+	return s.routes(d)
+}

@@ -1,0 +1,114 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+
+	"shop/domain"
+)
+
+// validate checks the struct's `validate` tags; each failure names its
+// field as a JSON pointer built from the json tag names.
+var validate = func() func(any) error {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		return name
+	})
+	if err := v.RegisterValidation("shopid", func(fl validator.FieldLevel) bool {
+		return validID(fl.Field().String())
+	}); err != nil {
+		panic(err)
+	}
+	return func(s any) error {
+		err := v.Struct(s)
+		if err == nil {
+			return nil
+		}
+		var ve validator.ValidationErrors
+		if !errors.As(err, &ve) {
+			return domain.Errorf(domain.EINVALID, "the body is not valid")
+		}
+		fields := make([]domain.FieldError, 0, len(ve))
+		for _, fe := range ve {
+			fields = append(fields, domain.FieldError{Pointer: pointerOf(fe.Namespace()), Detail: detailOf(fe)})
+		}
+		return &domain.Error{Code: domain.EINVALID, Message: "the body has invalid fields", Fields: fields}
+	}
+}()
+
+// pointerOf turns "checkoutRequest.shippingAddress.city" into
+// "/shippingAddress/city" and "x.items[2]" into "/items/2".
+func pointerOf(namespace string) string {
+	_, rest, _ := strings.Cut(namespace, ".")
+	rest = strings.NewReplacer("[", ".", "]", "").Replace(rest)
+	return "/" + strings.ReplaceAll(rest, ".", "/")
+}
+
+func detailOf(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "min", "gte":
+		if fe.Kind() == reflect.String {
+			return fmt.Sprintf("must be at least %s characters", fe.Param())
+		}
+		return "must be at least " + fe.Param()
+	case "max", "lte":
+		if fe.Kind() == reflect.String {
+			return fmt.Sprintf("must be at most %s characters", fe.Param())
+		}
+		return "must be at most " + fe.Param()
+	case "oneof":
+		return "must be one of: " + fe.Param()
+	case "email":
+		return "must be an email address"
+	case "url", "http_url":
+		return "must be an http(s) URL"
+	case "iso3166_1_alpha2":
+		return "must be an ISO 3166-1 alpha-2 country code, e.g. DE"
+	case "iso4217":
+		return "must be an ISO 4217 currency code, e.g. EUR"
+	case "ne":
+		return "must not be " + fe.Param()
+	case "shopid":
+		return "must be 1-128 characters of A-Z a-z 0-9 . _ - @"
+	}
+	return "is not valid (" + fe.Tag() + ")"
+}
+
+// MaxShopIDLength is the shop's own bound on ids, far below Cosmos's
+// 1,023 bytes, so that ids stay readable in URLs and partition keys.
+const MaxShopIDLength = 128
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]*$`)
+
+// validID applies the shop's id rule on top of Cosmos's (domain.ValidateID).
+func validID(id string) bool {
+	return domain.ValidateID("id", id) == nil && len(id) <= MaxShopIDLength && idPattern.MatchString(id)
+}
+
+// checkID validates an id from the path or a claim; what names it.
+func checkID(what, id string) error {
+	if !validID(id) {
+		return domain.Errorf(domain.EINVALID, "%s must be 1-%d characters of A-Z a-z 0-9 . _ - @, starting with a letter or digit", what, MaxShopIDLength)
+	}
+	return nil
+}
+
+// checkProductID also refuses the reserved id of the categories index,
+// which shares the products container.
+func checkProductID(id string) error {
+	if id == domain.CategoriesID {
+		return domain.Errorf(domain.EINVALID, "productId %q is reserved", id)
+	}
+	return checkID("productId", id)
+}
