@@ -1,0 +1,111 @@
+package cosmos
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/modules/azure/cosmosdb"
+
+	"shop/store"
+	"shop/store/storetest"
+)
+
+// emulatorImage is the Cosmos Linux emulator (vNext) the contract runs on
+// when no account is configured and Docker is available.
+const emulatorImage = "mcr.microsoft.com/cosmosdb/linux/azure-cosmos-emulator:vnext-preview"
+
+const howToRun = "no Cosmos: set COSMOS_ENDPOINT and COSMOS_KEY (or COSMOS_USE_ENTRA_ID=1), or start Docker; see docs/cosmos.md"
+
+// TestContract runs the store contract against a real Cosmos: the account
+// or emulator the COSMOS_* variables name, else the vNext emulator in a
+// container started here. Nothing fakes Cosmos: with neither, it skips.
+func TestContract(t *testing.T) {
+	cfg := contractConfig(t)
+	// One database per run, unique containers per test (storetest names
+	// them): runs on a shared account do not collide.
+	cfg.Database = "shoptest-" + randomHex(t)
+	ctx := context.Background()
+	admin, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := admin.Ping(ctx); err != nil {
+		t.Fatalf("Ping %s: %v", cfg.Endpoint, err)
+	}
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := admin.DeleteDatabase(cctx); err != nil {
+			t.Errorf("delete test database %s: %v", cfg.Database, err)
+		}
+		admin.Close()
+	})
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := Open(ctx, cfg)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// contractConfig finds a Cosmos to test against, or skips.
+func contractConfig(t *testing.T) Config {
+	t.Helper()
+	if os.Getenv("COSMOS_ENDPOINT") != "" || os.Getenv("COSMOS_CONNECTION_STRING") != "" {
+		cfg, err := ConfigFromEnv(os.Getenv)
+		if err != nil {
+			t.Fatalf("COSMOS_* settings: %v", err)
+		}
+		return cfg
+	}
+	if testing.Short() || !dockerAvailable() {
+		t.Skip(howToRun)
+	}
+	ctx := context.Background()
+	ctr, err := cosmosdb.Run(ctx, emulatorImage)
+	testcontainers.CleanupContainer(t, ctr)
+	if err != nil {
+		t.Fatalf("start the Cosmos emulator: %v", err)
+	}
+	cs, err := ctr.ConnectionString(ctx)
+	if err != nil {
+		t.Fatalf("emulator connection string: %v", err)
+	}
+	// The emulator's gateway names itself localhost:8081; Emulator pins
+	// requests to the mapped port instead.
+	return Config{ConnectionString: cs, Emulator: true}
+}
+
+// dockerAvailable reports whether a Docker engine answers. The provider
+// panics instead of erring in some set-ups without Docker.
+func dockerAvailable() (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	p, err := testcontainers.ProviderDocker.GetProvider()
+	if err != nil {
+		return false
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return p.Health(ctx) == nil
+}
+
+func randomHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
