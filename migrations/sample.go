@@ -1,0 +1,294 @@
+package migrations
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// The catalog of a first start: enough to browse every screen.
+const (
+	DefaultSampleCategories = 8
+	DefaultSampleProducts   = 240
+	DefaultSampleReviews    = 1500
+)
+
+// sampleWorkers is how many writes Sample keeps in flight. On Cosmos each
+// write is a network round trip, so concurrency is what makes a bulk load
+// fast (throughput-bulk); the embedded store serializes its commits but
+// encodes and validates in parallel.
+const sampleWorkers = 16
+
+// SampleOptions says how much sample data to create. The zero value is the
+// catalog of a first start: DefaultSampleCategories categories,
+// DefaultSampleProducts products and DefaultSampleReviews reviews, no carts.
+type SampleOptions struct {
+	// Products to create (0 = DefaultSampleProducts).
+	Products int
+	// Reviews to spread over the products; 0 means none, except in the
+	// zero SampleOptions, which means DefaultSampleReviews.
+	Reviews int
+	// Users with an open cart (1 to 10 lines each) to create.
+	Users int
+	// Categories to create (0 = DefaultSampleCategories), at most
+	// len(sampleCategories).
+	Categories int
+	// Progress, if set, is called as writes complete with how many of
+	// total products, reviews and carts are written. Calls never overlap.
+	Progress func(done, total int)
+}
+
+// SampleStats says what Sample wrote and what it cost.
+type SampleStats struct {
+	Categories, Products, Reviews, Carts int
+	// RequestCharge is the Request Units of every write (an estimate on
+	// the embedded store).
+	RequestCharge float64
+}
+
+func (s SampleStats) String() string {
+	return fmt.Sprintf("%d categories, %d products, %d reviews, %d carts (%.2f RU)",
+		s.Categories, s.Products, s.Reviews, s.Carts, s.RequestCharge)
+}
+
+// IsEmpty reports whether the store holds no catalog yet: the categories
+// index is missing. Sample writes that index last, so a load that stopped
+// half way still counts as empty and is simply run again.
+func IsEmpty(ctx context.Context, s store.Store) (bool, error) {
+	// Point read, not a query: 1 RU (query-point-reads).
+	_, err := s.Container(Products).Read(ctx, domain.CategoriesID, domain.CategoriesID)
+	switch {
+	case domain.IsCode(err, domain.ENOTFOUND):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return false, nil
+}
+
+// Sample loads a generated catalog into s: categories, products with their
+// reviews, the productsByCategory view, the categories index and open
+// carts. The same options always produce the same catalog (a fixed seed);
+// review dates are spread over the year before now.
+//
+// Every copy is consistent from the start, so the shop is browsable before
+// any feed worker runs: a product's topReviews and reviewStats come from
+// domain.ComputeReviewStats over exactly the reviews written to its
+// partition, and its summary from domain.SummaryOfProduct. Writes are
+// upserts, so running Sample again over a half-loaded store converges.
+func Sample(ctx context.Context, s store.Store, opts SampleOptions) (SampleStats, error) {
+	opts, err := opts.resolve()
+	if err != nil {
+		return SampleStats{}, err
+	}
+	p := generateSample(opts, time.Now().UTC().Truncate(time.Second))
+	w := &sampleWriter{s: s, progress: opts.Progress, total: len(p.products) + p.reviewCount + len(p.carts)}
+
+	if err := forEach(ctx, len(p.products), w.writeProduct(p)); err != nil {
+		return w.stats(p), err
+	}
+	batches := summaryBatches(p)
+	if err := forEach(ctx, len(batches), w.writeSummaries(batches)); err != nil {
+		return w.stats(p), err
+	}
+	if err := forEach(ctx, len(p.carts), w.writeCart(p)); err != nil {
+		return w.stats(p), err
+	}
+	// Last: the categories index is what IsEmpty looks for.
+	if _, err := store.NewProducts(s).UpdateCategories(ctx, "", func(c *domain.Categories) error {
+		c.Items = p.categories
+		return nil
+	}); err != nil {
+		return w.stats(p), err
+	}
+	return w.stats(p), nil
+}
+
+func (o SampleOptions) resolve() (SampleOptions, error) {
+	if o.Products == 0 && o.Reviews == 0 && o.Users == 0 && o.Categories == 0 {
+		o.Reviews = DefaultSampleReviews
+	}
+	if o.Products == 0 {
+		o.Products = DefaultSampleProducts
+	}
+	if o.Categories == 0 {
+		o.Categories = DefaultSampleCategories
+	}
+	switch {
+	case o.Products < 0 || o.Reviews < 0 || o.Users < 0 || o.Categories < 0:
+		return o, domain.Errorf(domain.EINVALID, "sample sizes must not be negative")
+	case o.Categories > len(sampleCategories):
+		return o, domain.Errorf(domain.EINVALID, "at most %d sample categories, got %d", len(sampleCategories), o.Categories)
+	}
+	return o, nil
+}
+
+// sampleWriter writes a generated catalog and counts progress and cost.
+type sampleWriter struct {
+	s        store.Store
+	progress func(done, total int)
+
+	mu    sync.Mutex
+	done  int
+	total int
+	ru    float64
+}
+
+// add records n written units (products, reviews, carts) of ru RU.
+func (w *sampleWriter) add(n int, ru float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done += n
+	w.ru += ru
+	if w.progress != nil && n > 0 {
+		w.progress(w.done, w.total)
+	}
+}
+
+func (w *sampleWriter) stats(p *samplePlan) SampleStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return SampleStats{
+		Categories:    len(p.categories),
+		Products:      len(p.products),
+		Reviews:       p.reviewCount,
+		Carts:         len(p.carts),
+		RequestCharge: w.ru,
+	}
+}
+
+// writeProduct writes product i, then its reviews. A product is its own
+// partition (pk /id), so it is a single write; its reviews share one
+// partition (pk productId), so they go in transactional batches of at
+// most 100 operations (one round trip per batch, not per review).
+func (w *sampleWriter) writeProduct(p *samplePlan) func(context.Context, int) error {
+	products, reviews := w.s.Container(Products), w.s.Container(Reviews)
+	return func(ctx context.Context, i int) error {
+		prod := p.products[i]
+		doc, err := json.Marshal(prod)
+		if err != nil {
+			return err
+		}
+		r, err := products.Upsert(ctx, prod.ID, doc, nil)
+		if err != nil {
+			return fmt.Errorf("product %s: %w", prod.ID, err)
+		}
+		w.add(1, r.RequestCharge)
+		rs := p.reviews[i]
+		for start := 0; start < len(rs); start += store.MaxBatchOps {
+			chunk := rs[start:min(start+store.MaxBatchOps, len(rs))]
+			ops := make([]store.BatchOp, len(chunk))
+			for j, rv := range chunk {
+				b, err := json.Marshal(rv)
+				if err != nil {
+					return err
+				}
+				ops[j] = store.BatchOp{Kind: store.BatchUpsert, Item: b}
+			}
+			res, err := reviews.ExecuteBatch(ctx, prod.ID, ops)
+			if err != nil {
+				return fmt.Errorf("reviews of %s: %w", prod.ID, err)
+			}
+			w.add(len(chunk), res.RequestCharge)
+		}
+		return nil
+	}
+}
+
+// summaryBatches groups the products' summaries by category, at most 100
+// to a batch: the view is partitioned by categoryId, so each group is a
+// transactional batch in one logical partition.
+func summaryBatches(p *samplePlan) [][]domain.ProductSummary {
+	byCategory := map[string][]domain.ProductSummary{}
+	for _, prod := range p.products {
+		byCategory[prod.CategoryID] = append(byCategory[prod.CategoryID], domain.SummaryOfProduct(prod))
+	}
+	var batches [][]domain.ProductSummary
+	for _, c := range p.categories {
+		sums := byCategory[c.ID]
+		for start := 0; start < len(sums); start += store.MaxBatchOps {
+			batches = append(batches, sums[start:min(start+store.MaxBatchOps, len(sums))])
+		}
+	}
+	return batches
+}
+
+func (w *sampleWriter) writeSummaries(batches [][]domain.ProductSummary) func(context.Context, int) error {
+	view := w.s.Container(ProductsByCategory)
+	return func(ctx context.Context, i int) error {
+		batch := batches[i]
+		ops := make([]store.BatchOp, len(batch))
+		for j, s := range batch {
+			b, err := json.Marshal(s)
+			if err != nil {
+				return err
+			}
+			ops[j] = store.BatchOp{Kind: store.BatchUpsert, Item: b}
+		}
+		res, err := view.ExecuteBatch(ctx, batch[0].CategoryID, ops)
+		if err != nil {
+			return fmt.Errorf("summaries of %s: %w", batch[0].CategoryID, err)
+		}
+		w.add(0, res.RequestCharge)
+		return nil
+	}
+}
+
+// writeCart writes cart i: one per user, its own partition (pk userId).
+func (w *sampleWriter) writeCart(p *samplePlan) func(context.Context, int) error {
+	carts := w.s.Container(Carts)
+	return func(ctx context.Context, i int) error {
+		c := p.carts[i]
+		doc, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		r, err := carts.Upsert(ctx, c.UserID, doc, nil)
+		if err != nil {
+			return fmt.Errorf("cart of %s: %w", c.UserID, err)
+		}
+		w.add(1, r.RequestCharge)
+		return nil
+	}
+}
+
+// forEach calls fn for 0..n-1 on sampleWorkers goroutines and returns the
+// first error; an error stops the work not yet started.
+func forEach(ctx context.Context, n int, fn func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for range min(sampleWorkers, n) {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return firstErr
+}

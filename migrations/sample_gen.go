@@ -1,0 +1,211 @@
+package migrations
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"shop/domain"
+)
+
+// The fixed seed of the sample catalog: the same options give the same shop.
+const sampleSeed1, sampleSeed2 = 20261129, 42
+
+// samplePlan is a generated catalog, held in memory before it is written.
+type samplePlan struct {
+	categories []domain.Category
+	products   []domain.Product
+	// reviews[i] are the reviews of products[i].
+	reviews     [][]domain.Review
+	reviewCount int
+	carts       []domain.Cart
+}
+
+type sampleReviewer struct{ id, name string }
+
+// generateSample builds the catalog deterministically from opts; now only
+// anchors the dates (reviews over the past year, lastUpdated).
+func generateSample(opts SampleOptions, now time.Time) *samplePlan {
+	rng := rand.New(rand.NewPCG(sampleSeed1, sampleSeed2))
+	cats := sampleCategories[:opts.Categories]
+	p := &samplePlan{categories: make([]domain.Category, len(cats))}
+	for i, c := range cats {
+		p.categories[i] = domain.Category{ID: c.id, Name: c.name}
+	}
+
+	width := max(4, len(fmt.Sprint(opts.Products)))
+	seen := map[string]bool{}
+	p.products = make([]domain.Product, opts.Products)
+	for i := range p.products {
+		// Every category gets a product before any gets a second.
+		ci := i
+		if i >= len(cats) {
+			ci = rng.IntN(len(cats))
+		}
+		c := cats[ci]
+		p.categories[ci].ProductCount++
+		p.products[i] = domain.Product{
+			Meta:         domain.Meta{ID: fmt.Sprintf("p-%0*d", width, i+1), Type: domain.TypeProduct, SchemaVersion: domain.SchemaVersion},
+			Name:         sampleName(rng, c, seen),
+			Description:  sampleDescription(rng, c),
+			CategoryID:   c.id,
+			CategoryName: c.name,
+			PriceCents:   samplePrice(rng, c),
+			Currency:     "USD",
+			PriceVersion: 1,
+			TopReviews:   []domain.Review{},
+			LastUpdated:  now,
+			Version:      1,
+		}
+	}
+
+	reviewers := sampleReviewers()
+	counts := allocateReviews(rng, opts.Products, opts.Reviews, len(reviewers))
+	p.reviews = make([][]domain.Review, len(p.products))
+	for i := range p.products {
+		if counts[i] == 0 {
+			continue
+		}
+		prod := &p.products[i]
+		rs := sampleReviews(rng, prod.ID, counts[i], reviewers, now)
+		prod.ReviewStats, prod.TopReviews = domain.ComputeReviewStats(rs)
+		p.reviews[i] = rs
+		p.reviewCount += len(rs)
+	}
+
+	p.carts = make([]domain.Cart, opts.Users)
+	userWidth := max(5, len(fmt.Sprint(opts.Users)))
+	for i := range p.carts {
+		c := domain.NewCart(fmt.Sprintf("shopper-%0*d", userWidth, i+1))
+		lines := 1 + rng.IntN(min(10, len(p.products)))
+		for _, pi := range rng.Perm(len(p.products))[:lines] {
+			// Cannot fail: the product is live, the quantity in 1..3, the
+			// lines at most 10.
+			_ = c.SetQuantity(p.products[pi], 1+rng.IntN(3), now)
+		}
+		p.carts[i] = c
+	}
+	return p
+}
+
+// sampleName picks one word from each of the category's lists, trying a
+// few times for a name not used yet.
+func sampleName(rng *rand.Rand, c sampleCategory, seen map[string]bool) string {
+	var name string
+	for range 8 {
+		words := make([]string, len(c.parts))
+		for i, part := range c.parts {
+			words[i] = part[rng.IntN(len(part))]
+		}
+		name = strings.Join(words, " ")
+		if !seen[name] {
+			break
+		}
+	}
+	seen[name] = true
+	return name
+}
+
+// sampleDescription is three of the category's sentences.
+func sampleDescription(rng *rand.Rand, c sampleCategory) string {
+	idx := rng.Perm(len(c.sentences))[:3]
+	parts := make([]string, len(idx))
+	for i, j := range idx {
+		parts[i] = c.sentences[j]
+	}
+	return strings.Join(parts, " ")
+}
+
+// samplePrice is a shop price in cents ending in .99 or .49.
+func samplePrice(rng *rand.Rand, c sampleCategory) int64 {
+	dollars := int64(c.minDollars + rng.IntN(c.maxDollars-c.minDollars+1))
+	return dollars*100 - []int64{1, 51}[rng.IntN(2)]
+}
+
+func sampleReviewers() []sampleReviewer {
+	out := make([]sampleReviewer, 0, len(sampleFirstNames)*len(sampleLastInitials))
+	for _, last := range sampleLastInitials {
+		for _, first := range sampleFirstNames {
+			out = append(out, sampleReviewer{
+				id:   fmt.Sprintf("reviewer-%03d", len(out)+1),
+				name: first + " " + last,
+			})
+		}
+	}
+	return out
+}
+
+// allocateReviews spreads total reviews over n products, at most maxPer
+// each (one review per reviewer per product). Most products get some, but
+// when reviews are scarce they gather on fewer products, a few each, and
+// popular products get more: review counts in a real catalog are skewed.
+func allocateReviews(rng *rand.Rand, n, total, maxPer int) []int {
+	counts := make([]int, n)
+	if n == 0 || total == 0 {
+		return counts
+	}
+	share := min(0.85, float64(total)/(3*float64(n)))
+	reviewed := rng.Perm(n)[:max(1, int(share*float64(n)))]
+	if total <= len(reviewed) {
+		for _, i := range reviewed[:total] {
+			counts[i] = 1
+		}
+		return counts
+	}
+	cum := make([]float64, len(reviewed))
+	sum := 0.0
+	for k, i := range reviewed {
+		counts[i] = 1
+		// Exponential popularity: a few products collect many reviews.
+		sum += rng.ExpFloat64() + 0.1
+		cum[k] = sum
+	}
+	for left := total - len(reviewed); left > 0; left-- {
+		k := sort.SearchFloat64s(cum, rng.Float64()*sum)
+		// A product whose reviewers are used up passes on to the next.
+		for tries := 0; counts[reviewed[k]] >= maxPer; tries++ {
+			if tries == len(reviewed) {
+				return counts
+			}
+			k = (k + 1) % len(reviewed)
+		}
+		counts[reviewed[k]]++
+	}
+	return counts
+}
+
+// sampleReviews makes n reviews of productID by distinct reviewers, around
+// a quality of the product's own, dated over the year before now.
+func sampleReviews(rng *rand.Rand, productID string, n int, reviewers []sampleReviewer, now time.Time) []domain.Review {
+	quality := 3.0 + rng.Float64()*1.8
+	out := make([]domain.Review, n)
+	for k, ri := range rng.Perm(len(reviewers))[:n] {
+		rating := int(math.Round(quality + rng.NormFloat64()*0.9))
+		rating = min(5, max(1, rating))
+		u := reviewers[ri]
+		titles, bodies := sampleTitles[rating-1], sampleBodies[rating-1]
+		sentences := rng.Perm(len(bodies))[:1+rng.IntN(2)]
+		body := bodies[sentences[0]]
+		if len(sentences) == 2 {
+			body += " " + bodies[sentences[1]]
+		}
+		out[k] = domain.Review{
+			ID:        domain.ReviewID(u.id),
+			Type:      domain.TypeReview,
+			ProductID: productID,
+			UserID:    u.id,
+			UserName:  u.name,
+			Rating:    rating,
+			Title:     titles[rng.IntN(len(titles))],
+			Body:      body,
+			CreatedAt: now.Add(-time.Duration(rng.Int64N(365*24*3600)) * time.Second),
+		}
+	}
+	// Newest first, as the reviews screen lists them.
+	slices.SortFunc(out, func(a, b domain.Review) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out
+}
