@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -160,9 +161,8 @@ func (p *Processor) Start(ctx context.Context) error {
 	p.mu.Lock()
 	p.ranges = ranges
 	p.mu.Unlock()
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	runCtx, cancel := context.WithCancel(ctx)
 	p.cancel = cancel
-	context.AfterFunc(ctx, cancel)
 	p.balance(runCtx)
 	go p.loop(runCtx)
 	return nil
@@ -248,6 +248,16 @@ func (p *Processor) startWorker(ctx context.Context, l lease) {
 	}()
 }
 
+// Owned lists the leases this instance holds, sorted.
+func (p *Processor) Owned() []string {
+	var ids []string
+	for _, w := range p.ownedWorkers() {
+		ids = append(ids, w.snapshot().ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 func (p *Processor) ownedWorkers() []*leaseWorker {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -295,6 +305,7 @@ func (p *Processor) Stop(ctx context.Context) error {
 		<-p.loopDone
 		for _, w := range p.ownedWorkers() {
 			_ = w.write(ctx, func(l *lease) { l.Owner, l.Heartbeat = "", time.Time{} })
+			p.drop(w)
 		}
 		p.cancel()
 	})
