@@ -16,19 +16,32 @@ type machine struct {
 	CPUModel  string `json:"cpuModel"`
 	GoVersion string `json:"goVersion"`
 	OS        string `json:"os"`
+	// LoadAverage is /proc/loadavg when the run started: other work on
+	// the machine moves every figure.
+	LoadAverage string `json:"loadAverage"`
 }
 
 func thisMachine() machine {
 	return machine{
-		CPUs:      runtime.NumCPU(),
-		CPUModel:  cpuModel(),
-		GoVersion: runtime.Version(),
-		OS:        runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:        runtime.NumCPU(),
+		CPUModel:    cpuModel(),
+		GoVersion:   runtime.Version(),
+		OS:          runtime.GOOS + "/" + runtime.GOARCH,
+		LoadAverage: loadAverage(),
 	}
 }
 
 func (m machine) String() string {
-	return fmt.Sprintf("%d CPUs (%s), %s, %s", m.CPUs, m.CPUModel, m.GoVersion, m.OS)
+	return fmt.Sprintf("%d CPUs (%s), %s, %s; load average %s at the start", m.CPUs, m.CPUModel, m.GoVersion, m.OS, m.LoadAverage)
+}
+
+// loadAverage is the 1, 5 and 15 minute load averages (Linux).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // cpuModel reads the first "model name" of /proc/cpuinfo (Linux).

@@ -33,6 +33,7 @@ var commands = map[string]func(ctx context.Context, args []string, getenv func(s
 	"token":   token,
 	"workers": workers,
 	"cost":    cost,
+	"bench":   bench,
 }
 
 // run is the whole program, so that tests can start it as it runs.

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// benchOptions are the settings of `shop bench`.
+type benchOptions struct {
+	url        string
+	rate       int
+	duration   time.Duration
+	products   int
+	users      int
+	reviews    int
+	rampFrom   int
+	rampMax    int
+	rampStep   time.Duration
+	closedTime time.Duration
+	workers    int
+}
+
+// Bounds that keep a run short and local, whatever the flags say.
+const (
+	maxBenchDuration = 2 * time.Minute
+	maxBenchRate     = 100_000
+	// rampP99Limit ends the ramp: a rate is sustained while every request
+	// succeeds and the 99th percentile stays under it.
+	rampP99Limit = 10 * time.Millisecond
+)
+
+// benchReport is everything `shop bench` measured, in the shape --json
+// prints.
+type benchReport struct {
+	Target  string  `json:"target"`
+	Machine machine `json:"machine"`
+	Command string  `json:"command"`
+	DataSet string  `json:"dataSet"`
+	// Mix is the shop under the mixed traffic, MixByKind the same run per
+	// kind of request.
+	Mix       runResult   `json:"mix"`
+	MixByKind []runResult `json:"mixByKind"`
+	// ProductPage and Baseline: the product page alone and the bare
+	// handler serving the same bytes, at the same constant rate.
+	ProductPage runResult `json:"productPage"`
+	Baseline    runResult `json:"baseline"`
+	// ProductClosed and BaselineClosed: as fast as a fixed number of
+	// concurrent clients can go; their throughputs give ThroughputRatio.
+	ProductClosed   runResult `json:"productClosedLoop"`
+	BaselineClosed  runResult `json:"baselineClosedLoop"`
+	ThroughputRatio float64   `json:"throughputRatio"`
+	// Ramp raises the product page's rate until p99 > 10 ms or an error.
+	Ramp               []runResult  `json:"ramp"`
+	MaxSustainableRate int          `json:"maxSustainableRate"`
+	RampStopped        string       `json:"rampStopped"`
+	Memory             memoryReport `json:"memory"`
+	Goals              []goal       `json:"goals"`
+}
+
+// bench runs a bounded load test on loopback: the shop (in process by
+// default) under a mixed workload at a constant rate, a bare net/http
+// baseline serving the same product bytes, and a ramp of the product page.
+func bench(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	markdown := fs.Bool("markdown", false, "print the report as a markdown section")
+	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's bench section (docs/performance.md)")
+	var o benchOptions
+	fs.StringVar(&o.url, "url", "", "a shop already running on loopback, in dev mode (default: start one in process)")
+	fs.IntVar(&o.rate, "rate", 1000, "requests per second of the constant-rate runs")
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each constant-rate run")
+	fs.IntVar(&o.products, "products", 10000, "products of the in-process shop's data set")
+	fs.IntVar(&o.users, "users", 10000, "users with an open cart in the in-process shop's data set")
+	fs.IntVar(&o.reviews, "reviews", 20000, "reviews of the in-process shop's data set")
+	fs.IntVar(&o.rampFrom, "ramp-from", 500, "first rate of the product page ramp (doubled at each step)")
+	fs.IntVar(&o.rampMax, "ramp-max", 32000, "last rate the ramp may try")
+	fs.DurationVar(&o.rampStep, "ramp-step", 2*time.Second, "length of each ramp step")
+	fs.DurationVar(&o.closedTime, "closed-loop", 3*time.Second, "length of each closed-loop throughput run")
+	fs.IntVar(&o.workers, "clients", 8, "concurrent clients of the closed-loop runs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	rep, err := runBench(ctx, o)
+	if err != nil {
+		return err
+	}
+	rep.Command = strings.TrimSpace("go run ./cmd/shop bench " + strings.Join(args, " "))
+	switch {
+	case *writeDocs != "":
+		var b strings.Builder
+		writeBenchMarkdown(&b, rep)
+		if err := writeDocSection(*writeDocs, "bench", b.String()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote the bench section of %s\n", *writeDocs)
+		return nil
+	case *jsonOut:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case *markdown:
+		writeBenchMarkdown(stdout, rep)
+	default:
+		writeBenchText(stdout, rep)
+	}
+	return nil
+}
+
+func (o benchOptions) validate() error {
+	switch {
+	case o.rate < 1 || o.rate > maxBenchRate:
+		return fmt.Errorf("rate: want 1 to %d requests per second, got %d", maxBenchRate, o.rate)
+	case o.duration <= 0 || o.duration > maxBenchDuration:
+		return fmt.Errorf("duration: want more than 0 and at most %s, got %s", maxBenchDuration, o.duration)
+	case o.rampStep <= 0 || o.rampStep > 10*time.Second:
+		return fmt.Errorf("ramp-step: want more than 0 and at most 10s, got %s", o.rampStep)
+	case o.closedTime <= 0 || o.closedTime > 10*time.Second:
+		return fmt.Errorf("closed-loop: want more than 0 and at most 10s, got %s", o.closedTime)
+	case o.rampFrom < 1 || o.rampMax < o.rampFrom || o.rampMax > maxBenchRate:
+		return fmt.Errorf("ramp: want 1 <= ramp-from <= ramp-max <= %d", maxBenchRate)
+	case o.workers < 1 || o.workers > 256:
+		return fmt.Errorf("clients: want 1 to 256, got %d", o.workers)
+	case o.products < 1 || o.users < 0 || o.reviews < 0:
+		return errors.New("products must be at least 1, users and reviews at least 0")
+	}
+	if o.url != "" {
+		return checkLoopback(o.url)
+	}
+	return nil
+}
+
+// checkLoopback refuses any target but this machine: a load generator
+// pointed elsewhere is an attack, not a benchmark.
+func checkLoopback(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url: want http://127.0.0.1:PORT or http://localhost:PORT, got %q", raw)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("url: %q is not a loopback address; shop bench only loads this machine (127.0.0.1, ::1, localhost)", host)
+}

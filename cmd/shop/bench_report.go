@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// statusText renders a status histogram, e.g. "200×4999 201×250".
+func statusText(st map[string]int) string {
+	codes := make([]string, 0, len(st))
+	for c := range st {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		if c == "0" {
+			parts[i] = fmt.Sprintf("no answer×%d", st[c])
+		} else {
+			parts[i] = fmt.Sprintf("%s×%d", c, st[c])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func loadText(r runResult) string {
+	if r.Rate == 0 {
+		return fmt.Sprintf("closed loop, %d clients", r.Clients)
+	}
+	return fmt.Sprintf("%d/s", r.Rate)
+}
+
+func costText(r runResult) string {
+	if r.OpsPerRequest == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f ops, %.2f RU", r.OpsPerRequest, r.RUPerRequest)
+}
+
+// benchRows are the report's runs in the order they are shown.
+func benchRows(r benchReport) [][]runResult {
+	mix := []runResult{r.Mix}
+	for _, k := range r.MixByKind {
+		k.Name = "  mix: " + k.Name
+		mix = append(mix, k)
+	}
+	return [][]runResult{mix, {r.ProductPage, r.Baseline}, {r.ProductClosed, r.BaselineClosed}}
+}
+
+// writeBenchText prints the report as aligned tables for a terminal.
+func writeBenchText(out io.Writer, r benchReport) {
+	fmt.Fprintf(out, "shop bench: %s\ndata: %s\nmachine: %s\n\n", r.Target, r.DataSet, r.Machine)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "run\tload\trequests\tsent/s\tok/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tsuccess\tstatus\tstore cost/request\t")
+	for _, group := range benchRows(r) {
+		for _, x := range group {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.4f\t%s\t%s\t\n", x.Name, loadText(x), x.Requests,
+				x.SentRate, x.Throughput, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.Success, statusText(x.Status), costText(x))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "\nthroughput ratio, product page / baseline (closed loop): %.2f\n", r.ThroughputRatio)
+	fmt.Fprintf(out, "product page ramp (steps of %s, until p99 > 10 ms or an error):\n", rampStepText(r))
+	for _, s := range r.Ramp {
+		fmt.Fprintf(out, "  %6d/s  sent %.0f/s  p50 %.2f ms  p99 %.2f ms  max %.2f ms  success %.4f\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
+	}
+	fmt.Fprintf(out, "max sustainable rate: %d/s (stopped: %s)\n", r.MaxSustainableRate, r.RampStopped)
+	fmt.Fprintf(out, "memory: %s\n", memoryText(r.Memory))
+	for _, x := range append([]runResult{r.Mix}, r.MixByKind...) {
+		for _, e := range x.Errors {
+			fmt.Fprintf(out, "error in %s: %s\n", x.Name, e)
+		}
+	}
+	fmt.Fprintln(out, "\ngoals:")
+	for _, g := range r.Goals {
+		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, metText(g.Met))
+	}
+}
+
+func rampStepText(r benchReport) string {
+	if len(r.Ramp) == 0 {
+		return "-"
+	}
+	return r.Ramp[0].Duration
+}
+
+func memoryText(m memoryReport) string {
+	if !m.InProcess {
+		return m.Note
+	}
+	return fmt.Sprintf("%.1f MB resident once %d products and %d open carts were loaded, %.1f MB at the peak while serving (%s)",
+		m.LoadedMB, m.Products, m.Users, m.PeakServingMB, m.Note)
+}
+
+// writeBenchMarkdown prints the report as the bench section of
+// docs/performance.md.
+func writeBenchMarkdown(out io.Writer, r benchReport) {
+	fmt.Fprintf(out, "## Load benchmark: the HTTP path against a bare handler\n\n")
+	fmt.Fprintf(out, "Reproduce: `%s`\n\n", r.Command)
+	fmt.Fprintf(out, "- target: %s; load from the vegeta library in the same process, on loopback, at a constant rate (a slow answer does not slow the sender, so tail latency is not hidden)\n", r.Target)
+	fmt.Fprintf(out, "- machine: %s; the load generator and the shop share these CPUs\n", r.Machine)
+	fmt.Fprintf(out, "- data: %s\n", r.DataSet)
+	fmt.Fprintf(out, "- mix: 70%% product page, 15%% category page, 10%% cart update (PUT /v1/cart/items/{id}, %d users), 5%% checkout (each by a distinct new user with one line in the cart, with an Idempotency-Key)\n", cartUsers)
+	fmt.Fprintf(out, "- baseline: a bare net/http handler writing the same product JSON bytes\n\n")
+	fmt.Fprintln(out, "| run | load | requests | sent/s | ok/s | p50 ms | p90 ms | p99 ms | max ms | success | status | store cost/request |")
+	fmt.Fprintln(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
+	for _, group := range benchRows(r) {
+		for _, x := range group {
+			fmt.Fprintf(out, "| %s | %s | %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.4f | %s | %s |\n", strings.TrimSpace(x.Name), loadText(x), x.Requests,
+				x.SentRate, x.Throughput, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.Success, statusText(x.Status), costText(x))
+		}
+	}
+	fmt.Fprintf(out, "\nThroughput ratio, product page / baseline (closed loop, same run): **%.2f**.\n\n", r.ThroughputRatio)
+	fmt.Fprintf(out, "Product page ramp, %s per step, until p99 > 10 ms or an error:\n\n", rampStepText(r))
+	fmt.Fprintln(out, "| rate | sent/s | p50 ms | p99 ms | max ms | success |")
+	fmt.Fprintln(out, "|--:|--:|--:|--:|--:|--:|")
+	for _, s := range r.Ramp {
+		fmt.Fprintf(out, "| %d/s | %.0f | %.2f | %.2f | %.2f | %.4f |\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
+	}
+	fmt.Fprintf(out, "\nMax sustainable rate of the product page: **%d/s** (stopped: %s).\n\n", r.MaxSustainableRate, r.RampStopped)
+	fmt.Fprintf(out, "Memory: %s.\n\n", memoryText(r.Memory))
+	fmt.Fprintln(out, "| goal | target | measured | |")
+	fmt.Fprintln(out, "|---|--:|--:|---|")
+	for _, g := range r.Goals {
+		fmt.Fprintf(out, "| %s | %s | %.2f%s | %s |\n", g.Name, g.Want, g.Got, g.Unit, metText(g.Met))
+	}
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// memSample is the process's resident memory, from /proc/self/status.
+type memSample struct {
+	RSSKB int64 // VmRSS: resident now
+	HWMKB int64 // VmHWM: the peak so far
+}
+
+func readMem() memSample {
+	var m memSample
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			m.RSSKB = n
+		case "VmHWM":
+			m.HWMKB = n
+		}
+	}
+	return m
+}
+
+func mb(kb int64) float64 { return round2(float64(kb) / 1024) }
+
+// memoryReport is the resident memory of the bench process, which holds
+// the shop (in process) and the load generator.
+type memoryReport struct {
+	InProcess bool `json:"inProcess"`
+	Products  int  `json:"products"`
+	Users     int  `json:"users"`
+	// LoadedMB: data loaded, feed workers caught up, after a GC.
+	LoadedMB float64 `json:"loadedMb"`
+	// PeakServingMB: the highest VmRSS sampled while the runs went on.
+	PeakServingMB float64 `json:"peakServingMb"`
+	Note          string  `json:"note"`
+}
+
+// rssSampler records the peak resident memory while the runs go on
+// (VmHWM would include the data loading, which is not serving).
+type rssSampler struct {
+	stop chan struct{}
+	done sync.WaitGroup
+	peak int64
+}
+
+func startRSSSampler() *rssSampler {
+	s := &rssSampler{stop: make(chan struct{})}
+	s.done.Go(func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			s.peak = max(s.peak, readMem().RSSKB)
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return s
+}
+
+func (s *rssSampler) Stop() int64 {
+	close(s.stop)
+	s.done.Wait()
+	return s.peak
+}
+
+// serveBaseline serves body from a bare net/http handler on 127.0.0.1:
+// what the machine does for the same bytes without the shop in the way.
+func serveBaseline(body []byte) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(body)
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// runBench prepares the target, then runs, in order: the mix at the
+// constant rate; the product page and the baseline at the same rate; both
+// in a closed loop (throughput); the product page ramp.
+func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
+	rep := benchReport{Machine: thisMachine()}
+	shop := &benchShop{url: strings.TrimRight(o.url, "/"), desc: "shop at " + o.url, close: func() {}}
+	if o.url == "" {
+		var progress func(done, total int)
+		if isTerminal(os.Stderr) {
+			var bar *progressbar.ProgressBar
+			progress = func(done, total int) {
+				if bar == nil {
+					bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
+						progressbar.OptionSetDescription("loading the sample data"), progressbar.OptionShowCount(),
+						progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+				}
+				_ = bar.Set(done)
+			}
+		}
+		runtime.GC()
+		var err error
+		if shop, err = startBenchShop(ctx, o, progress); err != nil {
+			return rep, err
+		}
+		runtime.GC()
+		debug.FreeOSMemory()
+		shop.loaded = readMem()
+	}
+	defer shop.close()
+	rep.Target, rep.DataSet = shop.desc, shop.dataSet
+	if rep.DataSet == "" {
+		rep.DataSet = "whatever the shop at " + o.url + " holds"
+	}
+
+	client := benchClient{base: shop.url, http: &http.Client{Timeout: 10 * time.Second}}
+	cat, err := client.discover(ctx)
+	if err != nil {
+		return rep, err
+	}
+	runID := make([]byte, 4)
+	_, _ = rand.Read(runID)
+	hits := int(float64(o.rate)*o.duration.Seconds()) + 1
+	mix, err := prepareMix(ctx, client, cat, hits, hex.EncodeToString(runID))
+	if err != nil {
+		return rep, fmt.Errorf("preparing the mix: %w", err)
+	}
+	baseURL, closeBaseline, err := serveBaseline(cat.productBody)
+	if err != nil {
+		return rep, err
+	}
+	defer closeBaseline()
+
+	sampler := startRSSSampler()
+	constant := func(name string) load { return load{name: name, rate: o.rate, duration: o.duration} }
+	closed := func(name string) load { return load{name: name, clients: o.workers, duration: o.closedTime} }
+	rep.Mix, rep.MixByKind = attack(ctx, constant("mix"), mix.targeter(), kindOf)
+	rep.ProductPage, _ = attack(ctx, constant("product page"), productTarget(shop.url, cat.products), nil)
+	rep.Baseline, _ = attack(ctx, constant("baseline (bare net/http, same bytes)"), productTarget(baseURL, cat.products[:1]), nil)
+	rep.ProductClosed, _ = attack(ctx, closed("product page"), productTarget(shop.url, cat.products), nil)
+	rep.BaselineClosed, _ = attack(ctx, closed("baseline (bare net/http, same bytes)"), productTarget(baseURL, cat.products[:1]), nil)
+	if rep.BaselineClosed.Throughput > 0 {
+		rep.ThroughputRatio = round2(rep.ProductClosed.Throughput / rep.BaselineClosed.Throughput)
+	}
+	rep.Ramp, rep.MaxSustainableRate, rep.RampStopped = ramp(ctx, o, "product page", func() vegeta.Targeter {
+		return productTarget(shop.url, cat.products)
+	})
+	peak := sampler.Stop()
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+
+	rep.Memory = memoryReport{InProcess: o.url == "", Products: o.products, Users: o.users}
+	if rep.Memory.InProcess {
+		rep.Memory.LoadedMB, rep.Memory.PeakServingMB = mb(shop.loaded.RSSKB), mb(peak)
+		rep.Memory.Note = "VmRSS of the bench process: the shop, its bbolt file's mapped pages and the load generator"
+	} else {
+		rep.Memory.Products, rep.Memory.Users = 0, 0
+		rep.Memory.Note = "not measured: the shop runs in another process"
+	}
+	rep.Goals = benchGoals(o, rep)
+	return rep, nil
+}
+
+// benchGoals are the issue's targets for the HTTP path.
+func benchGoals(o benchOptions, rep benchReport) []goal {
+	goals := []goal{{
+		Name: "product page throughput / bare-handler baseline (closed loop, same run)",
+		Want: ">= 0.5", Got: rep.ThroughputRatio, Met: rep.ThroughputRatio >= 0.5,
+	}, {
+		Name: fmt.Sprintf("product page p99 at %d requests/s", o.rate),
+		Want: "< 5 ms", Got: rep.ProductPage.P99Ms, Unit: " ms",
+		Met: rep.ProductPage.P99Ms < 5 && rep.ProductPage.Success == 1,
+	}}
+	if rep.Memory.InProcess && o.products >= 10000 && o.users >= 10000 {
+		goals = append(goals, goal{
+			Name: fmt.Sprintf("resident memory with %d products and %d open carts (peak while serving)", o.products, o.users),
+			Want: "< 150 MB", Got: rep.Memory.PeakServingMB, Unit: " MB", Met: rep.Memory.PeakServingMB < 150,
+		})
+	}
+	return goals
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"shop/api"
+	"shop/feedworkers"
+	"shop/migrations"
+	"shop/store/embedded"
+)
+
+// benchShop is the shop under test: started here, or already running.
+type benchShop struct {
+	url  string
+	desc string
+	// dataSet describes what it holds (in process only).
+	dataSet string
+	// loaded is the process's memory once the data is in and the feed
+	// workers have caught up (in process only).
+	loaded memSample
+	close  func()
+}
+
+// startBenchShop starts the shop in process, as `shop serve` runs it, on
+// 127.0.0.1 with a temporary embedded store: sample data, migrations, feed
+// workers, dev mode. The data is loaded without fsync (nothing to protect
+// yet), then the store is reopened durable so that the writes under test
+// pay for their fsync as they do in production.
+func startBenchShop(ctx context.Context, o benchOptions, progress func(done, total int)) (*benchShop, error) {
+	dir, err := os.MkdirTemp("", "shop-bench-")
+	if err != nil {
+		return nil, err
+	}
+	cleanup := []func(){func() { _ = os.RemoveAll(dir) }}
+	fail := func(err error) (*benchShop, error) {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+		return nil, err
+	}
+	path := filepath.Join(dir, "shop.db")
+	opts := embedded.Options{PhysicalPartitions: 4}
+	if err := loadBenchData(ctx, path, opts, o, progress); err != nil {
+		return fail(err)
+	}
+
+	s, err := embedded.Open(path, opts)
+	if err != nil {
+		return fail(err)
+	}
+	cleanup = append(cleanup, func() { _ = s.Close() })
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cleanup = append(cleanup, cancel)
+	wk, err := feedworkers.Start(wctx, s, feedworkers.Config{})
+	if err != nil {
+		return fail(fmt.Errorf("feed workers: %w", err))
+	}
+	cleanup = append(cleanup, func() {
+		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+		defer c()
+		_ = wk.Stop(sctx)
+	})
+	if err := waitCaughtUp(ctx, wk, time.Minute); err != nil {
+		return fail(err)
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	srv := &http.Server{
+		Handler:           api.NewServer(api.Deps{Store: s, Secret: secret, DevMode: true, Feeds: wk}),
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	go func() { _ = srv.Serve(ln) }()
+	cleanup = append(cleanup, func() {
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		_ = srv.Shutdown(sctx)
+	})
+	return &benchShop{
+		url:     "http://" + ln.Addr().String(),
+		desc:    "shop in process (embedded store with fsync, 4 simulated physical partitions, feed workers running)",
+		dataSet: fmt.Sprintf("sample data: %d products, %d reviews, %d users with an open cart", o.products, o.reviews, o.users),
+		loaded:  readMem(),
+		close: func() {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
+			}
+		},
+	}, nil
+}
+
+// loadBenchData fills the store at path with the sample data and lets the
+// feed workers build every copy before the measurement starts.
+func loadBenchData(ctx context.Context, path string, opts embedded.Options, o benchOptions, progress func(done, total int)) error {
+	opts.NoSync = true
+	s, err := embedded.Open(path, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := migrations.Apply(ctx, s, nopWriter{}); err != nil {
+		return err
+	}
+	if _, err := migrations.Sample(ctx, s, migrations.SampleOptions{
+		Products: o.products, Reviews: o.reviews, Users: o.users, Progress: progress,
+	}); err != nil {
+		return fmt.Errorf("sample data: %w", err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wk, err := feedworkers.Start(wctx, s, feedworkers.Config{})
+	if err != nil {
+		return fmt.Errorf("feed workers: %w", err)
+	}
+	caught := waitCaughtUp(ctx, wk, 5*time.Minute)
+	sctx, c := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer c()
+	return errors.Join(caught, wk.Stop(sctx))
+}
+
+// waitCaughtUp waits until every lease of every processor has read the
+// feed to its end, so that no catch-up work runs during the measurement.
+func waitCaughtUp(ctx context.Context, wk *feedworkers.Workers, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		st, err := wk.FeedStatus(ctx)
+		if err != nil {
+			return err
+		}
+		fs, ok := st.(feedworkers.FeedsStatus)
+		if !ok {
+			return fmt.Errorf("feed status: unexpected %T", st)
+		}
+		behind := int64(0)
+		for _, p := range fs.Processors {
+			for _, l := range p.Leases {
+				if l.LagEstimate != 0 {
+					behind += max(l.LagEstimate, 1)
+				}
+			}
+		}
+		if behind == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the feed workers are still %d changes behind after %s", behind, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
