@@ -99,7 +99,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	var wk *feedworkers.Workers
 	if cfg.Workers {
-		if wk, err = feedworkers.Start(ctx, s, feedworkers.Config{Logger: logger}); err != nil {
+		if wk, err = feedworkers.Start(ctx, s, feedConfig(logger)); err != nil {
 			return fmt.Errorf("feed workers: %w", err)
 		}
 	}
@@ -180,4 +180,16 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// feedConfig is the feed workers' configuration: defaults, with failed
+// batches logged (they are retried, then dead-lettered).
+func feedConfig(logger *slog.Logger) feedworkers.Config {
+	return feedworkers.Config{
+		OnBatch: func(ctx context.Context, processor, lease string, items int, ru float64, err error) {
+			if err != nil {
+				logger.WarnContext(ctx, "feed batch failed", "processor", processor, "lease", lease, "items", items, "err", err)
+			}
+		},
+	}
 }

@@ -145,7 +145,7 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer s.Close()
 	logger := newLogger(stdout, cfg.LogLevel)
-	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Logger: logger})
+	wk, err := feedworkers.Start(ctx, s, feedConfig(logger))
 	if err != nil {
 		return err
 	}
