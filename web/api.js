@@ -57,13 +57,11 @@ export function readCost(headers) {
   const ops = headers.get("X-Store-Operations");
   const ru = headers.get("X-Request-Charge");
   let timing = null;
-  let estimate = true;
   for (const entry of (headers.get("Server-Timing") || "").split(",")) {
     const parts = entry.trim().split(";").map((p) => p.trim());
     if (parts[0] !== "store") continue;
     for (const p of parts.slice(1)) {
       if (p.startsWith("dur=")) timing = Number(p.slice(4));
-      if (p.startsWith("desc=") && /cosmos/i.test(p)) estimate = false;
     }
   }
   if (ops === null && ru === null) return null;
@@ -71,7 +69,6 @@ export function readCost(headers) {
     ops: Number(ops || 0),
     ru: Number(ru || 0),
     timing,
-    estimate,
   };
 }
 

@@ -3,7 +3,7 @@
 // footer panel, so the modeling rule "one screen, one read" is visible.
 
 import { setToken, user } from "./api.js";
-import { go, h, navigated, needSignIn, say, showCost } from "./ui.js";
+import { go, h, navigated, needSignIn, say, screenCost, showCost } from "./ui.js";
 import { home, category } from "./views/catalog.js";
 import { product, reviews } from "./views/product.js";
 import { cart } from "./views/cart.js";
@@ -78,25 +78,30 @@ async function render() {
     return;
   }
   const [m, view] = match;
+  // Each view renders into its own element, swapped in only if no newer
+  // navigation started meanwhile: a slow response never paints over the
+  // screen the visitor has moved on to.
+  const screen = h("div", { class: "screen" });
   main.setAttribute("aria-busy", "true");
   try {
-    await view(main, m.slice(1).map(decodeURIComponent), query);
+    await view(screen, m.slice(1).map(decodeURIComponent), query);
   } catch (err) {
     if (mine !== renderCount) return;
     if (err.status === 401) {
       needSignIn();
       return;
     }
-    main.replaceChildren(
+    screen.replaceChildren(
       h("h1", {}, err.status === 404 ? "Not found" : "Something went wrong"),
       h("p", {}, err.message || String(err)),
       h("p", {}, h("a", { href: "#/" }, "Back to the categories")),
     );
-    if (err.cost) showCost("Failed request", err.cost);
-  } finally {
-    main.removeAttribute("aria-busy");
+    screenCost(screen, "Failed request", err.cost || null);
   }
   if (mine !== renderCount) return;
+  main.replaceChildren(screen);
+  main.removeAttribute("aria-busy");
+  showCost(screen.costLabel || "No request", screen.cost || null);
   // Move focus to the new screen's heading so keyboard and screen-reader
   // users land on the content, as they would after a page load.
   const h1 = main.querySelector("h1");

@@ -22,7 +22,7 @@ export function h(tag, attrs = {}, ...children) {
 
 // money formats integer minor units: 1999 → "€19.99". Money is never a
 // float in the shop; only display divides by 100.
-export function money(cents, currency = "EUR") {
+export function money(cents, currency = "USD") {
   return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(cents / 100);
 }
 
@@ -44,11 +44,13 @@ export function stars(rating) {
     "★".repeat(r) + "☆".repeat(5 - r));
 }
 
-// costText: "1 store op · 1.00 RU (estimate) · 0.31 ms".
+// costText: "1 store op · 1.00 RU (estimate) · 0.31 ms". The headers do not
+// say which store answered, so the Request Units are labelled an estimate:
+// on Cosmos they are the real charge.
 export function costText(cost) {
   if (!cost) return "no store cost reported";
   const ops = `${cost.ops} store op${cost.ops === 1 ? "" : "s"}`;
-  const ru = `${cost.ru.toFixed(2)} RU${cost.estimate ? " (estimate)" : ""}`;
+  const ru = `${cost.ru.toFixed(2)} RU (estimate)`;
   const parts = [ops, ru];
   if (cost.timing !== null && !Number.isNaN(cost.timing)) parts.push(`${cost.timing.toFixed(2)} ms`);
   return parts.join(" · ");
@@ -60,8 +62,19 @@ export function showCost(label, cost) {
   panel.replaceChildren(
     h("span", { class: "cost-label" }, label),
     " ",
-    h("strong", { "data-testid": "cost" }, costText(cost)),
+    h("strong", {
+      "data-testid": "cost",
+      title: "Request Units: the real charge on Cosmos DB, the documented estimate on the embedded store",
+    }, costText(cost)),
   );
+}
+
+// screenCost records the cost of the read that rendered a screen; the
+// router shows it when the screen goes up (and not if the visitor has
+// moved on by then).
+export function screenCost(screen, label, cost) {
+  screen.costLabel = label;
+  screen.cost = cost;
 }
 
 // say puts a message in the page's aria-live status line; kind is "ok",

@@ -4,7 +4,7 @@
 // kept true by the change feed). Polling the cart shows how long that took.
 
 import { ApiError, get, request, user } from "../api.js";
-import { field, h, money, needSignIn, parseMoney, problemText, say, showCost } from "../ui.js";
+import { field, h, money, needSignIn, parseMoney, problemText, say, screenCost, showCost } from "../ui.js";
 import { loadCart } from "./cart.js";
 import { feedsSection, ordersSection } from "./adminlists.js";
 
@@ -49,7 +49,7 @@ function priceForm(initialId) {
   const priceInput = h("input", { id: "newPrice", type: "text", inputmode: "decimal", required: true, disabled: true });
   const current = h("p", { class: "muted", "data-testid": "admin-product" }, "Load a product to change its price.");
   const out = h("p", { class: "watch", "aria-live": "polite" });
-  const save = h("button", { type: "submit", disabled: true }, "Save price");
+  const save = h("button", { type: "submit", id: "savePrice", disabled: true }, "Save price");
 
   async function load(e) {
     if (e) e.preventDefault();
@@ -121,13 +121,13 @@ export async function admin(main, _params, params) {
   const u = user();
   if (!u) return needSignIn();
   if (!u.admin) {
-    showCost("No request", null);
+    screenCost(main, "No request", null);
     main.replaceChildren(h("h1", {}, "Admin"),
       h("p", {}, "This page needs an administrator. ", h("a", { href: "#/signin?next=%23%2Fadmin" }, "Sign in again"), " with “Administrator” ticked."));
     return;
   }
   const price = priceForm(params.get("product"));
   main.replaceChildren(h("h1", {}, "Admin"), price.section, ordersSection(), feedsSection());
-  showCost("No store read yet", null);
-  if (params.get("product")) await price.load();
+  screenCost(main, "No store read yet", null);
+  if (params.get("product")) price.load();
 }

@@ -5,7 +5,7 @@
 // silently overwritten (optimistic concurrency).
 
 import { ApiError, get, request, user } from "../api.js";
-import { date, h, money, needSignIn, problemText, say, showCost } from "../ui.js";
+import { date, h, money, needSignIn, problemText, say, screenCost, showCost } from "../ui.js";
 
 const staleCart = "Your cart changed in another tab; we reloaded it — check and try again.";
 
@@ -18,7 +18,7 @@ export async function loadCart() {
 export async function cart(main) {
   if (!user()) return needSignIn();
   let { cart: current, cost, etag } = await loadCart();
-  showCost("GET /v1/cart", cost);
+  screenCost(main, "GET /v1/cart", cost);
   const body = h("div", { class: "cart" });
 
   // change sends one write with If-Match; a 412 means our copy is stale:

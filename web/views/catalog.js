@@ -1,7 +1,7 @@
 // Home (the category list) and the category page.
 
 import { get, query } from "../api.js";
-import { h, money, showCost, stars } from "../ui.js";
+import { h, money, screenCost, showCost, stars } from "../ui.js";
 
 // Category names seen on the home screen, so the category page can title
 // itself without a second read (its one read is the product page of the
@@ -15,7 +15,7 @@ export function categoryName(id) {
 // Home: one point read of the categories index document.
 export async function home(main) {
   const { data, cost } = await get("/v1/categories");
-  showCost("GET /v1/categories", cost);
+  screenCost(main, "GET /v1/categories", cost);
   for (const c of data.items) categoryNames.set(c.id, c.name);
   main.replaceChildren(
     h("h1", {}, "Categories"),
@@ -55,7 +55,7 @@ export async function category(main, [id], params) {
   const sort = params.get("sort") === "price" ? "price" : "name";
   const base = `/v1/categories/${encodeURIComponent(id)}/products`;
   const { data, cost } = await get(base + query({ sort, limit: 24 }));
-  showCost(`GET ${base}`, cost);
+  screenCost(main, `GET ${base}`, cost);
 
   const list = h("ul", { class: "cards products" }, data.items.map(summaryCard));
   const more = h("div", { class: "more" });

@@ -5,7 +5,7 @@
 // replays the first order instead of charging twice.
 
 import { ApiError, request, user } from "../api.js";
-import { field, go, h, money, needSignIn, problemText, say, showCost } from "../ui.js";
+import { field, go, h, money, needSignIn, problemText, say, screenCost, showCost } from "../ui.js";
 import { loadCart } from "./cart.js";
 
 // attempt pairs a key with the exact body it was first sent with: the same
@@ -25,7 +25,7 @@ function input(id, autocomplete, extra = {}) {
 export async function checkout(main) {
   if (!user()) return needSignIn();
   const { cart, cost } = await loadCart();
-  showCost("GET /v1/cart", cost);
+  screenCost(main, "GET /v1/cart", cost);
   const items = (cart.items || []).filter((l) => l.available);
   if (!items.length) {
     main.replaceChildren(h("h1", {}, "Checkout"),

@@ -3,7 +3,7 @@
 // a later price change never touches them.
 
 import { ApiError, get, query, request, user } from "../api.js";
-import { date, go, h, money, needSignIn, problemText, say, showCost } from "../ui.js";
+import { date, go, h, money, needSignIn, problemText, say, screenCost, showCost } from "../ui.js";
 
 function statusBadge(status) {
   return h("span", { class: `badge status-${status}` }, status);
@@ -21,7 +21,7 @@ function orderRow(o) {
 export async function orders(main) {
   if (!user()) return needSignIn();
   const { data, cost } = await get("/v1/orders" + query({ limit: 20 }));
-  showCost("GET /v1/orders", cost);
+  screenCost(main, "GET /v1/orders", cost);
   const list = h("ul", { class: "orders", "aria-label": "Your orders" }, data.items.map(orderRow));
   const more = h("div", { class: "more" });
 
@@ -51,7 +51,7 @@ export async function order(main, [id]) {
   if (!user()) return needSignIn();
   const path = `/v1/orders/${encodeURIComponent(id)}`;
   const { data: o, cost } = await get(path);
-  showCost(`GET ${path}`, cost);
+  screenCost(main, `GET ${path}`, cost);
   const a = o.shippingAddress || {};
 
   const cancel = o.status === "placed" ? h("button", {

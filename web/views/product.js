@@ -2,7 +2,7 @@
 // and the all-reviews page (a single-partition query on reviews).
 
 import { ApiError, get, query, request, user } from "../api.js";
-import { date, field, h, money, needSignIn, problemText, say, showCost, stars } from "../ui.js";
+import { date, field, h, money, needSignIn, problemText, say, screenCost, showCost, stars } from "../ui.js";
 import { categoryName, thumb } from "./catalog.js";
 
 function reviewItem(r) {
@@ -46,7 +46,7 @@ async function addToCart(p, qty) {
 // Product page: ONE point read in products (model-embed-related).
 export async function product(main, [id]) {
   const { data: p, cost } = await get(`/v1/products/${encodeURIComponent(id)}`);
-  showCost(`GET /v1/products/${id}`, cost);
+  screenCost(main, `GET /v1/products/${id}`, cost);
 
   const qty = h("input", { id: "qty", type: "number", min: "1", max: "99", value: "1", inputmode: "numeric", required: true });
   const form = h("form", {
@@ -125,7 +125,7 @@ function reviewForm(productId, onCreated) {
 export async function reviews(main, [id]) {
   const base = `/v1/products/${encodeURIComponent(id)}/reviews`;
   const { data, cost } = await get(base + query({ limit: 10 }));
-  showCost(`GET ${base}`, cost);
+  screenCost(main, `GET ${base}`, cost);
   const list = h("ul", { class: "reviews" }, data.items.map(reviewItem));
   const more = h("div", { class: "more" });
 

@@ -2,7 +2,7 @@
 // a token for whoever asks. A real deployment puts an identity provider here.
 
 import { request, setToken, user } from "../api.js";
-import { field, go, h, problemText, say, showCost } from "../ui.js";
+import { field, go, h, problemText, say, screenCost, showCost } from "../ui.js";
 
 export async function signin(main, _params, params) {
   const next = params.get("next");
@@ -34,7 +34,7 @@ export async function signin(main, _params, params) {
     }
   }
 
-  showCost("No store read on this screen", { ops: 0, ru: 0, timing: null, estimate: false });
+  screenCost(main, "No store read on this screen", null);
   main.replaceChildren(
     h("h1", {}, "Sign in"),
     h("p", {}, "A development sign-in: pick any user id. Your cart and orders live in the partition of that id."),

@@ -1,0 +1,57 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"shop/api"
+	"shop/feedworkers"
+	"shop/migrations"
+	"shop/store/embedded"
+	"shop/web"
+)
+
+// newShop serves the whole shop in process, as `shop serve` does: the API
+// with this frontend mounted at "/", the feed workers, and a small sample
+// catalog in a temp embedded store. It returns the base URL.
+func newShop(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	// NoSync: a test store need not survive a power cut.
+	s, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.Sample(ctx, s, migrations.SampleOptions{Categories: 3, Products: 30, Reviews: 120}); err != nil {
+		t.Fatal(err)
+	}
+	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{PollEvery: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		if err := wk.Stop(stopCtx); err != nil {
+			t.Errorf("stopping the feed workers: %v", err)
+		}
+		cancel()
+	})
+	srv := httptest.NewServer(api.NewServer(api.Deps{
+		Store:   s,
+		Secret:  []byte("browser-tests-only-secret-of-32-bytes"),
+		DevMode: true,
+		Web:     web.Handler(),
+		Feeds:   wk,
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
