@@ -44,6 +44,9 @@ type benchReport struct {
 	Machine machine `json:"machine"`
 	Command string  `json:"command"`
 	DataSet string  `json:"dataSet"`
+	// SetupTime is how long loading the data, letting the feed workers
+	// catch up and preparing the users took.
+	SetupTime string `json:"setupTime"`
 	// Mix is the shop under the mixed traffic, MixByKind the same run per
 	// kind of request.
 	Mix       runResult   `json:"mix"`

@@ -52,7 +52,7 @@ func benchRows(r benchReport) [][]runResult {
 
 // writeBenchText prints the report as aligned tables for a terminal.
 func writeBenchText(out io.Writer, r benchReport) {
-	fmt.Fprintf(out, "shop bench: %s\ndata: %s\nmachine: %s\n\n", r.Target, r.DataSet, r.Machine)
+	fmt.Fprintf(out, "shop bench: %s\ndata: %s (set up in %s)\nmachine: %s\n\n", r.Target, r.DataSet, r.SetupTime, r.Machine)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "run\tload\trequests\tsent/s\tok/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tsuccess\tstatus\tstore cost/request\t")
 	for _, group := range benchRows(r) {
@@ -102,7 +102,7 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "Reproduce: `%s`\n\n", r.Command)
 	fmt.Fprintf(out, "- target: %s; load from the vegeta library in the same process, on loopback, at a constant rate (a slow answer does not slow the sender, so tail latency is not hidden)\n", r.Target)
 	fmt.Fprintf(out, "- machine: %s; the load generator and the shop share these CPUs\n", r.Machine)
-	fmt.Fprintf(out, "- data: %s\n", r.DataSet)
+	fmt.Fprintf(out, "- data: %s (set up in %s)\n", r.DataSet, r.SetupTime)
 	fmt.Fprintf(out, "- mix: 70%% product page, 15%% category page, 10%% cart update (PUT /v1/cart/items/{id}, %d users), 5%% checkout (each by a distinct new user with one line in the cart, with an Idempotency-Key)\n", cartUsers)
 	fmt.Fprintf(out, "- baseline: a bare net/http handler writing the same product JSON bytes\n\n")
 	fmt.Fprintln(out, "| run | load | requests | sent/s | ok/s | p50 ms | p90 ms | p99 ms | max ms | success | status | store cost/request |")

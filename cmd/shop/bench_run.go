@@ -119,6 +119,7 @@ func serveBaseline(body []byte) (string, func(), error) {
 // in a closed loop (throughput); the product page ramp.
 func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	rep := benchReport{Machine: thisMachine()}
+	start := time.Now()
 	shop := &benchShop{url: strings.TrimRight(o.url, "/"), desc: "shop at " + o.url, close: func() {}}
 	if o.url == "" {
 		var progress func(done, total int)
@@ -166,6 +167,7 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	}
 	defer closeBaseline()
 
+	rep.SetupTime = time.Since(start).Round(time.Millisecond).String()
 	sampler := startRSSSampler()
 	constant := func(name string) load { return load{name: name, rate: o.rate, duration: o.duration} }
 	closed := func(name string) load { return load{name: name, clients: o.workers, duration: o.closedTime} }

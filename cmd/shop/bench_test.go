@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBench runs a short, slow `shop bench --json` against the in-process
+// shop and checks the report: every run answered, every request of the
+// mix succeeded, and each kind of the mix is reported apart.
+func TestBench(t *testing.T) {
+	var out bytes.Buffer
+	args := []string{"shop", "bench", "--json", "--products", "40", "--users", "10", "--reviews", "40",
+		"--rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
+		"--ramp-from", "40", "--ramp-max", "80", "--ramp-step", "300ms"}
+	if err := run(context.Background(), args, noEnv, &out); err != nil {
+		t.Fatalf("shop bench: %v", err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, out.String())
+	}
+	for _, r := range []runResult{rep.Mix, rep.ProductPage, rep.Baseline, rep.ProductClosed, rep.BaselineClosed} {
+		if r.Requests == 0 {
+			t.Errorf("%s (%s): no requests", r.Name, loadText(r))
+		}
+		if got, want := r.Success, 1.0; got != want {
+			t.Errorf("%s (%s): success = %v, want %v; status %v, errors %v", r.Name, loadText(r), got, want, r.Status, r.Errors)
+		}
+	}
+	kinds := map[string]runResult{}
+	for _, k := range rep.MixByKind {
+		kinds[k.Name] = k
+	}
+	for _, tt := range []struct {
+		kind   string
+		status string
+	}{
+		{kindProduct, "200"},
+		{kindCategory, "200"},
+		{kindCart, "200"},
+		{kindCheckout, "201"},
+	} {
+		k, ok := kinds[tt.kind]
+		if !ok {
+			t.Errorf("mix: no %s requests reported", tt.kind)
+			continue
+		}
+		if got, want := k.Status[tt.status], int(k.Requests); got != want {
+			t.Errorf("mix %s: %d of %d answered %s; status %v", tt.kind, got, want, tt.status, k.Status)
+		}
+		if k.OpsPerRequest < 1 {
+			t.Errorf("mix %s: %v store ops per request, want at least 1 (X-Store-Operations)", tt.kind, k.OpsPerRequest)
+		}
+	}
+	if rep.ProductPage.OpsPerRequest != 1 {
+		t.Errorf("product page: %v store ops per request, want 1 (one point read)", rep.ProductPage.OpsPerRequest)
+	}
+	if rep.ThroughputRatio <= 0 {
+		t.Errorf("throughput ratio = %v, want > 0", rep.ThroughputRatio)
+	}
+	if len(rep.Ramp) == 0 || rep.RampStopped == "" {
+		t.Errorf("ramp: %d steps, stopped %q; want steps and a reason", len(rep.Ramp), rep.RampStopped)
+	}
+	if !rep.Memory.InProcess || rep.Memory.LoadedMB <= 0 || rep.Memory.PeakServingMB <= 0 {
+		t.Errorf("memory = %+v, want in-process figures", rep.Memory)
+	}
+	if got, want := len(rep.Goals), 2; got != want {
+		t.Errorf("goals = %d, want %d (no memory goal below 10,000 products and carts)", got, want)
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	tests := []struct {
+		url string
+		ok  bool
+	}{
+		{"http://127.0.0.1:8080", true},
+		{"http://localhost:8080/", true},
+		{"http://[::1]:8080", true},
+		{"http://127.0.0.2:8080", true},
+		{"http://10.0.0.1:8080", false},
+		{"http://example.com", false},
+		{"http://localhost.example.com:8080", false},
+		{"ftp://127.0.0.1", false},
+		{"127.0.0.1:8080", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			err := checkLoopback(tt.url)
+			if got := err == nil; got != tt.ok {
+				t.Errorf("checkLoopback(%q) = %v, want ok %v", tt.url, err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestBenchRefusesRemoteURL(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"shop", "bench", "--url", "http://192.0.2.1:8080"}, noEnv, &out)
+	if err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Fatalf("shop bench --url http://192.0.2.1:8080: err = %v, want a refusal naming loopback", err)
+	}
+}
