@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/term"
 )
 
 // NewLogger returns the shop's logger: JSON lines for machines (a file, a
@@ -24,15 +25,12 @@ func NewLogger(w io.Writer, isTerminal bool, level slog.Level) *slog.Logger {
 	return slog.New(TraceHandler(h))
 }
 
-// IsTerminal reports whether w is a character device (a terminal) rather
-// than a file or a pipe.
+// IsTerminal reports whether w is a terminal rather than a file or a pipe.
+// It asks the terminal driver (x/term): a mode check for a character device
+// would also say yes for /dev/null.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // TraceHandler decorates h: records logged with a context that holds a
