@@ -10,7 +10,7 @@ import (
 // what it cost (withCost); user data is always keyed by the token's sub.
 func (s *server) routes(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(withLogger(s.log))
+	r.Use(withLogger(s.log), withRecover)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 	r.Get("/healthz", handleHealth())
