@@ -2,9 +2,12 @@ package cosmos
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"shop/domain"
@@ -55,14 +58,14 @@ func (s *Store) create(ctx context.Context, def store.ContainerDef) (bool, error
 	}
 	_, err := s.shared.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.cfg.Database}, dbOpts)
 	if err != nil && !domain.IsCode(mapError("", err), domain.ECONFLICT) {
-		return false, mapError("create database "+s.cfg.Database, err)
+		return false, s.managementError("create database "+s.cfg.Database, err)
 	}
 	_, err = s.db.CreateContainer(ctx, containerProperties(def), nil)
 	if err != nil {
 		if domain.IsCode(mapError("", err), domain.ECONFLICT) {
 			return false, nil
 		}
-		return false, mapError("create container "+def.ID, err)
+		return false, s.managementError("create container "+def.ID, err)
 	}
 	return true, nil
 }
@@ -97,9 +100,21 @@ func (s *Store) update(ctx context.Context, c *azcosmos.ContainerClient, def sto
 	// Reindexing after a policy change runs in the background and uses
 	// spare throughput; queries see the old index until it finishes.
 	if _, err := c.Replace(ctx, next, nil); err != nil {
-		return false, mapError("replace container "+def.ID, err)
+		return false, s.managementError("replace container "+def.ID, err)
 	}
 	return true, nil
+}
+
+// managementError maps err, and says what to do when keyless access is
+// the cause: Cosmos's data-plane roles (Entra ID) cover items and queries,
+// never creating or changing databases and containers (security-rbac).
+func (s *Store) managementError(op string, err error) error {
+	mapped := mapError(op, err)
+	if re, ok := errors.AsType[*azcore.ResponseError](err); ok && s.cfg.UseEntraID && re.StatusCode == http.StatusForbidden {
+		return domain.Errorf(domain.EINTERNAL, "%s: Entra ID data-plane roles cannot create or change databases and containers; "+
+			"run `shop migrate` once with COSMOS_KEY, or create them with az/Bicep (see docs/cosmos.md)", op)
+	}
+	return mapped
 }
 
 // containerProperties converts a definition. The partition key is
