@@ -1,10 +1,16 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
+	"time"
+
+	"shop/domain"
 )
 
 // benchScreen measures one screen through the whole server (router, cost
@@ -23,15 +29,26 @@ func benchScreen(b *testing.B, path string, authed bool) {
 	if authed {
 		r.Header.Set("Authorization", "Bearer "+alice)
 	}
+	serve(b, s.handler, r)
+}
+
+// serve runs the benchmark loop and reports what one request cost the
+// store, from the response's own headers: store-ops/op and RU/op.
+func serve(b *testing.B, h http.Handler, r *http.Request) {
 	b.ReportAllocs()
 	b.ResetTimer()
+	var w *httptest.ResponseRecorder
 	for b.Loop() {
-		w := httptest.NewRecorder()
-		s.handler.ServeHTTP(w, r)
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, r)
 		if w.Code != http.StatusOK {
-			b.Fatalf("%s = %d", path, w.Code)
+			b.Fatalf("%s = %d", r.URL, w.Code)
 		}
 	}
+	ops, _ := strconv.ParseFloat(w.Header().Get("X-Store-Operations"), 64)
+	ru, _ := strconv.ParseFloat(w.Header().Get("X-Request-Charge"), 64)
+	b.ReportMetric(ops, "store-ops/op")
+	b.ReportMetric(ru, "RU/op")
 }
 
 func BenchmarkCategories(b *testing.B)   { benchScreen(b, "/v1/categories", false) }
@@ -69,4 +86,29 @@ func BenchmarkProductPageBare(b *testing.B) {
 			b.Fatalf("bare = %d", w.Code)
 		}
 	}
+}
+
+// benchAdminOrders measures the admin view by status over days of orders
+// (20 placed orders a day, as the orders feed writes them).
+func benchAdminOrders(b *testing.B, query string) {
+	s := newShop(b)
+	start := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	for d := range 14 {
+		for i := range 20 {
+			o := domain.Order{Meta: domain.Meta{ID: fmt.Sprintf("o-%02d-%02d", d, i)}, UserID: fmt.Sprintf("u-%d", i),
+				Status: domain.StatusPlaced, CreatedAt: start.AddDate(0, 0, d).Add(time.Duration(i) * time.Minute),
+				TotalCents: 1000, ItemCount: 1, Version: 1}
+			if _, err := s.repos.OrderSummaries.Put(context.Background(), domain.SummaryOf(o)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	r := httptest.NewRequest("GET", "/v1/admin/orders?status=placed&"+query, nil)
+	r.Header.Set("Authorization", "Bearer "+token(b, "boss", true))
+	serve(b, s.handler, r)
+}
+
+func BenchmarkAdminOrdersOneDay(b *testing.B) { benchAdminOrders(b, "day=2026-11-05") }
+func BenchmarkAdminOrdersSevenDays(b *testing.B) {
+	benchAdminOrders(b, "from=2026-11-02&to=2026-11-08")
 }
