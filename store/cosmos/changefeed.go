@@ -13,6 +13,10 @@ import (
 	"shop/store"
 )
 
+// defaultFeedPage is the page size when the caller names none, as on the
+// embedded store.
+const defaultFeedPage = 100
+
 // ReadFeedRanges returns one feed range per physical partition: the unit
 // a change-feed processor leases (changefeed-processor-leases).
 func (c *Container) ReadFeedRanges(ctx context.Context) ([]store.FeedRange, error) {
@@ -38,8 +42,8 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	if c.err != nil {
 		return store.ChangeFeedPage{}, mapError("container "+c.name, c.err)
 	}
-	if maxItems <= 0 || maxItems > store.MaxQueryPageSize {
-		return store.ChangeFeedPage{}, domain.Errorf(domain.EINVALID, "change feed: page size %d not in 1..%d", maxItems, store.MaxQueryPageSize)
+	if maxItems <= 0 {
+		maxItems = defaultFeedPage
 	}
 	opts := &azcosmos.ChangeFeedOptions{
 		MaxItemCount: int32(maxItems),
