@@ -82,7 +82,7 @@ func generateSample(opts SampleOptions, now time.Time) *samplePlan {
 	for i := range p.carts {
 		c := domain.NewCart(fmt.Sprintf("shopper-%0*d", userWidth, i+1))
 		lines := 1 + rng.IntN(min(10, len(p.products)))
-		for _, pi := range rng.Perm(len(p.products))[:lines] {
+		for _, pi := range pickDistinct(rng, len(p.products), lines) {
 			// Cannot fail: the product is live, the quantity in 1..3, the
 			// lines at most 10.
 			_ = c.SetQuantity(p.products[pi], 1+rng.IntN(3), now)
@@ -112,7 +112,7 @@ func sampleName(rng *rand.Rand, c sampleCategory, seen map[string]bool) string {
 
 // sampleDescription is three of the category's sentences.
 func sampleDescription(rng *rand.Rand, c sampleCategory) string {
-	idx := rng.Perm(len(c.sentences))[:3]
+	idx := pickDistinct(rng, len(c.sentences), 3)
 	parts := make([]string, len(idx))
 	for i, j := range idx {
 		parts[i] = c.sentences[j]
@@ -149,7 +149,8 @@ func allocateReviews(rng *rand.Rand, n, total, maxPer int) []int {
 		return counts
 	}
 	share := min(0.85, float64(total)/(3*float64(n)))
-	reviewed := rng.Perm(n)[:max(1, int(share*float64(n)))]
+	// Enough products to hold every review at maxPer each, if there are.
+	reviewed := rng.Perm(n)[:min(n, max(1, int(share*float64(n)), (total+maxPer-1)/maxPer))]
 	if total <= len(reviewed) {
 		for _, i := range reviewed[:total] {
 			counts[i] = 1
@@ -183,12 +184,12 @@ func allocateReviews(rng *rand.Rand, n, total, maxPer int) []int {
 func sampleReviews(rng *rand.Rand, productID string, n int, reviewers []sampleReviewer, now time.Time) []domain.Review {
 	quality := 3.0 + rng.Float64()*1.8
 	out := make([]domain.Review, n)
-	for k, ri := range rng.Perm(len(reviewers))[:n] {
+	for k, ri := range pickDistinct(rng, len(reviewers), n) {
 		rating := int(math.Round(quality + rng.NormFloat64()*0.9))
 		rating = min(5, max(1, rating))
 		u := reviewers[ri]
 		titles, bodies := sampleTitles[rating-1], sampleBodies[rating-1]
-		sentences := rng.Perm(len(bodies))[:1+rng.IntN(2)]
+		sentences := pickDistinct(rng, len(bodies), 1+rng.IntN(2))
 		body := bodies[sentences[0]]
 		if len(sentences) == 2 {
 			body += " " + bodies[sentences[1]]
@@ -207,5 +208,21 @@ func sampleReviews(rng *rand.Rand, productID string, n int, reviewers []sampleRe
 	}
 	// Newest first, as the reviews screen lists them.
 	slices.SortFunc(out, func(a, b domain.Review) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out
+}
+
+// pickDistinct returns k distinct numbers in [0, n), k <= n. A few out of
+// many are drawn and redrawn on a repeat: a full permutation of 10,000
+// products for each of 10,000 carts would dominate a large seed.
+func pickDistinct(rng *rand.Rand, n, k int) []int {
+	if 4*k > n {
+		return rng.Perm(n)[:k]
+	}
+	out := make([]int, 0, k)
+	for len(out) < k {
+		if i := rng.IntN(n); !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
 	return out
 }
