@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -15,21 +16,22 @@ import (
 	"shop/store"
 )
 
-// compiledQuery is a validated query with its filter values decoded once.
+// compiledQuery is a validated query, its filters compiled once.
 type compiledQuery struct {
 	store.Query
-	values []any // filter values as JSON decoding yields them
-	shape  string
+	filters []filter
+	shape   string
+	found   [][]byte // per filter, the value of the document being matched
 }
 
 // row is one matching item: its sort key and enough to resume after it.
+// doc aliases the bbolt page until the page is copied out.
 type row struct {
 	sort sortKey
-	raw  json.RawMessage // sort value as stored; nil when undefined
-	id   string
-	pk   string
+	raw  []byte // sort value as stored; nil when undefined
+	id   []byte
+	pk   []byte
 	doc  []byte
-	m    map[string]json.RawMessage
 }
 
 // Query runs a structured query. With a partition key it scans that one
@@ -66,17 +68,17 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 		}
 	}
 	now := c.s.opts.Now()
-	var rows []row
+	page := store.QueryPage{CrossPartition: q.PartitionKey == "", PartitionsTouched: len(parts)}
+	size, n := 0, 0
 	err = c.s.db.View(func(tx *bolt.Tx) error {
+		var rows []row
 		for _, p := range parts {
 			if err := scan(tx.Bucket(st.items[p]), q.PartitionKey, func(k, v []byte) error {
 				h, doc, err := parseHeader(v)
 				if err != nil || expired(&st.def, h, now) {
 					return err
 				}
-				r, ok := cq.match(k, doc)
-				if ok && (after == nil || cq.less(after, &r)) {
-					r.doc = bytes.Clone(doc)
+				if r, ok := cq.match(k, doc); ok && (after == nil || cq.less(after, &r)) {
 					rows = append(rows, r)
 				}
 				return nil
@@ -84,29 +86,30 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 				return err
 			}
 		}
+		slices.SortFunc(rows, func(a, b row) int { return cq.compare(&a, &b) })
+		// Copy the page out of the transaction: the rows alias its pages.
+		n = min(len(rows), cq.Limit)
+		for i := range n {
+			var item []byte
+			if len(q.Select) > 0 {
+				item = project(rows[i].doc, q.Select)
+			} else {
+				item = bytes.Clone(rows[i].doc)
+			}
+			size += len(item)
+			page.Items = append(page.Items, item)
+		}
+		if len(rows) > n {
+			last := rows[n-1]
+			t := token{Kind: tokenQuery, Container: c.name, Shape: cq.shape, Sort: bytes.Clone(last.raw), ID: string(last.id), PK: string(last.pk)}
+			tok, err := encodeToken(c.s.secret, t)
+			page.Continuation = tok
+			return err
+		}
 		return nil
 	})
 	if err != nil {
 		return store.QueryPage{}, storeError(err)
-	}
-	slices.SortFunc(rows, func(a, b row) int { return cq.compare(&a, &b) })
-	page := store.QueryPage{CrossPartition: q.PartitionKey == "", PartitionsTouched: len(parts)}
-	n := min(len(rows), cq.Limit)
-	size := 0
-	for i := range n {
-		item := rows[i].doc
-		if len(q.Select) > 0 {
-			item = project(rows[i].m, q.Select)
-		}
-		size += len(item)
-		page.Items = append(page.Items, item)
-	}
-	if len(rows) > n {
-		last := rows[n-1]
-		t := token{Kind: tokenQuery, Container: c.name, Shape: cq.shape, Sort: last.raw, ID: last.id, PK: last.pk}
-		if page.Continuation, err = encodeToken(c.s.secret, t); err != nil {
-			return store.QueryPage{}, err
-		}
 	}
 	page.RequestCharge = queryCharge(len(parts), n, size)
 	return page, nil
@@ -142,21 +145,13 @@ func compile(container string, q store.Query) (*compiledQuery, error) {
 	case q.Limit < 0 || q.Limit > store.MaxQueryPageSize:
 		return nil, domain.Errorf(domain.EINVALID, "query limit %d is not within 1..%d", q.Limit, store.MaxQueryPageSize)
 	}
-	cq := &compiledQuery{Query: q}
+	cq := &compiledQuery{Query: q, found: make([][]byte, len(q.Filters))}
 	for _, f := range q.Filters {
-		if err := checkProperty("filter", f.Path); err != nil {
+		cf, err := compileFilter(f)
+		if err != nil {
 			return nil, err
 		}
-		if f.Op != store.OpEqual && f.Op != store.OpArrayContains {
-			return nil, domain.Errorf(domain.EINVALID, "filter on %s: unknown operator %q", f.Path, f.Op)
-		}
-		raw, err := json.Marshal(f.Value)
-		if err != nil {
-			return nil, domain.Errorf(domain.EINVALID, "filter on %s: value: %v", f.Path, err)
-		}
-		var v any
-		_ = json.Unmarshal(raw, &v)
-		cq.values = append(cq.values, v)
+		cq.filters = append(cq.filters, cf)
 	}
 	if q.OrderBy != "" {
 		if err := checkProperty("order by", q.OrderBy); err != nil {
@@ -195,47 +190,40 @@ func (c *Container) resume(cq *compiledQuery) (*row, error) {
 	if t.Shape != cq.shape {
 		return nil, invalidToken("it belongs to another query")
 	}
-	return &row{sort: newSortKey(t.Sort), raw: t.Sort, id: t.ID, pk: t.PK}, nil
+	return &row{sort: newSortKey(t.Sort), raw: t.Sort, id: []byte(t.ID), pk: []byte(t.PK)}, nil
 }
 
-// match decodes the top level of doc and applies the filters.
+// match reads only the filtered and sorted properties of doc (the top
+// level, undecoded) and applies the filters. An undefined property never
+// matches, as in Cosmos SQL (undefined = x is undefined, not true).
 func (cq *compiledQuery) match(k, doc []byte) (row, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(doc, &m) != nil {
+	clear(cq.found)
+	var sortRaw []byte
+	ok := topLevel(doc, func(key, raw []byte) bool {
+		for i := range cq.filters {
+			if string(key) == cq.filters[i].path {
+				cq.found[i] = raw
+			}
+		}
+		if string(key) == cq.OrderBy {
+			sortRaw = raw
+		}
+		return true
+	})
+	if !ok {
 		return row{}, false
 	}
-	for i, f := range cq.Filters {
-		raw, ok := m[f.Path]
-		if !ok || !matches(raw, f.Op, cq.values[i]) {
+	for i := range cq.filters {
+		if cq.found[i] == nil || !cq.filters[i].matches(cq.found[i]) {
 			return row{}, false
 		}
 	}
-	r := row{m: m}
-	r.pk, r.id = splitItemKey(k)
-	if cq.OrderBy != "" {
-		if raw, ok := m[cq.OrderBy]; ok {
-			r.raw = raw
-			r.sort = newSortKey(raw)
-		}
+	n := int(binary.BigEndian.Uint16(k))
+	r := row{doc: doc, raw: sortRaw, pk: k[2 : 2+n], id: k[2+n:]}
+	if sortRaw != nil {
+		r.sort = newSortKey(sortRaw)
 	}
 	return r, true
-}
-
-// matches applies one filter; an undefined property never matches, as in
-// Cosmos SQL (undefined = x is undefined, not true).
-func matches(raw json.RawMessage, op string, want any) bool {
-	var got any
-	if json.Unmarshal(raw, &got) != nil {
-		return false
-	}
-	if op == store.OpEqual {
-		return equalJSON(got, want)
-	}
-	arr, ok := got.([]any)
-	if !ok {
-		return false
-	}
-	return slices.ContainsFunc(arr, func(e any) bool { return equalJSON(e, want) })
 }
 
 // compare orders rows by sort value, then id, then partition key (ids are
@@ -243,10 +231,10 @@ func matches(raw json.RawMessage, op string, want any) bool {
 func (cq *compiledQuery) compare(a, b *row) int {
 	c := compareSortKeys(a.sort, b.sort)
 	if c == 0 {
-		c = strings.Compare(a.id, b.id)
+		c = bytes.Compare(a.id, b.id)
 	}
 	if c == 0 {
-		c = strings.Compare(a.pk, b.pk)
+		c = bytes.Compare(a.pk, b.pk)
 	}
 	if cq.Desc {
 		return -c
@@ -258,27 +246,36 @@ func (cq *compiledQuery) compare(a, b *row) int {
 func (cq *compiledQuery) less(a, b *row) bool { return cq.compare(a, b) < 0 }
 
 // project keeps the selected top-level properties, id always first.
-func project(m map[string]json.RawMessage, fields []string) []byte {
+func project(doc []byte, fields []string) []byte {
+	values := make([][]byte, len(fields)+1)
+	topLevel(doc, func(key, raw []byte) bool {
+		if string(key) == "id" {
+			values[0] = raw
+		}
+		for i, f := range fields {
+			if string(key) == f && f != "id" {
+				values[i+1] = raw
+			}
+		}
+		return true
+	})
 	var b bytes.Buffer
 	b.WriteByte('{')
-	write := func(name string) {
-		raw, ok := m[name]
-		if !ok {
-			return
+	for i, raw := range values {
+		if raw == nil || (i > 0 && slices.Contains(fields[:i-1], fields[i-1])) {
+			continue
 		}
 		if b.Len() > 1 {
 			b.WriteByte(',')
+		}
+		name := "id"
+		if i > 0 {
+			name = fields[i-1]
 		}
 		key, _ := json.Marshal(name)
 		b.Write(key)
 		b.WriteByte(':')
 		b.Write(raw)
-	}
-	write("id")
-	for i, f := range fields {
-		if f != "id" && !slices.Contains(fields[:i], f) {
-			write(f)
-		}
 	}
 	b.WriteByte('}')
 	return b.Bytes()

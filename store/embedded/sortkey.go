@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"reflect"
 	"strconv"
 	"strings"
 )
@@ -72,10 +71,4 @@ func compareSortKeys(a, b sortKey) int {
 		return bytes.Compare(a.raw, b.raw)
 	}
 	return 0
-}
-
-// equalJSON compares two values as JSON decoding yields them (numbers as
-// float64), so 3 equals 3.0 as in Cosmos SQL.
-func equalJSON(a, b any) bool {
-	return reflect.DeepEqual(a, b)
 }

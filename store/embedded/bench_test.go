@@ -1,0 +1,132 @@
+package embedded
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"shop/store"
+)
+
+// product2KB is a product document of about 2 KB, the size of the
+// product page's one point read.
+func product2KB(id, category string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"id": id, "type": "product", "schemaVersion": 1,
+		"name": "Trail running shoe " + id, "categoryId": category, "categoryName": "Shoes",
+		"description": strings.Repeat("Breathable mesh, grippy sole. ", 50),
+		"priceCents":  12900, "currency": "EUR", "priceVersion": 3,
+		"imageUrl":    "https://example.com/img/" + id + ".jpg",
+		"reviewStats": map[string]any{"count": 12, "average": 4.25, "histogram": []int{0, 1, 1, 4, 6}},
+		"lastUpdated": "2026-11-29T12:00:00Z", "version": 7,
+	})
+	return b
+}
+
+func benchStore(b *testing.B, opts Options) *Store {
+	b.Helper()
+	s, err := Open(b.TempDir()+"/bench.db", opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+func benchContainer(b *testing.B, s *Store, pkPath string) store.Container {
+	b.Helper()
+	def := store.ContainerDef{ID: "c", PartitionKeyPath: pkPath, IndexingPolicy: store.IndexingPolicy{IncludedPaths: []string{"/*"}}}
+	if _, err := s.EnsureContainer(bg, def); err != nil {
+		b.Fatal(err)
+	}
+	return s.Container("c")
+}
+
+// BenchmarkPointRead2KB: goal 200,000 reads/s per core (go test -cpu 1).
+func BenchmarkPointRead2KB(b *testing.B) {
+	s := benchStore(b, Options{})
+	c := benchContainer(b, s, "/id")
+	item := product2KB("p-000042", "shoes")
+	if _, err := c.Create(bg, "p-000042", item); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(item)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Read(bg, "p-000042", "p-000042"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reads/s")
+}
+
+// BenchmarkReplace2KB replaces a 2 KB product; with fsync (the default)
+// the disk's flush time dominates, NoSync shows the store's own cost.
+func BenchmarkReplace2KB(b *testing.B) {
+	for _, sync := range []bool{true, false} {
+		b.Run(fmt.Sprintf("fsync=%v", sync), func(b *testing.B) {
+			s := benchStore(b, Options{NoSync: !sync})
+			c := benchContainer(b, s, "/id")
+			item := product2KB("p-1", "shoes")
+			if _, err := c.Create(bg, "p-1", item); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Replace(bg, "p-1", "p-1", item, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkQueryPage20: the category page, one page of 20 product
+// summaries ordered by name, from a partition of 200.
+func BenchmarkQueryPage20(b *testing.B) {
+	s := benchStore(b, Options{NoSync: true})
+	c := benchContainer(b, s, "/categoryId")
+	ops := []store.BatchOp{}
+	for i := range 200 {
+		id := fmt.Sprintf("p-%04d", i)
+		item, _ := json.Marshal(map[string]any{"id": id, "categoryId": "shoes", "name": fmt.Sprintf("Shoe %03d", (i*37)%200),
+			"priceCents": 1000 + i, "imageUrl": "https://example.com/" + id + ".jpg", "averageRating": 4.5, "reviewCount": i})
+		ops = append(ops, store.BatchOp{Kind: store.BatchCreate, Item: item})
+		if len(ops) == store.MaxBatchOps {
+			if _, err := c.ExecuteBatch(bg, "shoes", ops); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	q := store.Query{PartitionKey: "shoes", OrderBy: "name", Limit: 20}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := c.Query(bg, q)
+		if err != nil || len(p.Items) != 20 {
+			b.Fatalf("%d items, %v", len(p.Items), err)
+		}
+	}
+}
+
+// BenchmarkChangeFeedPage100 reads a page of 100 2 KB items of one feed
+// range holding 1,000.
+func BenchmarkChangeFeedPage100(b *testing.B) {
+	s := benchStore(b, Options{NoSync: true, PhysicalPartitions: 1})
+	c := benchContainer(b, s, "/id")
+	for i := range 1000 {
+		id := fmt.Sprintf("p-%04d", i)
+		if _, err := c.Create(bg, id, product2KB(id, "shoes")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := store.FeedRange{Min: "", Max: "FF"}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := c.ReadChangeFeed(bg, r, "", 100)
+		if err != nil || len(p.Items) != 100 {
+			b.Fatalf("%d items, %v", len(p.Items), err)
+		}
+	}
+}
