@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"sync"
+	"time"
 
 	"shop/domain"
 	"shop/store"
@@ -22,7 +24,7 @@ type checkoutRequest struct {
 // idempotency record and the customerSummary commit in ONE transactional
 // batch in the user's orders partition (transactions need one partition
 // key); the cart is reset afterwards with If-Match on the version read.
-func handleCheckout(s *server, carts *store.Carts, orders *store.Orders) http.HandlerFunc {
+func handleCheckout(carts *store.Carts, orders *store.Orders, running *inFlight, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		u := userFrom(ctx)
@@ -39,12 +41,11 @@ func handleCheckout(s *server, carts *store.Carts, orders *store.Orders) http.Ha
 		hash := requestHash(req)
 
 		// A concurrent duplicate in this process waits for nobody: 409.
-		flight := u.ID + "\x00" + key
-		if _, busy := s.inFlight.LoadOrStore(flight, struct{}{}); busy {
+		if !running.start(u.ID, key) {
 			writeProblem(w, r, domain.Errorf(domain.ECONFLICT, "a checkout with this Idempotency-Key is still in progress"))
 			return
 		}
-		defer s.inFlight.Delete(flight)
+		defer running.done(u.ID, key)
 
 		// Point read of the key's record: a retry replays the first answer.
 		prior, err := orders.Idempotency(ctx, u.ID, key)
@@ -62,14 +63,14 @@ func handleCheckout(s *server, carts *store.Carts, orders *store.Orders) http.Ha
 			writeProblem(w, r, err)
 			return
 		}
-		now := s.now()
-		o, err := domain.NewOrder(domain.OrderID(now, randomSuffix()), cart,
-			domain.Customer{Name: u.Name, Email: u.Email}, req.ShippingAddress, key, now)
+		t := now()
+		o, err := domain.NewOrder(domain.OrderID(t, randomSuffix()), cart,
+			domain.Customer{Name: u.Name, Email: u.Email}, req.ShippingAddress, key, t)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		placed, err := orders.Place(ctx, o, domain.Idempotency{Key: key, RequestHash: hash, CreatedAt: now.UTC()})
+		placed, err := orders.Place(ctx, o, domain.Idempotency{Key: key, RequestHash: hash, CreatedAt: t.UTC()})
 		if domain.IsCode(err, domain.ECONFLICT) {
 			// Another instance committed the same key first: answer as a
 			// retry would.
@@ -85,16 +86,28 @@ func handleCheckout(s *server, carts *store.Carts, orders *store.Orders) http.Ha
 		// Reset only the cart version the order was made from: a 412 means
 		// the user changed it since, and the orders feed leaves it alone.
 		if _, err := carts.Update(ctx, u.ID, cart.ETag, func(c *domain.Cart) error {
-			c.Reset(now)
+			c.Reset(t)
 			return nil
 		}); err != nil && !domain.IsCode(err, domain.EPRECONDITION) {
-			s.log.WarnContext(ctx, "cart reset after checkout failed; the orders feed retries it",
+			loggerFrom(ctx).WarnContext(ctx, "cart reset after checkout failed; the orders feed retries it",
 				"user", u.ID, "order", placed.ID, "err", err)
 		}
 		w.Header().Set("Location", "/v1/orders/"+placed.ID)
 		encode(w, http.StatusCreated, viewOrder(placed))
 	}
 }
+
+// inFlight holds user+key of the checkouts running in this process, so a
+// concurrent duplicate gets 409 instead of racing the batch (which would
+// fail as a whole anyway: the idempotency record's id is taken).
+type inFlight struct{ m sync.Map }
+
+func (f *inFlight) start(userID, key string) bool {
+	_, busy := f.m.LoadOrStore(userID+"\x00"+key, struct{}{})
+	return !busy
+}
+
+func (f *inFlight) done(userID, key string) { f.m.Delete(userID + "\x00" + key) }
 
 // replay answers a repeated Idempotency-Key: the same body gets the first
 // response again, another body is refused (422).

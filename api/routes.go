@@ -38,7 +38,7 @@ func (s *server) routes(d Deps) http.Handler {
 			r.Get("/cart", handleCartGet(s.repos.Carts))
 			r.Put("/cart/items/{productId}", handleCartPut(s.repos.Products, s.repos.Carts, s.now))
 			r.Delete("/cart/items/{productId}", handleCartDelete(s.repos.Carts, s.now))
-			r.Post("/checkout", handleCheckout(s, s.repos.Carts, s.repos.Orders))
+			r.Post("/checkout", handleCheckout(s.repos.Carts, s.repos.Orders, s.checkouts, s.now))
 			r.Get("/me/summary", handleSummary(s.repos.Orders))
 			r.Get("/orders", handleOrders(s.repos.Orders))
 			r.Get("/orders/{orderId}", handleOrder(s.repos.Orders))

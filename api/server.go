@@ -7,7 +7,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"shop/store"
@@ -36,13 +35,11 @@ type Deps struct {
 // server holds what the handlers share: the repositories built once over
 // the metered store, and the checkouts in flight.
 type server struct {
-	repos  *store.Repos
-	log    *slog.Logger
-	secret []byte
-	now    func() time.Time
-	// inFlight holds user+key of the checkouts running in this process, so
-	// a concurrent duplicate gets 409 instead of racing the batch.
-	inFlight sync.Map
+	repos     *store.Repos
+	log       *slog.Logger
+	secret    []byte
+	now       func() time.Time
+	checkouts *inFlight
 }
 
 // NewServer returns the shop's HTTP handler.
@@ -59,10 +56,11 @@ func NewServer(d Deps) http.Handler {
 	s := &server{
 		// Metered: every store call adds its Request Units to the request's
 		// Meter, which the cost middleware turns into response headers.
-		repos:  store.NewRepos(store.Metered(d.Store)),
-		log:    d.Logger,
-		secret: d.Secret,
-		now:    d.Now,
+		repos:     store.NewRepos(store.Metered(d.Store)),
+		log:       d.Logger,
+		secret:    d.Secret,
+		now:       d.Now,
+		checkouts: new(inFlight),
 	}
 	return s.routes(d)
 }
