@@ -20,15 +20,12 @@ import (
 
 const productRoute = "/v1/products/{productId}"
 
-// newRouter is a chi router shaped like the shop's: a /v1 sub-router, a
-// product page that is one point read (its body is the read's charge) and a
-// cart write that loses one If-Match race. around mounts Middleware around
-// the router instead of inside it.
-func newRouter(f fixture, around bool) http.Handler {
+// newRouter is a chi router shaped like the shop's, with the middlewares
+// use: a /v1 sub-router, a product page that is one point read (its body is
+// the read's charge) and a cart write that loses one If-Match race.
+func newRouter(f fixture, use ...func(http.Handler) http.Handler) http.Handler {
 	r := chi.NewRouter()
-	if !around {
-		r.Use(telemetry.Middleware(f.tel))
-	}
+	r.Use(use...)
 	r.Route("/v1", func(r chi.Router) {
 		r.Get("/products/{productId}", func(w http.ResponseWriter, req *http.Request) {
 			id := chi.URLParam(req, "productId")
@@ -51,9 +48,6 @@ func newRouter(f fixture, around bool) http.Handler {
 			}
 		})
 	})
-	if around {
-		return telemetry.Middleware(f.tel)(r)
-	}
 	return r
 }
 
@@ -79,7 +73,11 @@ func TestMiddlewareSpans(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			rec := serve(t, newRouter(f, tt.around), http.MethodGet, "/v1/products/p1",
+			h := newRouter(f, telemetry.Middleware(f.tel))
+			if tt.around {
+				h = telemetry.Middleware(f.tel)(newRouter(f))
+			}
+			rec := serve(t, h, http.MethodGet, "/v1/products/p1",
 				http.Header{"Traceparent": {traceparent}})
 			if got, want := rec.Code, http.StatusOK; got != want {
 				t.Fatalf("status = %d, want %d", got, want)
@@ -113,7 +111,7 @@ func TestMiddlewareSpans(t *testing.T) {
 
 func TestMiddlewareMetrics(t *testing.T) {
 	f := newFixture(t)
-	h := newRouter(f, false)
+	h := newRouter(f, telemetry.Middleware(f.tel))
 	var ru float64
 	for _, id := range []string{"p1", "p2", "p1"} {
 		rec := serve(t, h, http.MethodGet, "/v1/products/"+id, nil)

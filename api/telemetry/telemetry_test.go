@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"shop/api/telemetry"
 	"shop/store"
@@ -34,7 +36,14 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	f.tel = tel
+	f.store = newStore(t, tp, mp)
+	return f
+}
 
+// newStore is an embedded store holding products p1 and p2 and an empty
+// carts container, traced and metered.
+func newStore(t *testing.T, tp trace.TracerProvider, mp metric.MeterProvider) store.Store {
+	t.Helper()
 	es, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +63,7 @@ func newFixture(t *testing.T) fixture {
 			t.Fatal(err)
 		}
 	}
-	f.store = store.Metered(store.Traced(es, tp, mp, "embedded"))
-	return f
+	return store.Metered(store.Traced(es, tp, mp, "embedded"))
 }
 
 // span returns the one ended span with that name.
