@@ -235,12 +235,12 @@ func TestTracedSpans(t *testing.T) {
 				t.Errorf("request charge = %v, want > 0", ru)
 			}
 			want := map[attribute.Key]attribute.Value{
-				"db.system.name":                          attribute.StringValue("azure.cosmosdb"),
-				"db.system":                               attribute.StringValue("cosmosdb"),
-				"db.namespace":                            attribute.StringValue("shop"),
-				"db.collection.name":                      attribute.StringValue("products"),
-				"db.operation.name":                       attribute.StringValue(tt.operation),
-				"shop.store.adapter":                      attribute.StringValue("embedded"),
+				"db.system.name":     attribute.StringValue("azure.cosmosdb"),
+				"db.system":          attribute.StringValue("cosmosdb"),
+				"db.namespace":       attribute.StringValue("shop"),
+				"db.collection.name": attribute.StringValue("products"),
+				"db.operation.name":  attribute.StringValue(tt.operation),
+				"shop.store.adapter": attribute.StringValue("embedded"),
 				"azure.cosmosdb.operation.request_charge": attribute.Float64Value(ru),
 			}
 			if tt.statusCode != "" {
