@@ -34,6 +34,7 @@ type pending struct {
 	written int64
 	ttl     int64
 	charge  float64
+	uniq    []string // values of the unique key sets
 }
 
 // failedCharge is what a call that reached the "server" costs when it
@@ -170,6 +171,7 @@ func (c *Container) prepareDoc(st *containerState, pk, wantID string, m map[stri
 		return pending{}, err
 	}
 	w.charge = writeCharge(len(w.doc), st.index.countIndexed(m))
+	w.uniq = st.uniqueValues(m)
 	return w, nil
 }
 
@@ -206,6 +208,9 @@ func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending
 		return false, domain.Errorf(domain.EPRECONDITION, "If-Match given but item %s does not exist in partition %s", w.id, pk)
 	case match != "" && string(old.etag) != match:
 		return false, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", w.id, match, old.etag)
+	}
+	if err := c.checkUnique(items, st, pk, w); err != nil {
+		return false, err
 	}
 	return !exists, c.put(items, feed, old.lsn, w)
 }

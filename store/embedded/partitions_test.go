@@ -185,3 +185,16 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 		t.Errorf("Read after Close: %q, want %q", got, want)
 	}
 }
+
+func TestUniqueKeysCannotChange(t *testing.T) {
+	s := openTemp(t, Options{})
+	def := store.ContainerDef{ID: "c", PartitionKeyPath: "/pk", UniqueKeys: [][]string{{"/email"}}}
+	if _, err := s.EnsureContainer(bg, def); err != nil {
+		t.Fatal(err)
+	}
+	def.UniqueKeys = [][]string{{"/other"}}
+	_, err := s.EnsureContainer(bg, def)
+	if got, want := domain.ErrorCode(err), domain.ECONFLICT; got != want {
+		t.Errorf("EnsureContainer changing unique keys: %q, want %q", got, want)
+	}
+}

@@ -66,6 +66,9 @@ func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops 
 	if err != nil {
 		return pending{}, err
 	}
+	if err := c.checkUnique(items, st, pk, w); err != nil {
+		return pending{}, err
+	}
 	return w, c.put(items, feed, h.lsn, w)
 }
 

@@ -76,6 +76,8 @@ type containerState struct {
 	pkPath []string
 	// index decides which properties a write indexes (and pays for).
 	index indexPolicy
+	// uniq is def.UniqueKeys, each path split into property names.
+	uniq [][][]string
 }
 
 var (
@@ -164,6 +166,13 @@ func newContainerState(rec containerRecord) *containerState {
 		pkPath: splitPath(rec.Def.PartitionKeyPath),
 		index:  newIndexPolicy(rec.Def.IndexingPolicy),
 	}
+	for _, set := range rec.Def.UniqueKeys {
+		var paths [][]string
+		for _, path := range set {
+			paths = append(paths, splitPath(path))
+		}
+		st.uniq = append(st.uniq, paths)
+	}
 	for p := range rec.Partitions {
 		st.items = append(st.items, itemsBucket(rec.Def.ID, p))
 		st.feed = append(st.feed, feedBucket(rec.Def.ID, p))
@@ -192,6 +201,9 @@ func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 		if old.def.PartitionKeyPath != def.PartitionKeyPath {
 			return false, domain.Errorf(domain.ECONFLICT,
 				"container %s has partition key %s; it cannot change to %s", def.ID, old.def.PartitionKeyPath, def.PartitionKeyPath)
+		}
+		if !reflect.DeepEqual(normalizeDef(old.def).UniqueKeys, normalizeDef(def).UniqueKeys) {
+			return false, domain.Errorf(domain.ECONFLICT, "container %s: unique keys cannot change after creation", def.ID)
 		}
 		if reflect.DeepEqual(normalizeDef(old.def), normalizeDef(def)) {
 			return false, nil

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ItemOver2MBRefused", testItemOver2MB},
 		{"BadInput", testBadInput},
 		{"OptimisticConcurrency", testOptimisticConcurrency},
+		{"UniqueKeysPerPartition", testUniqueKeys},
 		{"BatchAtomic", testBatchAtomic},
 		{"BatchRefusedAcrossKeys", testBatchAcrossKeys},
 		{"BatchOver100Refused", testBatchOver100},
