@@ -183,6 +183,10 @@ type feedStatus struct {
 
 func (f feedStatus) FeedStatus(context.Context) (any, error) { return f.v, f.err }
 
+type panicking struct{}
+
+func (panicking) FeedStatus(context.Context) (any, error) { panic("nil map in the lease table") }
+
 func TestAdminFeeds(t *testing.T) {
 	admin := token(t, "boss", true)
 	t.Run("NotRunningIs503", func(t *testing.T) {
@@ -196,6 +200,13 @@ func TestAdminFeeds(t *testing.T) {
 		got := decodeBody[map[string]int](t, s.do(req{method: "GET", path: "/v1/admin/feeds", token: admin}).want(200))
 		if got["lag"] != 3 {
 			t.Errorf("status = %v", got)
+		}
+	})
+	t.Run("APanicIsA500Problem", func(t *testing.T) {
+		s := newShop(t, func(o *options) { o.feeds = panicking{} })
+		p := decodeBody[problemBody](t, s.do(req{method: "GET", path: "/v1/admin/feeds", token: admin}).want(500))
+		if p.Detail != "internal error" {
+			t.Errorf("detail = %q", p.Detail)
 		}
 	})
 	t.Run("InternalErrorsDoNotLeak", func(t *testing.T) {

@@ -18,7 +18,8 @@ func (s *server) routes(d Deps) http.Handler {
 	r.Get("/openapi.yaml", handleSpec())
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(withCost)
+		// Recovered inside withCost too, so a 500 still says what it cost.
+		r.Use(withCost, withRecover)
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())
 

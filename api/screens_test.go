@@ -88,6 +88,20 @@ func TestCatalog(t *testing.T) {
 		if r.Header().Get("ETag") == "" {
 			t.Error("no ETag")
 		}
+		got := decodeBody[struct {
+			TopReviews  []struct{ ProductID, UserID string }
+			ReviewStats struct {
+				Count     int
+				Average   float64
+				Histogram [5]int
+			}
+		}](t, r)
+		if len(got.TopReviews) != 2 || got.TopReviews[0].UserID != "sam" || got.TopReviews[0].ProductID != "book-1" {
+			t.Errorf("topReviews = %+v, want sam's first", got.TopReviews)
+		}
+		if got.ReviewStats.Count != 2 || got.ReviewStats.Average != 4.5 || got.ReviewStats.Histogram != [5]int{0, 0, 0, 1, 1} {
+			t.Errorf("reviewStats = %+v", got.ReviewStats)
+		}
 		p := decodeBody[map[string]any](t, r)
 		for _, hidden := range []string{"_etag", "_ts", "type", "version", "schemaVersion", "deleted"} {
 			if _, ok := p[hidden]; ok {

@@ -232,11 +232,26 @@ func (s *shop) fixture() {
 			s.t.Fatalf("summary %s: %v", p.ID, err)
 		}
 	}
+	var reviews []domain.Review
 	for i, u := range []string{"rita", "sam"} {
-		if _, err := s.repos.Reviews.Create(ctx, domain.Review{ProductID: "book-1", UserID: u, UserName: u,
-			Rating: 4 + i, Title: "Good", Body: "Read it twice.", CreatedAt: now.Add(time.Duration(i) * time.Minute)}); err != nil {
+		rv, err := s.repos.Reviews.Create(ctx, domain.Review{ProductID: "book-1", UserID: u, UserName: u,
+			Rating: 4 + i, Title: "Good", Body: "Read it twice.", CreatedAt: now.Add(time.Duration(i) * time.Minute)})
+		if err != nil {
 			s.t.Fatalf("review: %v", err)
 		}
+		reviews = append(reviews, rv)
+	}
+	// What the reviews feed does: embed the stats and the newest reviews.
+	p, err := s.repos.Products.Update(ctx, "book-1", "", func(p *domain.Product) error {
+		p.ReviewStats, p.TopReviews = domain.ComputeReviewStats(reviews)
+		p.Version++
+		return nil
+	})
+	if err != nil {
+		s.t.Fatalf("review stats: %v", err)
+	}
+	if _, err := s.repos.ProductSummaries.Put(ctx, domain.SummaryOfProduct(p)); err != nil {
+		s.t.Fatalf("summary: %v", err)
 	}
 }
 
