@@ -282,26 +282,28 @@ func TestSampleOptionsRefused(t *testing.T) {
 	}
 }
 
-// BenchmarkSampleSeed loads the `shop seed --products 10000 --reviews 10000
-// --users 10000` data set into a fresh embedded store per iteration:
+// BenchmarkSample loads the first-start catalog and the `shop seed
+// --products 10000 --reviews 10000 --users 10000` data set into a fresh
+// embedded store per iteration, with and without fsync on commit:
 //
-//	go test -run '^$' -bench SampleSeed -benchtime 1x ./migrations
-func BenchmarkSampleSeed(b *testing.B) {
+//	go test -run '^$' -bench Sample -benchtime 1x ./migrations
+func BenchmarkSample(b *testing.B) {
+	seed := migrations.SampleOptions{Products: 10000, Reviews: 10000, Users: 10000, Categories: 12}
 	for _, bc := range []struct {
-		name string
-		opts embedded.Options
+		name   string
+		store  embedded.Options
+		sample migrations.SampleOptions
 	}{
-		{"fsync", embedded.Options{}},
-		{"nosync", embedded.Options{NoSync: true}},
+		{"first-start/fsync", embedded.Options{}, migrations.SampleOptions{}},
+		{"seed-10k/fsync", embedded.Options{}, seed},
+		{"seed-10k/nosync", embedded.Options{NoSync: true}, seed},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				s := openStore(b, bc.opts)
+				s := openStore(b, bc.store)
 				b.StartTimer()
-				stats, err := migrations.Sample(context.Background(), s, migrations.SampleOptions{
-					Products: 10000, Reviews: 10000, Users: 10000, Categories: 12,
-				})
+				stats, err := migrations.Sample(context.Background(), s, bc.sample)
 				if err != nil {
 					b.Fatal(err)
 				}
