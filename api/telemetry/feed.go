@@ -28,14 +28,16 @@ type FeedGauge struct {
 	Lag map[string]int64
 	// DeadLetters counts the documents parked after too many failures.
 	DeadLetters int64
+	// CartsUpdated is how many cart lines' copies this processor has
+	// rewritten since the process started (the price fan-out).
+	CartsUpdated int64
 }
 
 type feedInstruments struct {
-	batches      metric.Int64Counter
-	items        metric.Int64Counter
-	charge       metric.Float64Histogram
-	cartsUpdated metric.Int64Counter
-	gauges       lockedFunc[[]FeedGauge]
+	batches metric.Int64Counter
+	items   metric.Int64Counter
+	charge  metric.Float64Histogram
+	gauges  lockedFunc[[]FeedGauge]
 }
 
 func (f *feedInstruments) init(m metric.Meter) error {
@@ -56,11 +58,6 @@ func (f *feedInstruments) init(m metric.Meter) error {
 		metric.WithExplicitBucketBoundaries(chargeBuckets...)); err != nil {
 		return err
 	}
-	if f.cartsUpdated, err = m.Int64Counter("shop.feed.carts_updated",
-		metric.WithDescription("Open carts whose line copies a price or name change rewrote."),
-		metric.WithUnit("{cart}")); err != nil {
-		return err
-	}
 	lag, err := m.Int64ObservableGauge("shop.feed.lag",
 		metric.WithDescription("Estimated changes not yet handled, per lease."),
 		metric.WithUnit("{item}"))
@@ -73,14 +70,22 @@ func (f *feedInstruments) init(m metric.Meter) error {
 	if err != nil {
 		return err
 	}
-	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	// A running total read from the workers, hence an observable counter.
+	carts, err := m.Int64ObservableCounter("shop.feed.carts_updated",
+		metric.WithDescription("Open carts whose line copies a price or name change rewrote."),
+		metric.WithUnit("{cart}"))
+	if err != nil {
+		return err
+	}
+	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		read := f.gauges.get()
 		if read == nil {
 			return nil
 		}
-		for _, g := range read() {
+		for _, g := range read(ctx) {
 			p := ProcessorKey.String(g.Processor)
 			o.ObserveInt64(dead, g.DeadLetters, metric.WithAttributes(p))
+			o.ObserveInt64(carts, g.CartsUpdated, metric.WithAttributes(p))
 			for lease, n := range g.Lag {
 				if n >= 0 {
 					o.ObserveInt64(lag, n, metric.WithAttributes(p, LeaseKey.String(lease)))
@@ -88,13 +93,16 @@ func (f *feedInstruments) init(m metric.Meter) error {
 			}
 		}
 		return nil
-	}, lag, dead)
+	}, lag, dead, carts)
 	return err
 }
 
-// ObserveFeeds sets the function read at every metric collection for the
-// lag and dead-letter gauges. A later call replaces the earlier one.
-func (t *Telemetry) ObserveFeeds(read func() []FeedGauge) { t.feed.gauges.set(read) }
+// ObserveFeeds sets the function read at every metric collection (every
+// scrape of /metrics) for the lag, dead-letter and carts-updated metrics;
+// ctx bounds the collection. A later call replaces the earlier one.
+func (t *Telemetry) ObserveFeeds(read func(ctx context.Context) []FeedGauge) {
+	t.feed.gauges.set(read)
+}
 
 // StartFeedBatch starts the span "feed batch <processor>" of one batch of
 // one lease; the store calls made with the returned context are its
@@ -126,9 +134,4 @@ func (t *Telemetry) StartFeedBatch(ctx context.Context, processor, lease string)
 func (t *Telemetry) RecordFeedBatch(ctx context.Context, processor, lease string, items int, ru float64, err error) {
 	_, end := t.StartFeedBatch(ctx, processor, lease)
 	end(items, ru, err)
-}
-
-// AddCartsUpdated counts carts a price or name change rewrote.
-func (t *Telemetry) AddCartsUpdated(ctx context.Context, n int) {
-	t.feed.cartsUpdated.Add(ctx, int64(n))
 }

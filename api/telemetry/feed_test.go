@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"context"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -62,11 +63,9 @@ func TestFeedMetrics(t *testing.T) {
 	f.tel.RecordFeedBatch(ctx, "products", "00-3F", 4, 4.25, nil)
 	f.tel.RecordFeedBatch(ctx, "products", "40-7F", 2, 2.5, nil)
 	f.tel.RecordFeedBatch(ctx, "reviews", "00-3F", 1, 1, domain.Errorf(domain.EUNAVAILABLE, "throttled"))
-	f.tel.AddCartsUpdated(ctx, 3)
-	f.tel.AddCartsUpdated(ctx, 2)
-	f.tel.ObserveFeeds(func() []telemetry.FeedGauge {
+	f.tel.ObserveFeeds(func(context.Context) []telemetry.FeedGauge {
 		return []telemetry.FeedGauge{
-			{Processor: "products", Lag: map[string]int64{"00-3F": 12, "40-7F": 0}, DeadLetters: 1},
+			{Processor: "products", Lag: map[string]int64{"00-3F": 12, "40-7F": 0}, DeadLetters: 1, CartsUpdated: 5},
 			{Processor: "reviews", Lag: map[string]int64{"00-3F": -1}},
 		}
 	})
@@ -84,7 +83,7 @@ func TestFeedMetrics(t *testing.T) {
 		{"BatchesByProcessor", "shop.feed.batches", []attribute.KeyValue{products}, 2, true},
 		{"FailedBatchHasErrorType", "shop.feed.batches", []attribute.KeyValue{reviews, attribute.String("error.type", domain.EUNAVAILABLE)}, 1, true},
 		{"Items", "shop.feed.items", []attribute.KeyValue{products}, 6, true},
-		{"CartsUpdated", "shop.feed.carts_updated", nil, 5, true},
+		{"CartsUpdated", "shop.feed.carts_updated", []attribute.KeyValue{products}, 5, true},
 		{"LagPerLease", "shop.feed.lag", []attribute.KeyValue{products, telemetry.LeaseKey.String("00-3F")}, 12, true},
 		{"CaughtUpLease", "shop.feed.lag", []attribute.KeyValue{products, telemetry.LeaseKey.String("40-7F")}, 0, true},
 		{"UnknownLagNotReported", "shop.feed.lag", []attribute.KeyValue{reviews}, 0, false},

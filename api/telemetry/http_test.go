@@ -65,19 +65,26 @@ func serve(t *testing.T, h http.Handler, method, target string, header http.Head
 func TestMiddlewareSpans(t *testing.T) {
 	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for _, tt := range []struct {
-		name   string
-		around bool
+		name  string
+		mount func(f fixture) http.Handler
 	}{
-		{"InsideRouter", false},
-		{"AroundRouter", true},
+		{"InsideRouter", func(f fixture) http.Handler {
+			return newRouter(f, telemetry.Middleware(f.tel))
+		}},
+		{"AroundRouter", func(f fixture) http.Handler {
+			return telemetry.Middleware(f.tel)(newRouter(f))
+		}},
+		{"AroundServeMux", func(f fixture) http.Handler {
+			// A ServeMux's own pattern ("/") must not name the span.
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", f.tel.MetricsHandler())
+			mux.Handle("/", newRouter(f))
+			return telemetry.Middleware(f.tel)(mux)
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			h := newRouter(f, telemetry.Middleware(f.tel))
-			if tt.around {
-				h = telemetry.Middleware(f.tel)(newRouter(f))
-			}
-			rec := serve(t, h, http.MethodGet, "/v1/products/p1",
+			rec := serve(t, tt.mount(f), http.MethodGet, "/v1/products/p1",
 				http.Header{"Traceparent": {traceparent}})
 			if got, want := rec.Code, http.StatusOK; got != want {
 				t.Fatalf("status = %d, want %d", got, want)

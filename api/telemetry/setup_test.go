@@ -155,10 +155,9 @@ func TestSetupMetricsEndpoint(t *testing.T) {
 		serve(t, h, http.MethodGet, target, nil)
 	}
 	serve(t, h, http.MethodPut, "/v1/cart", nil)
-	tel.ObserveFeeds(func() []telemetry.FeedGauge {
-		return []telemetry.FeedGauge{{Processor: "products", Lag: map[string]int64{"00-3F": 2}}}
+	tel.ObserveFeeds(func(context.Context) []telemetry.FeedGauge {
+		return []telemetry.FeedGauge{{Processor: "products", Lag: map[string]int64{"00-3F": 2}, CartsUpdated: 1}}
 	})
-	tel.AddCartsUpdated(t.Context(), 1)
 
 	rec := serve(t, tel.MetricsHandler(), http.MethodGet, "/metrics", nil)
 	if rec.Code != http.StatusOK {

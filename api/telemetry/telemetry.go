@@ -153,16 +153,16 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // collection reads it.
 type lockedFunc[T any] struct {
 	mu sync.Mutex
-	f  func() T
+	f  func(context.Context) T
 }
 
-func (l *lockedFunc[T]) set(f func() T) {
+func (l *lockedFunc[T]) set(f func(context.Context) T) {
 	l.mu.Lock()
 	l.f = f
 	l.mu.Unlock()
 }
 
-func (l *lockedFunc[T]) get() func() T {
+func (l *lockedFunc[T]) get() func(context.Context) T {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.f
