@@ -30,6 +30,9 @@ type Deps struct {
 	Feeds FeedStatus
 	// Ready reports whether the shop can serve (/readyz); nil pings the store.
 	Ready func(context.Context) error
+	// RateLimit bounds each caller's /v1 requests; the zero value
+	// imposes no limit (tests, benchmarks).
+	RateLimit RateLimit
 }
 
 // server holds what the handlers share: the repositories built once over
