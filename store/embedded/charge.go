@@ -18,8 +18,10 @@ import "math"
 //     out the index term (5 RU + 0.45 RU per extra KB).
 //   - A query costs about 2.3 RU of fixed work per physical partition it
 //     runs on (so a cross-partition query pays it once per partition
-//     touched), plus per document loaded and per KB returned. Estimate:
-//     2.3 RU per partition + 0.05 RU per document + 0.05 RU per KB returned.
+//     touched), plus per document loaded and per KB returned. With the
+//     index serving the filter and the order, the documents loaded are the
+//     page's. Estimate: 2.3 RU per partition + 0.05 RU per document +
+//     0.05 RU per KB returned.
 //   - A change-feed page costs what reading its items does: the point-read
 //     estimate per item, and 1 RU for a page with nothing new.
 //   - A request that finds nothing (404), conflicts (409), fails its

@@ -32,7 +32,8 @@ func (c *Container) ReadFeedRanges(ctx context.Context) ([]store.FeedRange, erro
 // moved its item to the next LSN of its physical partition and dropped the
 // previous entry, so walking the LSNs after the continuation yields each
 // changed item once, in its newest version, in write order (hence in order
-// per partition key); deleted and expired items are absent.
+// per partition key); deleted and expired items are absent. maxItems <= 0
+// means 100, Cosmos's default page size for the change feed.
 func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, continuation string, maxItems int) (store.ChangeFeedPage, error) {
 	if err := ctx.Err(); err != nil {
 		return store.ChangeFeedPage{}, canceled(err)
