@@ -134,12 +134,20 @@ func (c tracedContainer) start(ctx context.Context, name string) (context.Contex
 		semconv.DBOperationName(name),
 		AdapterKey.String(c.in.adapter),
 	)
+	op := &operation{ctx: ctx, start: time.Now(), attrs: attrs, in: c.in}
+	if name == opQueryChangeFeed && !trace.SpanContextFromContext(ctx).IsValid() {
+		// Every lease polls its feed range every few seconds, mostly
+		// finding nothing: a poll outside any trace (a feed batch's) is
+		// measured but gets no trace of its own.
+		op.span = trace.SpanFromContext(ctx)
+		return ctx, op
+	}
 	// Span name per the database conventions: "{operation} {collection}".
-	ctx, span := c.in.tracer.Start(ctx, name+" "+c.name,
+	op.ctx, op.span = c.in.tracer.Start(ctx, name+" "+c.name,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attrs.ToSlice()...),
 		trace.WithAttributes(legacySystem, semconv.DBNamespace(dbNamespace)))
-	return ctx, &operation{ctx: ctx, span: span, start: time.Now(), attrs: attrs, in: c.in}
+	return op.ctx, op
 }
 
 // dbNamespace is db.namespace: the Cosmos database every container lives

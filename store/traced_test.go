@@ -297,6 +297,24 @@ func TestTracedThrottled(t *testing.T) {
 	}
 }
 
+func TestTracedFeedPollOutsideTrace(t *testing.T) {
+	f := newTracedFixture(t, nil)
+	c := f.store.Container("products")
+	ranges, err := c.ReadFeedRanges(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadChangeFeed(t.Context(), ranges[0], "", 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(f.spans.Ended()); got != 0 {
+		t.Errorf("a poll outside any trace made %d spans, want 0", got)
+	}
+	if got, want := counterSum(t, collect(t, f.reader), "shop.store.operations", "query_change_feed"), int64(1); got != want {
+		t.Errorf("operations{query_change_feed} = %d, want %d: measured all the same", got, want)
+	}
+}
+
 func TestTracedMetrics(t *testing.T) {
 	f := newTracedFixture(t, nil)
 	c := f.store.Container("products")

@@ -28,8 +28,8 @@ type FeedGauge struct {
 	Lag map[string]int64
 	// DeadLetters counts the documents parked after too many failures.
 	DeadLetters int64
-	// CartsUpdated is how many cart lines' copies this processor has
-	// rewritten since the process started (the price fan-out).
+	// CartsUpdated is how many carts this processor has rewritten since
+	// the process started (the price fan-out): a running total.
 	CartsUpdated int64
 }
 
