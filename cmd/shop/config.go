@@ -27,6 +27,8 @@ type config struct {
 	Secret        string
 	CORSOrigins   []string
 	ShutdownGrace time.Duration
+	RateUser      int // requests per minute of one token subject (0: no limit)
+	RateAnon      int // requests per minute of one client address without a token
 	LogLevel      string
 	Cosmos        bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
 }
@@ -48,6 +50,8 @@ var settings = []setting{
 	{"cors-origins", "SHOP_CORS_ORIGINS", "", "comma-separated origins allowed by CORS (none: same origin only)"},
 	{"shutdown-grace", "SHOP_SHUTDOWN_GRACE", "15s", "how long in-flight requests get on SIGTERM"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"rate-user", "SHOP_RATE_USER", "1200", "requests per minute of one signed-in user (0: no limit)"},
+	{"rate-anon", "SHOP_RATE_ANON", "600", "requests per minute of one client address without a token (0: no limit)"},
 }
 
 // parseConfig reads flags from args and the rest from getenv.
@@ -115,6 +119,12 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		return c, fmt.Errorf("shutdown-grace: %v", err)
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
+	if c.RateUser, err = strconv.Atoi(orDefault(get("rate-user"), "1200")); err != nil || c.RateUser < 0 {
+		return c, fmt.Errorf("rate-user: want a number of requests per minute, 0 for no limit, got %q", get("rate-user"))
+	}
+	if c.RateAnon, err = strconv.Atoi(orDefault(get("rate-anon"), "600")); err != nil || c.RateAnon < 0 {
+		return c, fmt.Errorf("rate-anon: want a number of requests per minute, 0 for no limit, got %q", get("rate-anon"))
+	}
 	return c, nil
 }
 

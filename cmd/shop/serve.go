@@ -105,11 +105,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	var stopping atomic.Bool
 	deps := api.Deps{
-		Store:   s,
-		Logger:  logger,
-		Secret:  secret,
-		DevMode: cfg.Dev,
-		Web:     web.Handler(),
+		Store:     s,
+		Logger:    logger,
+		Secret:    secret,
+		DevMode:   cfg.Dev,
+		Web:       web.Handler(),
+		RateLimit: api.RateLimit{User: cfg.RateUser, Anon: cfg.RateAnon, Window: time.Minute},
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
@@ -120,18 +121,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if wk != nil {
 		deps.Feeds = wk
 	}
-	srv := &http.Server{
-		Addr:    cfg.Addr,
-		Handler: api.NewServer(deps),
-		// Timeouts bound what a slow or hostile client can hold: a client
-		// sending headers one byte at a time is cut off after 5 s.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := newHTTPServer(ctx, cfg.Addr, api.NewServer(deps))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -165,6 +155,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintln(stdout, "shop: stopped")
 	return shutErr
+}
+
+// newHTTPServer is the shop's http.Server: its timeouts bound what a slow
+// or hostile client can hold (a client sending headers one byte at a time
+// is cut off after 5 s). Requests run on a context that outlives ctx, so
+// a cancelled ctx lets them finish within the shutdown grace.
+func newHTTPServer(ctx context.Context, addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
 }
 
 func displayAddr(a net.Addr) string {
