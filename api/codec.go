@@ -24,23 +24,38 @@ const MaxBodyBytes = 64 << 10
 const maxDepth = 8
 
 // encode writes v as JSON with the given status: the ONE way a handler
-// answers with a body. It marshals once into a buffer so a failure is a
-// clean 500 rather than half a body.
+// answers with a body. It encodes into a pooled buffer first, so a failure
+// is a clean 500 rather than half a body, and Content-Length is known.
 func encode[T any](w http.ResponseWriter, status int, v T) {
 	writeJSON(w, status, "application/json", v)
 }
 
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer keeps one huge response from pinning its buffer forever.
+const maxPooledBuffer = 256 << 10
+
 func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := buffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buffers.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
+	// "Coffee & Tea", not "Coffee \u0026 Tea": the body is JSON, not HTML.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		status, contentType = http.StatusInternalServerError, "application/problem+json"
-		b = []byte(`{"type":"` + problemBase + `internal","title":"Internal Server Error","status":500,"detail":"internal error"}`)
+		buf.Reset()
+		buf.WriteString(`{"type":"` + problemBase + `internal","title":"Internal Server Error","status":500,"detail":"internal error"}` + "\n")
 	}
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // decode reads a JSON body into a T and validates it: the ONE way a
