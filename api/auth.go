@@ -69,8 +69,9 @@ func authenticate(secret []byte, now func() time.Time) func(http.Handler) http.H
 	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || raw == "" {
+			// The scheme name is case-insensitive (RFC 9110 §11.1).
+			scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			if !strings.EqualFold(scheme, "Bearer") || raw == "" {
 				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "a Bearer token is required"))
 				return
 			}

@@ -59,6 +59,8 @@ func TestAuth(t *testing.T) {
 		{"CustomerOnAdminRoute", "Bearer " + token(t, "alice", false), "/v1/admin/orders", http.StatusForbidden},
 		{"CustomerOnFeeds", "Bearer " + token(t, "alice", false), "/v1/admin/feeds", http.StatusForbidden},
 		{"Valid", "Bearer " + token(t, "alice", false), "/v1/cart", http.StatusOK},
+		{"SchemeIsCaseInsensitive", "bearer " + token(t, "alice", false), "/v1/cart", http.StatusOK},
+		{"EmptyBearer", "Bearer ", "/v1/cart", http.StatusUnauthorized},
 		{"AdminOnAdminRoute", "Bearer " + token(t, "boss", true), "/v1/admin/orders", http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
