@@ -256,7 +256,7 @@ func normalizeDef(d store.ContainerDef) store.ContainerDef {
 
 func validateDef(def store.ContainerDef) error {
 	if err := validateID(def.ID); err != nil {
-		return domain.Errorf(domain.EINVALID, "container name: %s", err.(*domain.Error).Message)
+		return domain.Errorf(domain.EINVALID, "container name: %s", domain.ErrorMessage(err))
 	}
 	path := splitPath(def.PartitionKeyPath)
 	if len(path) == 0 {
