@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"shop/api"
 	"shop/migrations"
@@ -30,6 +31,16 @@ func TestOps(t *testing.T) {
 			t.Error("GET /openapi.yaml is not ../openapi.yaml")
 		}
 	})
+}
+
+// TestRateLimitedIsInTheSpec: a 429 is a documented problem like any other.
+func TestRateLimitedIsInTheSpec(t *testing.T) {
+	s := newShop(t, func(o *options) { o.rateLimit = api.RateLimit{Anon: 1, Window: time.Hour} })
+	s.do(req{method: "GET", path: "/v1/categories"}).want(200)
+	r := s.do(req{method: "GET", path: "/v1/categories"}).want(429)
+	if r.ops() != "0" {
+		t.Errorf("X-Store-Operations = %s, want 0: a throttled request costs no store call", r.ops())
+	}
 }
 
 func TestNotReadyIs503(t *testing.T) {

@@ -58,8 +58,9 @@ type shop struct {
 }
 
 type options struct {
-	devMode bool
-	feeds   api.FeedStatus
+	devMode   bool
+	feeds     api.FeedStatus
+	rateLimit api.RateLimit
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -76,7 +77,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if err := migrations.Apply(context.Background(), st, io.Discard); err != nil {
 		t.Fatalf("migrations: %v", err)
 	}
-	h := api.NewServer(api.Deps{Store: st, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds})
+	h := api.NewServer(api.Deps{Store: st, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit})
 	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st)}
 }
 
