@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -100,6 +101,44 @@ type instruments struct {
 	duration  metric.Float64Histogram
 	ops       metric.Int64Counter
 	throttled metric.Int64Counter
+	// labels caches the labels of each (container, operation): built once,
+	// they cost nothing per call.
+	labels sync.Map // [2]string -> *labels
+}
+
+// labels are what every span and measurement of one operation on one
+// container carries.
+type labels struct {
+	spanName string
+	start    []trace.SpanStartOption
+	set      attribute.Set
+	measure  metric.MeasurementOption
+}
+
+func (in *instruments) labelsFor(container, operation string) *labels {
+	key := [2]string{container, operation}
+	if l, ok := in.labels.Load(key); ok {
+		return l.(*labels)
+	}
+	set := attribute.NewSet(
+		semconv.DBSystemNameAzureCosmosDB,
+		semconv.DBCollectionName(container),
+		semconv.DBOperationName(operation),
+		AdapterKey.String(in.adapter),
+	)
+	l := &labels{
+		// Span name per the database conventions: "{operation} {collection}".
+		spanName: operation + " " + container,
+		start: []trace.SpanStartOption{
+			trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(set.ToSlice()...),
+			trace.WithAttributes(legacySystem, semconv.DBNamespace(dbNamespace)),
+		},
+		set:     set,
+		measure: metric.WithAttributeSet(set),
+	}
+	actual, _ := in.labels.LoadOrStore(key, l)
+	return actual.(*labels)
 }
 
 type tracedStore struct {
@@ -120,21 +159,16 @@ type tracedContainer struct {
 // operation is one store call in flight: its span and what its
 // measurements will be labeled with.
 type operation struct {
-	ctx   context.Context
-	span  trace.Span
-	start time.Time
-	attrs attribute.Set
-	in    *instruments
+	ctx    context.Context
+	span   trace.Span
+	start  time.Time
+	labels *labels
+	in     *instruments
 }
 
-func (c tracedContainer) start(ctx context.Context, name string) (context.Context, *operation) {
-	attrs := attribute.NewSet(
-		semconv.DBSystemNameAzureCosmosDB,
-		semconv.DBCollectionName(c.name),
-		semconv.DBOperationName(name),
-		AdapterKey.String(c.in.adapter),
-	)
-	op := &operation{ctx: ctx, start: time.Now(), attrs: attrs, in: c.in}
+func (c tracedContainer) start(ctx context.Context, name string) (context.Context, operation) {
+	l := c.in.labelsFor(c.name, name)
+	op := operation{ctx: ctx, start: time.Now(), labels: l, in: c.in}
 	if name == opQueryChangeFeed && !trace.SpanContextFromContext(ctx).IsValid() {
 		// Every lease polls its feed range every few seconds, mostly
 		// finding nothing: a poll outside any trace (a feed batch's) is
@@ -142,11 +176,7 @@ func (c tracedContainer) start(ctx context.Context, name string) (context.Contex
 		op.span = trace.SpanFromContext(ctx)
 		return ctx, op
 	}
-	// Span name per the database conventions: "{operation} {collection}".
-	op.ctx, op.span = c.in.tracer.Start(ctx, name+" "+c.name,
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrs.ToSlice()...),
-		trace.WithAttributes(legacySystem, semconv.DBNamespace(dbNamespace)))
+	op.ctx, op.span = c.in.tracer.Start(ctx, l.spanName, l.start...)
 	return op.ctx, op
 }
 
@@ -156,31 +186,28 @@ const dbNamespace = "shop"
 
 // end records the outcome. Failed calls are charged and counted too: Cosmos
 // bills a 404 or a 412 like any other request.
-func (op *operation) end(ru float64, err error, extra ...attribute.KeyValue) {
+func (op operation) end(ru float64, err error, extra ...attribute.KeyValue) {
 	defer op.span.End()
-	op.span.SetAttributes(semconv.AzureCosmosDBOperationRequestCharge(ru))
-	op.span.SetAttributes(extra...)
+	op.span.SetAttributes(append(extra, semconv.AzureCosmosDBOperationRequestCharge(ru))...)
 
-	metricAttrs := op.attrs.ToSlice()
+	measure := op.labels.measure
 	if err != nil {
 		status := statusCode(err)
-		op.span.SetAttributes(
-			semconv.DBResponseStatusCode(status),
-			semconv.ErrorTypeKey.String(status))
+		errorType := semconv.ErrorTypeKey.String(status)
+		op.span.SetAttributes(semconv.DBResponseStatusCode(status), errorType)
 		// A missing item is an answer, not a failure: the shop reads to
 		// find out whether something exists (a cart, an idempotency key).
 		if !domain.IsCode(err, domain.ENOTFOUND) {
 			op.span.SetStatus(codes.Error, domain.ErrorMessage(err))
 		}
-		metricAttrs = append(metricAttrs, semconv.ErrorTypeKey.String(status))
+		measure = metric.WithAttributes(append(op.labels.set.ToSlice(), errorType)...)
 		if status == "429" {
-			op.in.throttled.Add(op.ctx, 1, metric.WithAttributeSet(op.attrs))
+			op.in.throttled.Add(op.ctx, 1, op.labels.measure)
 		}
 	}
-	set := metric.WithAttributes(metricAttrs...)
-	op.in.ops.Add(op.ctx, 1, set)
-	op.in.charge.Record(op.ctx, ru, set)
-	op.in.duration.Record(op.ctx, time.Since(op.start).Seconds(), set)
+	op.in.ops.Add(op.ctx, 1, measure)
+	op.in.charge.Record(op.ctx, ru, measure)
+	op.in.duration.Record(op.ctx, time.Since(op.start).Seconds(), measure)
 }
 
 // statusCodes gives the Cosmos status code each domain code stands for: the

@@ -428,3 +428,41 @@ func histogram(t *testing.T, rm metricdata.ResourceMetrics, name, operation stri
 	}
 	return merged
 }
+
+// BenchmarkTracedRead shows what a span and the measurements add to a point
+// read of the embedded store.
+func BenchmarkTracedRead(b *testing.B) {
+	es, err := embedded.Open(filepath.Join(b.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer es.Close()
+	if _, err := es.EnsureContainer(b.Context(), store.ContainerDef{
+		ID: "products", PartitionKeyPath: "/id",
+		IndexingPolicy: store.IndexingPolicy{IncludedPaths: []string{"/*"}},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := es.Container("products").Create(b.Context(), "p1", []byte(`{"id":"p1"}`)); err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	for _, bb := range []struct {
+		name string
+		s    store.Store
+	}{
+		{"Plain", es},
+		{"Traced", store.Traced(es, tp, mp, "embedded")},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			c := bb.s.Container("products")
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Read(b.Context(), "p1", "p1"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
