@@ -211,6 +211,18 @@ func (p *page) hashID() string {
 	return h
 }
 
+// productIDOf returns the data-product attribute of the first element
+// matching sel: the product id of a cart line.
+func (p *page) productIDOf(sel string) string {
+	p.t.Helper()
+	id, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](
+		fmt.Sprintf(`document.querySelector(%s)?.dataset.product ?? ""`, js(sel))))
+	if err != nil || id == "" {
+		p.fail("reading the product id of %s: %v", sel, err)
+	}
+	return id
+}
+
 // value returns the value of an input.
 func (p *page) value(sel string) string {
 	p.t.Helper()
@@ -302,7 +314,7 @@ func TestBrowserShop(t *testing.T) {
 		p.fill("#postalCode", "10115")
 		p.fill("#country", "DE")
 		p.click("main form button[type=submit]")
-		p.waitHeading("Order ")
+		p.waitHeading("Order details")
 		p.assertOneRead(`^GET /v1/orders/[^/]+$`)
 		orderID := p.hashID()
 		if got := cents(t, p.text("[data-testid=order-total]")); got != subtotal {
@@ -312,7 +324,40 @@ func TestBrowserShop(t *testing.T) {
 		p.click(`header a[href="#/orders"]`)
 		p.waitHeading("Your orders")
 		p.assertOneRead(`^GET /v1/orders$`)
-		p.waitText(".orders .order-row a", orderID)
+		p.waitTrue("the new order in the history", fmt.Sprintf(
+			`document.querySelector(".orders a[href=" + CSS.escape("#/orders/" + %s) + "]") !== null`, js(orderID)),
+			waitTimeout)
+	})
+
+	t.Run("StaleCartIsExplained", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		p.signIn("cleo", "Cleo Twotabs", false)
+		p.goTo("#/")
+		p.waitHeading("Categories")
+		p.click(".categories a")
+		p.waitText(".products .card-title", "")
+		product := p.text(".products a.card-title")
+		p.click(".products a.card-title")
+		p.waitHeading(product)
+		p.click("form.buy button[type=submit]")
+		p.waitText("#status", "In your cart: 1 × "+product)
+
+		p.goTo("#/cart")
+		p.waitHeading("Your cart")
+		p.waitText(".line .line-name", product)
+		// Another tab changes the cart behind this page's back: the ETag
+		// this page holds is now stale.
+		p.do("change the cart from elsewhere", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+			`fetch("/v1/cart/items/" + encodeURIComponent(%s), {method: "PUT",
+			  headers: {"Authorization": "Bearer " + localStorage.getItem("shop.token"), "Content-Type": "application/json"},
+			  body: JSON.stringify({quantity: 3})}).then(r => r.status)`, js(p.productIDOf(".line[data-product]"))),
+			chromedp.EvalAwaitPromise))
+		p.fill(".line-qty input", "2")
+		p.click(".line-qty button[type=submit]")
+		p.waitText("#status", "Your cart changed in another tab; we reloaded it")
+		if got, want := p.value(".line-qty input"), "3"; got != want {
+			p.fail("after the reload the quantity shows %q, want the other tab's %q", got, want)
+		}
 	})
 
 	t.Run("AdminPriceChangeReachesCart", func(t *testing.T) {

@@ -28,8 +28,9 @@ export function ordersSection() {
         return;
       }
       list.replaceChildren(h("ul", { class: "orders" }, data.items.map((o) => h("li", { class: "order-row" },
-        h("span", {}, o.id),
-        h("span", { class: "muted" }, `${o.userId} · ${date(o.createdAt)}`),
+        h("div", { class: "order-main" },
+          h("span", {}, `${o.userId} · ${date(o.createdAt)}`),
+          h("small", { class: "muted order-id" }, o.id)),
         h("span", {}, `${o.itemCount} item${o.itemCount === 1 ? "" : "s"}`),
         h("span", { class: "price" }, money(o.totalCents)),
         h("span", { class: "actions" }, (next[o.status] || []).map((to) => h("button", {

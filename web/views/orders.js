@@ -11,8 +11,9 @@ function statusBadge(status) {
 
 function orderRow(o) {
   return h("li", { class: "order-row" },
-    h("a", { href: `#/orders/${encodeURIComponent(o.id)}` }, `Order ${o.id}`),
-    h("span", { class: "muted" }, date(o.createdAt)),
+    h("div", { class: "order-main" },
+      h("a", { href: `#/orders/${encodeURIComponent(o.id)}` }, `Order of ${date(o.createdAt)}`),
+      h("small", { class: "muted order-id" }, o.id)),
     h("span", {}, `${o.itemCount} item${o.itemCount === 1 ? "" : "s"}`),
     h("span", { class: "price" }, money(o.totalCents)),
     statusBadge(o.status));
@@ -77,7 +78,8 @@ export async function order(main, [id]) {
 
   main.replaceChildren(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#/orders" }, "Your orders")),
-    h("h1", {}, `Order ${o.id}`),
+    h("h1", {}, "Order details"),
+    h("p", { class: "muted order-id" }, `Order number ${o.id}`),
     h("p", {}, "Status: ", statusBadge(o.status), ` · placed ${date(o.createdAt)}`),
     h("table", { class: "order-lines" },
       h("caption", { class: "visually-hidden" }, "What you paid for each product"),

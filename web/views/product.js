@@ -5,6 +5,10 @@ import { ApiError, get, query, request, user } from "../api.js";
 import { date, field, h, money, needSignIn, problemText, say, screenCost, showCost, stars } from "../ui.js";
 import { categoryName, thumb } from "./catalog.js";
 
+// Product names seen on product pages, so the all-reviews page can name
+// the product without a second read.
+const productNames = new Map();
+
 function reviewItem(r) {
   return h("li", { class: "review" },
     h("p", { class: "review-head" }, stars(r.rating), " ", h("strong", {}, r.title)),
@@ -47,6 +51,7 @@ async function addToCart(p, qty) {
 export async function product(main, [id]) {
   const { data: p, cost } = await get(`/v1/products/${encodeURIComponent(id)}`);
   screenCost(main, `GET /v1/products/${id}`, cost);
+  productNames.set(p.id, p.name);
 
   const qty = h("input", { id: "qty", type: "number", min: "1", max: "99", value: "1", inputmode: "numeric", required: true });
   const form = h("form", {
@@ -94,7 +99,7 @@ function reviewForm(productId, onCreated) {
     h("option", { value: "" }, "Choose…"),
     [5, 4, 3, 2, 1].map((n) => h("option", { value: String(n) }, `${n} star${n === 1 ? "" : "s"}`)));
   const title = h("input", { id: "title", type: "text", maxlength: "200", required: true });
-  const body = h("textarea", { id: "body", rows: "4", maxlength: "4000", required: true });
+  const body = h("textarea", { id: "body", rows: "4", maxlength: "5000" });
   const submit = h("button", { type: "submit" }, "Post review");
   return h("form", {
     class: "stack", onsubmit: async (e) => {
@@ -117,7 +122,7 @@ function reviewForm(productId, onCreated) {
     },
   },
   h("h2", { id: "write-h" }, "Write a review"),
-  field("Rating", rating), field("Title", title), field("Review", body), submit);
+  field("Rating", rating), field("Title", title), field("Review (optional)", body), submit);
 }
 
 // All reviews: a single-partition query on reviews (pk = productId),
@@ -146,8 +151,8 @@ export async function reviews(main, [id]) {
 
   main.replaceChildren(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },
-      h("a", { href: "#/" }, "Categories"), " › ", h("a", { href: `#/p/${encodeURIComponent(id)}` }, "Product")),
-    h("h1", {}, "All reviews"),
+      h("a", { href: "#/" }, "Categories"), " › ", h("a", { href: `#/p/${encodeURIComponent(id)}` }, productNames.get(id) || "Product")),
+    h("h1", {}, productNames.has(id) ? `All reviews of ${productNames.get(id)}` : "All reviews"),
     data.items.length ? list : h("p", {}, "No reviews yet. Be the first."),
     more,
     user()
