@@ -151,6 +151,7 @@ func handleReviewCreate(products *store.Products, reviews *store.Reviews, now fu
 			writeProblem(w, r, err)
 			return
 		}
+		setETag(w, rv.ETag)
 		w.Header().Set("Location", "/v1/products/"+id+"/reviews")
 		encode(w, http.StatusCreated, viewReview(rv))
 	}
