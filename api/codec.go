@@ -96,7 +96,7 @@ func jsonError(err error) error {
 	if e, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		ptr := "/" + strings.ReplaceAll(e.Field, ".", "/")
 		return &domain.Error{Code: domain.EINVALID, Message: "the body has a value of the wrong type",
-			Fields: []domain.FieldError{{Pointer: ptr, Detail: "must be a " + jsonKind(e.Type)}}}
+			Fields: []domain.FieldError{{Pointer: ptr, Detail: "must be " + jsonKind(e.Type)}}}
 	}
 	return domain.Errorf(domain.EINVALID, "the body is not valid JSON")
 }
@@ -104,18 +104,18 @@ func jsonError(err error) error {
 func jsonKind(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:
-		return "string"
+		return "a string"
 	case reflect.Bool:
-		return "boolean"
+		return "a boolean"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integer"
+		return "an integer"
 	case reflect.Float32, reflect.Float64:
-		return "number"
+		return "a number"
 	case reflect.Slice, reflect.Array:
-		return "array"
+		return "an array"
 	}
-	return "object"
+	return "an object"
 }
 
 // fieldSet maps the exact JSON names of a struct's fields to their types.

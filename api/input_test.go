@@ -30,6 +30,8 @@ func TestBadInput(t *testing.T) {
 		{"TwoValues", "PUT", "/v1/cart/items/book-1", alice, `{"quantity":1}{"quantity":2}`, "", 400, ""},
 		{"NotAnObject", "PUT", "/v1/cart/items/book-1", alice, `[1]`, "", 400, ""},
 		{"WrongType", "PUT", "/v1/cart/items/book-1", alice, `{"quantity":"2"}`, "", 400, "/quantity"},
+		{"Fraction", "PUT", "/v1/cart/items/book-1", alice, `{"quantity":1.5}`, "", 400, "/quantity"},
+		{"NestedWrongType", "POST", "/v1/checkout", alice, `{"shippingAddress":{"name":"A","line1":"B","city":"C","postalCode":5,"country":"GB"}}`, "", 400, "/shippingAddress/postalCode"},
 		{"UnknownField", "PUT", "/v1/cart/items/book-1", alice, `{"quantity":1,"priceCents":1}`, "", 400, "/priceCents"},
 		{"CaseVariantField", "PUT", "/v1/cart/items/book-1", alice, `{"Quantity":1}`, "", 400, "/Quantity"},
 		{"DuplicateKey", "PUT", "/v1/cart/items/book-1", alice, `{"quantity":1,"quantity":99}`, "", 400, "/quantity"},
