@@ -1,6 +1,6 @@
-// The shop's sample frontend: a hash router over the screens of DESIGN.md
-// §1. Each view renders from ONE API call and reports its cost in the
-// footer panel, so the modeling rule "one screen, one read" is visible.
+// The shop's sample frontend: a hash router over the shop's screens.
+// Each view renders from ONE API call and reports its cost in the
+// cost bar, so the modeling rule "one screen, one read" is visible.
 
 import { setToken, user } from "./api.js";
 import { go, h, navigated, needSignIn, say, screenCost, showCost } from "./ui.js";
