@@ -17,6 +17,8 @@ import (
 type benchOptions struct {
 	url        string
 	rate       int
+	mixRate    int
+	cpuProfile string
 	duration   time.Duration
 	products   int
 	users      int
@@ -80,6 +82,8 @@ func bench(ctx context.Context, args []string, getenv func(string) string, stdou
 	var o benchOptions
 	fs.StringVar(&o.url, "url", "", "a shop already running on loopback, in dev mode (default: start one in process)")
 	fs.IntVar(&o.rate, "rate", 1000, "requests per second of the constant-rate runs")
+	fs.IntVar(&o.mixRate, "mix-rate", 0, "requests per second of the mixed run (default: --rate)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file (go tool pprof)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each constant-rate run")
 	fs.IntVar(&o.products, "products", 10000, "products of the in-process shop's data set")
 	fs.IntVar(&o.users, "users", 10000, "users with an open cart in the in-process shop's data set")
@@ -91,6 +95,9 @@ func bench(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.IntVar(&o.workers, "clients", 8, "concurrent clients of the closed-loop runs")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.mixRate == 0 {
+		o.mixRate = o.rate
 	}
 	if err := o.validate(); err != nil {
 		return err
@@ -123,8 +130,8 @@ func bench(ctx context.Context, args []string, getenv func(string) string, stdou
 
 func (o benchOptions) validate() error {
 	switch {
-	case o.rate < 1 || o.rate > maxBenchRate:
-		return fmt.Errorf("rate: want 1 to %d requests per second, got %d", maxBenchRate, o.rate)
+	case o.rate < 1 || o.rate > maxBenchRate || o.mixRate < 1 || o.mixRate > maxBenchRate:
+		return fmt.Errorf("rate and mix-rate: want 1 to %d requests per second, got %d and %d", maxBenchRate, o.rate, o.mixRate)
 	case o.duration <= 0 || o.duration > maxBenchDuration:
 		return fmt.Errorf("duration: want more than 0 and at most %s, got %s", maxBenchDuration, o.duration)
 	case o.rampStep <= 0 || o.rampStep > 10*time.Second:

@@ -26,6 +26,9 @@ type benchShop struct {
 	// loaded is the process's memory once the data is in and the feed
 	// workers have caught up (in process only).
 	loaded memSample
+	// settle waits until the work a run left behind is done (the feed
+	// workers' backlog), so that it does not weigh on the next run.
+	settle func(ctx context.Context) error
 	close  func()
 }
 
@@ -99,6 +102,7 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 		desc:    "shop in process (embedded store with fsync, 4 simulated physical partitions, feed workers running from the end of the feed)",
 		dataSet: fmt.Sprintf("sample data: %d products, %d reviews, %d users with an open cart", o.products, o.reviews, o.users),
 		loaded:  readMem(),
+		settle:  func(ctx context.Context) error { return waitCaughtUp(ctx, wk, time.Minute) },
 		close: func() {
 			for i := len(cleanup) - 1; i >= 0; i-- {
 				cleanup[i]()

@@ -32,12 +32,19 @@ var mixSchedule = []string{
 	kindCategory, kindProduct, kindCart, kindProduct, kindProduct, kindProduct,
 }
 
-// cartUsers is the pool of users whose carts the mix updates; each only
-// ever touches cartUserProducts products, so no cart reaches its 50 lines.
+// The mix's cart updates go to a pool of users large enough that each
+// updates their cart about twice per run, as people do, rather than a few
+// carts taking hundreds of concurrent writes; each user only ever touches
+// cartUserProducts products, so no cart reaches its 50 lines.
 const (
-	cartUsers        = 50
+	minCartUsers     = 50
 	cartUserProducts = 5
 )
+
+// cartUsersFor sizes the pool for a run of hits requests.
+func cartUsersFor(hits int) int {
+	return max(minCartUsers, hits/len(mixSchedule))
+}
 
 // benchClient talks to the shop under test to prepare a run.
 type benchClient struct {
@@ -186,16 +193,16 @@ type mixTargets struct {
 	cartTokens []string
 	checkouts  []string // tokens
 	runID      string
-	// n numbers the hits; nProduct and nCheck the product pages and the
-	// checkouts among them.
-	n, nProduct, nCheck atomic.Uint64
+	// n numbers the hits; nProduct, nCart and nCheck the product pages,
+	// cart updates and checkouts among them.
+	n, nProduct, nCart, nCheck atomic.Uint64
 }
 
 // prepareMix makes the tokens and the checkout users of a run of hits
 // requests.
 func prepareMix(ctx context.Context, c benchClient, cat benchCatalog, hits int, runID string) (*mixTargets, error) {
-	m := &mixTargets{base: c.base, cat: cat, runID: runID, cartTokens: make([]string, cartUsers)}
-	if err := parallel(cartUsers, func(i int) (err error) {
+	m := &mixTargets{base: c.base, cat: cat, runID: runID, cartTokens: make([]string, cartUsersFor(hits))}
+	if err := parallel(len(m.cartTokens), func(i int) (err error) {
 		m.cartTokens[i], err = c.token(ctx, fmt.Sprintf("bench-%s-cart-%03d", runID, i))
 		return err
 	}); err != nil {
@@ -243,8 +250,10 @@ func (m *mixTargets) targeter() vegeta.Targeter {
 		case kindCategory:
 			*t = vegeta.Target{Method: http.MethodGet, URL: m.base + "/v1/categories/" + url.PathEscape(m.cat.categories[n%uint64(len(m.cat.categories))]) + "/products"}
 		case kindCart:
-			u := n % cartUsers
-			p := m.cat.products[(u*cartUserProducts+(n/cartUsers)%cartUserProducts)%uint64(len(m.cat.products))]
+			users := uint64(len(m.cartTokens))
+			u := m.nCart.Add(1) - 1
+			p := m.cat.products[((u%users)*cartUserProducts+(u/users)%cartUserProducts)%uint64(len(m.cat.products))]
+			u %= users
 			*t = vegeta.Target{
 				Method: http.MethodPut,
 				URL:    m.base + "/v1/cart/items/" + url.PathEscape(p),
