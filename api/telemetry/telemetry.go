@@ -73,11 +73,7 @@ func Setup(ctx context.Context, getenv func(string) string, stdout io.Writer, se
 	}
 	// A provider even without an exporter: spans still get ids, so logs
 	// carry a trace id and the traceparent of a caller is continued.
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	for _, e := range exporters {
-		tpOpts = append(tpOpts, e)
-	}
-	tp := sdktrace.NewTracerProvider(tpOpts...)
+	tp := sdktrace.NewTracerProvider(append(exporters, sdktrace.WithResource(res))...)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
