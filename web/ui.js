@@ -38,10 +38,12 @@ export function date(iso) {
   return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+// stars draws a rating; screen readers get the words, not the glyphs.
 export function stars(rating) {
   const r = Math.round(rating);
-  return h("span", { class: "stars", "aria-label": `${rating} out of 5 stars` },
-    "★".repeat(r) + "☆".repeat(5 - r));
+  return h("span", {},
+    h("span", { class: "stars", "aria-hidden": "true" }, "★".repeat(r) + "☆".repeat(5 - r)),
+    h("span", { class: "visually-hidden" }, `${rating} out of 5 stars`));
 }
 
 // costText: "1 store op · 1.00 RU (estimate) · 0.31 ms". The headers do not

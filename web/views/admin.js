@@ -17,7 +17,8 @@ async function watch(productId, priceCents, out, signal) {
   const started = performance.now();
   let reads = 0;
   let ru = 0;
-  while (!signal.aborted && performance.now() - started < watchFor) {
+  // Stop when the visitor leaves the admin screen (out is then detached).
+  while (!signal.aborted && out.isConnected && performance.now() - started < watchFor) {
     const { cart, cost } = await loadCart();
     reads++;
     ru += cost ? cost.ru : 0;
@@ -37,7 +38,7 @@ async function watch(productId, priceCents, out, signal) {
     }
     await new Promise((r) => setTimeout(r, pollEvery));
   }
-  if (!signal.aborted) say("The cart did not follow within a minute: are the feed workers running?", "error");
+  if (!signal.aborted && out.isConnected) say("The cart did not follow within a minute: are the feed workers running?", "error");
   return false;
 }
 

@@ -74,7 +74,9 @@ export async function cart(main) {
       h("form", { class: "line-qty", onsubmit: update },
         h("label", { for: qtyId }, h("span", { class: "visually-hidden" }, `Quantity of ${l.name}`)),
         qty,
-        h("button", { type: "submit", class: "secondary", disabled: !l.available }, "Update")),
+        h("button", {
+          type: "submit", class: "secondary", disabled: !l.available, "aria-label": `Update the quantity of ${l.name}`,
+        }, "Update")),
       h("span", { class: "line-total" }, money(l.lineTotalCents)),
       h("button", {
         type: "button", class: "danger", "aria-label": `Remove ${l.name}`,

@@ -14,8 +14,20 @@ let attempt = null;
 
 function keyFor(body) {
   const text = JSON.stringify(body);
-  if (!attempt || attempt.body !== text) attempt = { key: crypto.randomUUID(), body: text };
+  if (!attempt || attempt.body !== text) attempt = { key: newKey(), body: text };
   return attempt.key;
+}
+
+// newKey is a random UUID. crypto.randomUUID exists only in secure
+// contexts (https, localhost); a shop opened at http://<lan-address> gets
+// the same from crypto.getRandomValues.
+function newKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 function input(id, autocomplete, extra = {}) {
