@@ -95,8 +95,17 @@ func (w *leaseWorker) run(ctx context.Context) {
 		if err != nil {
 			if lostLease(err) {
 				p.drop(w)
+				return
 			}
-			return
+			// The checkpoint failed but the lease is still ours (a throttled
+			// or unavailable store): read the batch again from the old
+			// continuation and apply it again (the handlers are idempotent)
+			// rather than leave the lease owned and unread.
+			readFailures++
+			if !p.sleep(ctx, p.backoff(readFailures)) {
+				return
+			}
+			continue
 		}
 		cont = page.Continuation
 	}
@@ -160,11 +169,16 @@ func (p *Processor) apply(ctx context.Context, lease string, items [][]byte) (in
 // attempts tries the handler up to MaxAttempts times. A processor asked
 // to stop still finishes the batch it is on (Stop's contract), so only
 // ctx ends the retries early.
+//
+// A throttled or unavailable store (EUNAVAILABLE: a 429 or 503 on Cosmos)
+// does not spend an attempt: it says nothing about the documents, and
+// parking them for it would leave their copies stale. Those batches are
+// retried with backoff until the store answers or ctx ends.
 func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) error {
 	var err error
-	for attempt := 1; attempt <= p.cfg.MaxAttempts; attempt++ {
-		if attempt > 1 {
-			t := time.NewTimer(p.backoff(attempt - 1))
+	for attempt, tries := 1, 0; attempt <= p.cfg.MaxAttempts; tries++ {
+		if tries > 0 {
+			t := time.NewTimer(p.backoff(tries))
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -175,6 +189,9 @@ func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) 
 		err = p.call(ctx, lease, items)
 		if err == nil || ctx.Err() != nil {
 			return err
+		}
+		if !domain.IsCode(err, domain.EUNAVAILABLE) {
+			attempt++
 		}
 	}
 	return err
