@@ -46,6 +46,9 @@ func TestCheckout(t *testing.T) {
 		}
 		checkout(s, alice, string(long), address).want(400)
 	})
+	t.Run("KeyWithSlashIs400", func(t *testing.T) {
+		checkout(s, alice, "a/b", address).want(400)
+	})
 	t.Run("BadCountryNamesTheField", func(t *testing.T) {
 		bad := map[string]any{"shippingAddress": map[string]any{"name": "A", "line1": "B", "city": "C", "postalCode": "D", "country": "XX"}}
 		p := decodeBody[problemBody](t, checkout(s, alice, "bad", bad).want(400))
