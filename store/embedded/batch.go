@@ -16,10 +16,12 @@ import (
 // because another one failed (Cosmos answers 424 for them).
 const failedDependency = "failed_dependency"
 
-// errRolledBack aborts the bbolt transaction of a failed batch.
+// errRolledBack aborts the bbolt transaction of a batch that failed after
+// writing: its earlier operations must not commit.
 var errRolledBack = errors.New("batch rolled back")
 
-// ExecuteBatch runs ops in ONE bbolt transaction: a transactional batch is
+// ExecuteBatch runs ops in ONE bbolt transaction, all or nothing (the
+// group commit may share it with other writes): a transactional batch is
 // scoped to one logical partition (one partition key), so it is atomic
 // there and refused across keys (every item must carry pk).
 func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
@@ -33,9 +35,13 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 	if len(ops) > store.MaxBatchOps {
 		return store.BatchResponse{}, domain.Errorf(domain.EINVALID, "batch has %d operations, more than %d", len(ops), store.MaxBatchOps)
 	}
-	resp := store.BatchResponse{Results: make([]store.BatchResult, len(ops))}
+	var resp store.BatchResponse
 	var failed error
-	err = c.s.db.Update(func(tx *bolt.Tx) error {
+	err = c.s.update(func(tx *bolt.Tx) error {
+		// A rerun of the group commit starts over (see Store.update).
+		resp = store.BatchResponse{Results: make([]store.BatchResult, len(ops))}
+		failed = nil
+		wrote := false
 		for i, op := range ops {
 			res, charge, err := c.batchOp(tx, st, pk, op)
 			resp.RequestCharge += charge
@@ -46,15 +52,21 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 					resp.Results[j] = store.BatchResult{StatusCode: http.StatusFailedDependency, Code: failedDependency}
 				}
 				resp.Results[i] = store.BatchResult{StatusCode: statusOf(err), Code: domain.ErrorCode(err)}
+				if !wrote {
+					// Nothing written yet: refusing commits nothing and
+					// leaves the other writes of the group committed.
+					return err
+				}
 				return errRolledBack
 			}
+			wrote = wrote || op.Kind != store.BatchRead
 			resp.Results[i] = res
 		}
 		return nil
 	})
 	resp.RequestCharge = round2(resp.RequestCharge)
 	if failed != nil {
-		return resp, failed
+		return resp, storeError(failed)
 	}
 	if err != nil {
 		return store.BatchResponse{}, storeError(err)

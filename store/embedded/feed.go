@@ -34,6 +34,7 @@ func (c *Container) ReadFeedRanges(ctx context.Context) ([]store.FeedRange, erro
 // changed item once, in its newest version, in write order (hence in order
 // per partition key); deleted and expired items are absent. maxItems <= 0
 // means 100, Cosmos's default page size for the change feed.
+// Remaining costs nothing per entry (see remaining).
 func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, continuation string, maxItems int) (store.ChangeFeedPage, error) {
 	if err := ctx.Err(); err != nil {
 		return store.ChangeFeedPage{}, canceled(err)
@@ -84,10 +85,7 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 			page.Items = append(page.Items, bytes.Clone(doc))
 			sizes = append(sizes, len(doc))
 		}
-		// Exact here; Cosmos's estimate comes from LSN differences.
-		for ; k != nil; k, _ = cur.Next() {
-			page.Remaining++
-		}
+		page.Remaining = remaining(tx.Bucket(st.feed[p]).Sequence(), &last, k == nil)
 		return nil
 	})
 	if err != nil {
@@ -98,4 +96,19 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	}
 	page.RequestCharge = feedCharge(sizes)
 	return page, nil
+}
+
+// remaining estimates the entries after *last as Cosmos's change feed
+// estimator does: the partition's latest LSN minus the continuation's LSN.
+// Rewrites and deletes after *last make it an over-estimate, never a
+// miss. At the end of the feed (atEnd) it is 0 and *last moves up to the
+// latest LSN, which every later write exceeds: a reader that has caught
+// up reports no lag even when the newest entries were deleted.
+func remaining(latest uint64, last *uint64, atEnd bool) int64 {
+	if atEnd {
+		*last = max(*last, latest)
+		return 0
+	}
+	// An entry after *last exists, so latest > *last.
+	return int64(latest - *last)
 }

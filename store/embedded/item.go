@@ -137,7 +137,7 @@ func (c *Container) write(ctx context.Context, pk, id string, item []byte, mode 
 	if err != nil {
 		return store.ItemResponse{RequestCharge: failedCharge(err)}, err
 	}
-	err = c.s.db.Update(func(tx *bolt.Tx) error {
+	err = c.s.update(func(tx *bolt.Tx) error {
 		_, err := c.commit(tx, st, pk, w, mode, match)
 		return err
 	})
@@ -245,7 +245,8 @@ func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.Write
 		return store.ItemResponse{}, err
 	}
 	var charge float64
-	err = c.s.db.Update(func(tx *bolt.Tx) error {
+	err = c.s.update(func(tx *bolt.Tx) error {
+		var err error
 		charge, err = c.remove(tx, st, pk, id, ifMatch(opts))
 		return err
 	})

@@ -29,7 +29,8 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 		return store.ItemResponse{}, err
 	}
 	var w pending
-	err = c.s.db.Update(func(tx *bolt.Tx) error {
+	err = c.s.update(func(tx *bolt.Tx) error {
+		var err error
 		w, err = c.patchTx(tx, st, pk, id, ops, ifMatch(opts))
 		return err
 	})

@@ -103,6 +103,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db.MaxBatchDelay, db.MaxBatchSize = batchDelay, batchSize
 	s := &Store{
 		db:         db,
 		opts:       opts,

@@ -1,0 +1,100 @@
+package embedded
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// TestGroupCommitKeepsWritesApart puts writes that succeed and writes that
+// are refused into ONE group commit: each refused write commits nothing,
+// each other write commits exactly once, even though the batch that fails
+// after writing makes bbolt rerun the whole group.
+func TestGroupCommitKeepsWritesApart(t *testing.T) {
+	s := openTemp(t, Options{NoSync: true})
+	c := ensure(t, s, "c", nil)
+	for _, pk := range []string{"p", "b"} {
+		if _, err := c.Create(bg, pk, doc(pk, "existing", "n", 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	incr := []store.PatchOp{{Op: store.PatchIncrement, Path: "/n", Value: 1}}
+	writes := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"create", func() error { _, err := c.Create(bg, "p", doc("p", "new")); return err }, ""},
+		{"upsert", func() error { _, err := c.Upsert(bg, "p", doc("p", "upserted"), nil); return err }, ""},
+		{"patch", func() error { _, err := c.Patch(bg, "p", "existing", incr, nil); return err }, ""},
+		{"create existing", func() error { _, err := c.Create(bg, "p", doc("p", "existing")); return err }, domain.ECONFLICT},
+		{"replace stale", func() error {
+			_, err := c.Replace(bg, "p", "existing", doc("p", "existing"), &store.WriteOptions{IfMatch: `"stale"`})
+			return err
+		}, domain.EPRECONDITION},
+		{"delete missing", func() error { _, err := c.Delete(bg, "p", "missing", nil); return err }, domain.ENOTFOUND},
+		{"batch", func() error {
+			_, err := c.ExecuteBatch(bg, "c", []store.BatchOp{{Kind: store.BatchCreate, Item: doc("c", "x")}})
+			return err
+		}, ""},
+		{"batch failing after a write", func() error {
+			_, err := c.ExecuteBatch(bg, "b", []store.BatchOp{
+				{Kind: store.BatchCreate, Item: doc("b", "y")},
+				{Kind: store.BatchCreate, Item: doc("b", "existing")},
+			})
+			return err
+		}, domain.ECONFLICT},
+		{"batch failing first", func() error {
+			_, err := c.ExecuteBatch(bg, "b", []store.BatchOp{
+				{Kind: store.BatchReplace, ID: "missing", Item: doc("b", "missing")},
+				{Kind: store.BatchCreate, Item: doc("b", "z")},
+			})
+			return err
+		}, domain.ENOTFOUND},
+	}
+	// One group: it starts when the last write joins, not on a timer.
+	s.db.MaxBatchDelay, s.db.MaxBatchSize = time.Hour, len(writes)
+	got := make([]string, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Go(func() { got[i] = domain.ErrorCode(w.call()) })
+	}
+	wg.Wait()
+	for i, w := range writes {
+		if got[i] != w.want {
+			t.Errorf("%s: error code %q, want %q", w.name, got[i], w.want)
+		}
+	}
+
+	s.db.MaxBatchDelay, s.db.MaxBatchSize = batchDelay, batchSize
+	var feed []string
+	ranges, err := c.ReadFeedRanges(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ranges {
+		p, err := c.ReadChangeFeed(bg, r, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			m, err := store.Decode[map[string]any](it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feed = append(feed, fmt.Sprintf("%v/%v n=%v", m["pk"], m["id"], m["n"]))
+		}
+	}
+	want := []string{"b/existing n=0", "c/x n=<nil>", "p/existing n=1", "p/new n=<nil>", "p/upserted n=<nil>"}
+	slices.Sort(feed)
+	if diff := cmp.Diff(want, feed); diff != "" {
+		t.Errorf("items on the change feed (-want +got):\n%s", diff)
+	}
+}
