@@ -3,20 +3,21 @@
 import { get, query } from "../api.js";
 import { h, money, screenCost, showCost, stars } from "../ui.js";
 
-// Category names seen on the home screen, so the category page can title
-// itself without a second read (its one read is the product page of the
-// productsByCategory partition).
-const categoryNames = new Map();
+// Category names seen on the home screen, kept for the browser session, so
+// the category page can title itself without a second read (its one read is
+// a page of the category's productsByCategory partition).
+const namesKey = "shop.categoryNames";
 
 export function categoryName(id) {
-  return categoryNames.get(id) || id.replace(/[-_]/g, " ").replace(/^./, (c) => c.toUpperCase());
+  const names = JSON.parse(sessionStorage.getItem(namesKey) || "{}");
+  return names[id] || id.replace(/[-_]/g, " ").replace(/^./, (c) => c.toUpperCase());
 }
 
 // Home: one point read of the categories index document.
 export async function home(main) {
   const { data, cost } = await get("/v1/categories");
   screenCost(main, "GET /v1/categories", cost);
-  for (const c of data.items) categoryNames.set(c.id, c.name);
+  sessionStorage.setItem(namesKey, JSON.stringify(Object.fromEntries(data.items.map((c) => [c.id, c.name]))));
   main.replaceChildren(
     h("h1", {}, "Categories"),
     h("ul", { class: "cards categories" },
