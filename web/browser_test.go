@@ -17,7 +17,7 @@ import (
 // with fixed sleeps.
 
 const (
-	flowTimeout = 45 * time.Second // one whole flow
+	flowTimeout = 60 * time.Second // one whole flow, with room for a loaded CI machine
 	waitTimeout = 15 * time.Second // one thing to appear on the page
 	feedTimeout = 30 * time.Second // a price to reach a cart through the feed
 )
