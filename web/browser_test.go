@@ -70,6 +70,36 @@ func TestBrowserShop(t *testing.T) {
 		t.Fatalf("starting chromium: %v", err)
 	}
 
+	t.Run("CostPanelText", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		tests := []struct {
+			name    string
+			headers string // a JavaScript object of response headers
+			want    string
+		}{
+			{"OneRead", `{"X-Store-Operations": "1", "X-Request-Charge": "1.00", "Server-Timing": 'store;dur=0.31;desc="1 op, 1.00 RU"'}`,
+				"1 store op · 1.00 RU (estimate) · 0.31 ms"},
+			{"SeveralOps", `{"X-Store-Operations": "6", "X-Request-Charge": "27.30", "Server-Timing": 'app;dur=3, store;dur=15.05;desc="6 ops, 27.30 RU"'}`,
+				"6 store ops · 27.30 RU (estimate) · 15.05 ms"},
+			{"NoTiming", `{"X-Store-Operations": "0", "X-Request-Charge": "0.00"}`,
+				"0 store ops · 0.00 RU (estimate)"},
+			{"NoCostHeaders", `{}`, "no store cost reported"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](fmt.Sprintf(
+					`Promise.all([import("/api.js"), import("/ui.js")]).then(([api, ui]) => ui.costText(api.readCost(new Headers(%s))))`,
+					tt.headers), chromedp.EvalAwaitPromise))
+				if err != nil {
+					p.fail("costText: %v", err)
+				}
+				if got != tt.want {
+					t.Errorf("cost panel = %q, want %q", got, tt.want)
+				}
+			})
+		}
+	})
+
 	t.Run("BrowseAddCheckoutHistory", func(t *testing.T) {
 		p := openPage(t, browser, base)
 		p.signIn("ann", "Ann Buyer", false)
