@@ -94,9 +94,8 @@ type load struct {
 	duration time.Duration
 }
 
-// attack runs tr under the load and returns the run's result and, when
-// kind is set, one result per kind of request.
-func attack(ctx context.Context, l load, tr vegeta.Targeter, kind func(method, url string) string) (runResult, []runResult) {
+// hitAll runs tr under the load and hands every result to sink.
+func hitAll(ctx context.Context, l load, tr vegeta.Targeter, sink func(*vegeta.Result)) {
 	opts := []func(*vegeta.Attacker){vegeta.Timeout(5 * time.Second), vegeta.KeepAlive(true), vegeta.MaxWorkers(2000)}
 	pacer := vegeta.Pacer(vegeta.Rate{Freq: l.rate, Per: time.Second})
 	if l.rate == 0 {
@@ -108,10 +107,19 @@ func attack(ctx context.Context, l load, tr vegeta.Targeter, kind func(method, u
 	a := vegeta.NewAttacker(opts...)
 	stop := context.AfterFunc(ctx, func() { a.Stop() })
 	defer stop()
+	for res := range a.Attack(tr, pacer, l.duration, l.name) {
+		sink(res)
+		// The body was read (so the connection is reused); it is not kept.
+		res.Body = nil
+	}
+}
 
+// attack runs tr under the load and returns the run's result and, when
+// kind is set, one result per kind of request.
+func attack(ctx context.Context, l load, tr vegeta.Targeter, kind func(method, url string) string) (runResult, []runResult) {
 	var all collector
 	byKind := map[string]*collector{}
-	for res := range a.Attack(tr, pacer, l.duration, l.name) {
+	hitAll(ctx, l, tr, func(res *vegeta.Result) {
 		all.add(res)
 		if kind != nil {
 			k := kind(res.Method, res.URL)
@@ -120,15 +128,40 @@ func attack(ctx context.Context, l load, tr vegeta.Targeter, kind func(method, u
 			}
 			byKind[k].add(res)
 		}
-		// The body was read (so the connection is reused); it is not kept.
-		res.Body = nil
-	}
+	})
 	var kinds []runResult
 	for k, c := range byKind {
 		kinds = append(kinds, c.result(k, 0, 0, l.duration))
 	}
 	slices.SortFunc(kinds, func(a, b runResult) int { return int(b.Requests) - int(a.Requests) })
 	return all.result(l.name, l.rate, l.clients, l.duration), kinds
+}
+
+// alternate runs the two loads in turns, each split into segments slices
+// (a, b, a, b, ...), so that whatever else the machine does weighs on both
+// alike: a comparison "in the same run" that a burst of other work cannot
+// tilt. Rates are over each side's own active time.
+func alternate(ctx context.Context, segments int, la, lb load, ta, tb vegeta.Targeter) (runResult, runResult) {
+	loads, trs := [2]load{la, lb}, [2]vegeta.Targeter{ta, tb}
+	var cs [2]collector
+	var active [2]time.Duration
+	for i := range 2 * segments {
+		k := i % 2
+		seg := loads[k]
+		seg.duration = max(loads[k].duration/time.Duration(segments), 100*time.Millisecond)
+		start := time.Now()
+		hitAll(ctx, seg, trs[k], cs[k].add)
+		active[k] += time.Since(start)
+	}
+	var out [2]runResult
+	for k := range out {
+		out[k] = cs[k].result(loads[k].name, loads[k].rate, loads[k].clients, loads[k].duration)
+		if secs := active[k].Seconds(); secs > 0 {
+			out[k].SentRate = round2(float64(out[k].Requests) / secs)
+			out[k].Throughput = round2(float64(out[k].Requests) * out[k].Success / secs)
+		}
+	}
+	return out[0], out[1]
 }
 
 // ramp raises the rate of tr from o.rampFrom, doubling, until the 99th

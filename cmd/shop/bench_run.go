@@ -115,6 +115,10 @@ func serveBaseline(body []byte) (string, func(), error) {
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
+// benchSegments is how many turns the product page and the baseline take
+// when they are compared (see alternate).
+const benchSegments = 4
+
 // runBench prepares the target, then runs, in order: the mix at the
 // constant rate; the product page and the baseline at the same rate; both
 // in a closed loop (throughput); the product page ramp.
@@ -192,10 +196,13 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	if err := shop.settle(ctx); err != nil {
 		return rep, err
 	}
-	rep.ProductPage, _ = attack(ctx, constant("product page", o.rate), productTarget(shop.url, cat.products), nil)
-	rep.Baseline, _ = attack(ctx, constant("baseline (bare net/http, same bytes)", o.rate), productTarget(baseURL, cat.products[:1]), nil)
-	rep.ProductClosed, _ = attack(ctx, closed("product page"), productTarget(shop.url, cat.products), nil)
-	rep.BaselineClosed, _ = attack(ctx, closed("baseline (bare net/http, same bytes)"), productTarget(baseURL, cat.products[:1]), nil)
+	const baselineName = "baseline (bare net/http, same bytes)"
+	rep.ProductPage, rep.Baseline = alternate(ctx, benchSegments,
+		constant("product page", o.rate), constant(baselineName, o.rate),
+		productTarget(shop.url, cat.products), productTarget(baseURL, cat.products[:1]))
+	rep.ProductClosed, rep.BaselineClosed = alternate(ctx, benchSegments,
+		closed("product page"), closed(baselineName),
+		productTarget(shop.url, cat.products), productTarget(baseURL, cat.products[:1]))
 	if rep.BaselineClosed.Throughput > 0 {
 		rep.ThroughputRatio = round2(rep.ProductClosed.Throughput / rep.BaselineClosed.Throughput)
 	}
