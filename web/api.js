@@ -37,7 +37,9 @@ export function user() {
   if (!t) return null;
   try {
     const payload = t.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-    const claims = JSON.parse(atob(payload));
+    // The claims are UTF-8 JSON: atob gives bytes, TextDecoder the text.
+    const bytes = Uint8Array.from(atob(payload), (c) => c.charCodeAt(0));
+    const claims = JSON.parse(new TextDecoder().decode(bytes));
     if (claims.exp && claims.exp * 1000 < Date.now()) return null;
     const roles = claims.roles || [];
     return {

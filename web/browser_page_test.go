@@ -198,6 +198,8 @@ func (p *page) signIn(userID, name string, admin bool) {
 	}
 	p.click("main form button[type=submit]")
 	p.waitText("#status", "Signed in as "+name)
+	// The header shows the name decoded from the token's claims.
+	p.waitText("header .user", name)
 }
 
 var digits = regexp.MustCompile(`\d`)

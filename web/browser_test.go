@@ -159,7 +159,7 @@ func TestBrowserShop(t *testing.T) {
 
 	t.Run("StaleCartIsExplained", func(t *testing.T) {
 		p := openPage(t, browser, base)
-		p.signIn("cleo", "Cleo Twotabs", false)
+		p.signIn("cleo", "Cléo Twotabs", false)
 		p.goTo("#/")
 		p.waitHeading("Categories")
 		p.click(".categories a")
