@@ -61,25 +61,45 @@ const maxCartAttempts = 20
 // then v2, leaves v3.
 func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (FanoutStats, error) {
 	res := FanoutStats{Products: 1}
+	var mu sync.Mutex
 	defer func() {
 		h.stats.mu.Lock()
 		h.stats.s.add(res)
 		h.stats.mu.Unlock()
 	}()
-	var mu sync.Mutex
-	cont := ""
-	for {
-		carts, next, ru, err := h.cartsWith(ctx, p.ID, cont)
-		res.Queries++
-		res.QueryRU += ru
-		if err != nil {
-			return res, err
+	// The query pages and the cart writes overlap: one goroutine reads
+	// the next page while the writers work through the previous one.
+	work := make(chan domain.Cart, store.MaxQueryPageSize)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(work)
+		cont := ""
+		for {
+			carts, next, ru, err := h.cartsWith(gctx, p.ID, cont)
+			mu.Lock()
+			res.Queries++
+			res.QueryRU += ru
+			res.CartsRead += len(carts)
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+			for _, c := range carts {
+				select {
+				case work <- c:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			if next == "" {
+				return nil
+			}
+			cont = next
 		}
-		res.CartsRead += len(carts)
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(h.fanout)
-		for _, c := range carts {
-			g.Go(func() error {
+	})
+	for range h.fanout {
+		g.Go(func() error {
+			for c := range work {
 				updated, retries, err := h.applyToCart(gctx, c, p)
 				mu.Lock()
 				res.Retries += retries
@@ -87,17 +107,17 @@ func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (Fanout
 					res.CartsUpdated++
 				}
 				mu.Unlock()
-				return err
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return res, err
-		}
-		if next == "" {
-			return res, nil
-		}
-		cont = next
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
+	err := g.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return res, err
 }
 
 // cartsWith runs one page of the fan-out query under its own Meter, so its

@@ -20,6 +20,12 @@ import (
 // tested against a real adapter, not a mock.
 func newStore(tb testing.TB) store.Store {
 	tb.Helper()
+	return store.Metered(openStore(tb))
+}
+
+// openStore is newStore without the meter, for Start (which adds it).
+func openStore(tb testing.TB) store.Store {
+	tb.Helper()
 	s, err := embedded.Open(filepath.Join(tb.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
 		tb.Fatal(err)
@@ -32,7 +38,7 @@ func newStore(tb testing.TB) store.Store {
 	if err := migrations.Apply(context.Background(), s, io.Discard); err != nil {
 		tb.Fatal(err)
 	}
-	return store.Metered(s)
+	return s
 }
 
 var now = time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
@@ -121,10 +127,12 @@ func snapshot(tb testing.TB, st store.Store, containers ...string) []string {
 }
 
 // eventually polls cond until it holds or the deadline passes: the tests
-// wait for asynchronous work this way, never with a fixed sleep.
+// wait for asynchronous work this way, never with a fixed sleep. The poll
+// interval grows, so an expensive condition does not slow what it awaits.
 func eventually(tb testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
+	wait := 5 * time.Millisecond
 	for {
 		ok, state := cond()
 		if ok {
@@ -133,7 +141,8 @@ func eventually(tb testing.TB, timeout time.Duration, what string, cond func() (
 		if time.Now().After(deadline) {
 			tb.Fatalf("after %v: %s did not happen; last state: %s", timeout, what, state)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
+		wait = min(2*wait, 250*time.Millisecond)
 	}
 }
 

@@ -1,0 +1,75 @@
+package feedworkers_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"shop/feedworkers"
+	"shop/store"
+)
+
+// BenchmarkPriceFanout measures one price change fanned out by the
+// running workers to 10,000 open carts on the embedded store: from the
+// admin's product write to the last cart written. It reports the carts
+// updated per second and the Request Units the products feed spent.
+//
+//	go test -run '^$' -bench PriceFanout -benchtime 3x ./feedworkers/
+func BenchmarkPriceFanout(b *testing.B) {
+	const carts = 10_000
+	st := openStore(b)
+	repos := store.NewRepos(st)
+	p := createProduct(b, repos, "p1", "coffee", 1000)
+	for i := range carts {
+		addToCart(b, repos, userID(i), p, 1)
+	}
+
+	var mu sync.Mutex
+	var ru float64
+	cfg := workersConfig("bench")
+	cfg.OnBatch = func(_ context.Context, processor, _ string, _ int, batchRU float64, _ error) {
+		if processor == feedworkers.ProductsProcessor {
+			mu.Lock()
+			ru += batchRU
+			mu.Unlock()
+		}
+	}
+	w, err := feedworkers.Start(context.Background(), st, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	wait := func(updated int) {
+		for w.Handlers().FanoutStats().CartsUpdated < updated {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// The product's creation is on the feed too: let its fan-out (which
+	// finds every line current) pass before timing.
+	for w.Handlers().FanoutStats().Products < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	base := w.Handlers().FanoutStats()
+	mu.Lock()
+	ru = 0
+	mu.Unlock()
+
+	b.ResetTimer()
+	var elapsed time.Duration
+	for i := range b.N {
+		start := time.Now()
+		setPrice(b, repos, "p1", int64(1001+i))
+		wait(base.CartsUpdated + (i+1)*carts)
+		elapsed += time.Since(start)
+	}
+	b.StopTimer()
+	stats := w.Handlers().FanoutStats()
+	mu.Lock()
+	spent := ru
+	mu.Unlock()
+	b.ReportMetric(float64(b.N*carts)/elapsed.Seconds(), "carts/s")
+	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/converge")
+	b.ReportMetric(spent/float64(b.N), "RU/change")
+	b.ReportMetric((stats.QueryRU-base.QueryRU)/float64(b.N), "queryRU/change")
+}

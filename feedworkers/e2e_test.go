@@ -1,0 +1,97 @@
+package feedworkers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"shop/api"
+	"shop/feedworkers"
+	"shop/store"
+)
+
+// TestPriceChangeThroughTheAPI is the whole path: an admin PATCHes a
+// price, the products feed carries it to the open cart, and the
+// customer's GET /v1/cart shows it.
+func TestPriceChangeThroughTheAPI(t *testing.T) {
+	secret := []byte("e2e-secret-of-at-least-32-bytes!!!")
+	st := openStore(t)
+	createProduct(t, store.NewRepos(st), "p1", "coffee", 1000)
+	w, err := feedworkers.Start(t.Context(), st, workersConfig("e2e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Stop(context.Background()) })
+	srv := api.NewServer(api.Deps{Store: st, Secret: secret, Feeds: w})
+
+	token := func(user string, admin bool) string {
+		tok, err := api.IssueToken(secret, user, user, user+"@example.com", admin, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	customer, admin := token("u1", false), token("admin", true)
+	do := func(method, path, tok, contentType, body string, header map[string]string) *httptest.ResponseRecorder {
+		t.Helper()
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		if body != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		for k, v := range header {
+			r.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		return rec
+	}
+
+	if rec := do(http.MethodPut, "/v1/cart/items/p1", customer, "application/json", `{"quantity":2}`, nil); rec.Code != http.StatusOK {
+		t.Fatalf("PUT cart item = %d %s", rec.Code, rec.Body)
+	}
+	product := do(http.MethodGet, "/v1/products/p1", customer, "", "", nil)
+	if product.Code != http.StatusOK {
+		t.Fatalf("GET product = %d %s", product.Code, product.Body)
+	}
+	patch := do(http.MethodPatch, "/v1/products/p1", admin, "application/merge-patch+json", `{"priceCents":1500}`,
+		map[string]string{"If-Match": product.Header().Get("ETag")})
+	if patch.Code != http.StatusOK {
+		t.Fatalf("PATCH price = %d %s", patch.Code, patch.Body)
+	}
+
+	eventually(t, 30*time.Second, "GET /v1/cart showing the new price", func() (bool, string) {
+		rec := do(http.MethodGet, "/v1/cart", customer, "", "", nil)
+		var cart struct {
+			Items []struct {
+				UnitPriceCents int64 `json:"unitPriceCents"`
+				LineTotalCents int64 `json:"lineTotalCents"`
+			} `json:"items"`
+			SubtotalCents int64 `json:"subtotalCents"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &cart); err != nil || rec.Code != http.StatusOK || len(cart.Items) != 1 {
+			return false, fmt.Sprintf("%d %s", rec.Code, rec.Body)
+		}
+		return cart.Items[0].UnitPriceCents == 1500 && cart.SubtotalCents == 3000, rec.Body.String()
+	})
+
+	rec := do(http.MethodGet, "/v1/admin/feeds", admin, "", "", nil)
+	var status feedworkers.FeedsStatus
+	if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("GET /v1/admin/feeds = %d %s (%v)", rec.Code, rec.Body, err)
+	}
+	if got, want := len(status.Processors), 3; got != want {
+		t.Errorf("feeds lists %d processors, want %d: %s", got, want, rec.Body)
+	}
+	if status.Fanout.CartsUpdated < 1 {
+		t.Errorf("fanout = %+v, want the cart update counted", status.Fanout)
+	}
+	if rec := do(http.MethodGet, "/v1/admin/feeds", customer, "", "", nil); rec.Code != http.StatusForbidden {
+		t.Errorf("GET /v1/admin/feeds as a customer = %d, want 403", rec.Code)
+	}
+}
