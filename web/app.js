@@ -11,6 +11,7 @@ import { checkout } from "./views/checkout.js";
 import { orders, order } from "./views/orders.js";
 import { admin } from "./views/admin.js";
 import { signin } from "./views/signin.js";
+import { account } from "./views/account.js";
 
 // routes: pattern → view. A view gets (main, params, query) and returns
 // a promise; it sets the page title via its h1.
@@ -25,6 +26,7 @@ const routes = [
   [/^\/orders\/([^/]+)$/, order],
   [/^\/admin$/, admin],
   [/^\/signin$/, signin],
+  [/^\/account$/, account],
 ];
 
 // parse splits "#/p/42?x=1" into path "/p/42" and its query parameters.
@@ -43,6 +45,7 @@ function renderNav() {
   ];
   if (u && u.admin) items.push(h("li", {}, h("a", { href: "#/admin" }, "Admin")));
   if (u) {
+    items.push(h("li", {}, h("a", { href: "#/account" }, "Account")));
     items.push(h("li", { class: "who" },
       h("span", { class: "user" }, u.name),
       h("button", {

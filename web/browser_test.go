@@ -155,6 +155,17 @@ func TestBrowserShop(t *testing.T) {
 		p.waitTrue("the new order in the history", fmt.Sprintf(
 			`document.querySelector(".orders a[href=" + CSS.escape("#/orders/" + %s) + "]") !== null`, js(orderID)),
 			waitTimeout)
+
+		// The pre-computed summary was written in the checkout's batch.
+		p.click(`header a[href="#/account"]`)
+		p.waitHeading("Your account")
+		p.assertOneRead(`^GET /v1/me/summary$`)
+		if got, want := p.text("[data-testid=total-orders]"), "1"; got != want {
+			p.fail("account shows %q orders, want %q", got, want)
+		}
+		if got := cents(t, p.text("[data-testid=total-spent]")); got != subtotal {
+			p.fail("account shows %d cents spent, want the order's %d", got, subtotal)
+		}
 	})
 
 	t.Run("StaleCartIsExplained", func(t *testing.T) {
