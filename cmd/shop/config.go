@@ -27,6 +27,7 @@ type config struct {
 	Secret        string
 	CORSOrigins   []string
 	ShutdownGrace time.Duration
+	ShutdownDrain time.Duration
 	RateUser      int // requests per minute of one token subject (0: no limit)
 	RateAnon      int // requests per minute of one client address without a token
 	LogLevel      string
@@ -49,6 +50,7 @@ var settings = []setting{
 	{"jwt-secret", "SHOP_JWT_SECRET", "random, kept in <data-dir>/jwt.secret (required with Cosmos)", "HS256 secret of bearer tokens"},
 	{"cors-origins", "SHOP_CORS_ORIGINS", "", "comma-separated origins allowed by CORS (none: same origin only)"},
 	{"shutdown-grace", "SHOP_SHUTDOWN_GRACE", "15s", "how long in-flight requests get on SIGTERM"},
+	{"shutdown-drain", "SHOP_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (5s behind a load balancer)"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"rate-user", "SHOP_RATE_USER", "1200", "requests per minute of one signed-in user (0: no limit)"},
 	{"rate-anon", "SHOP_RATE_ANON", "600", "requests per minute of one client address without a token (0: no limit)"},
@@ -117,6 +119,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	}
 	if c.ShutdownGrace, err = time.ParseDuration(orDefault(get("shutdown-grace"), "15s")); err != nil {
 		return c, fmt.Errorf("shutdown-grace: %v", err)
+	}
+	if c.ShutdownDrain, err = time.ParseDuration(orDefault(get("shutdown-drain"), "0s")); err != nil {
+		return c, fmt.Errorf("shutdown-drain: %v", err)
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
 	if c.RateUser, err = strconv.Atoi(orDefault(get("rate-user"), "1200")); err != nil || c.RateUser < 0 {

@@ -143,6 +143,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	logger.Info("shutting down", "grace", cfg.ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
+	if cfg.ShutdownDrain > 0 {
+		// Keep serving while /readyz says 503, so the load balancer sees
+		// it and stops routing here before the listener closes.
+		drain := time.NewTimer(cfg.ShutdownDrain)
+		select {
+		case <-drain.C:
+		case <-sctx.Done():
+		}
+		drain.Stop()
+	}
 	shutErr := srv.Shutdown(sctx)
 	if wk != nil {
 		// Finish the current batch, checkpoint, release the leases.
