@@ -233,7 +233,7 @@ func (p *Processor) balance(ctx context.Context) {
 
 func (p *Processor) startWorker(ctx context.Context, l lease) {
 	wctx, cancel := context.WithCancel(ctx)
-	w := &leaseWorker{p: p, l: l, cancel: cancel}
+	w := &leaseWorker{p: p, id: l.ID, l: l, cancel: cancel}
 	w.lag.Store(l.LagEstimate)
 	p.mu.Lock()
 	if old := p.owned[l.ID]; old != nil {
@@ -252,7 +252,7 @@ func (p *Processor) startWorker(ctx context.Context, l lease) {
 func (p *Processor) Owned() []string {
 	var ids []string
 	for _, w := range p.ownedWorkers() {
-		ids = append(ids, w.snapshot().ID)
+		ids = append(ids, w.id)
 	}
 	slices.Sort(ids)
 	return ids
@@ -272,8 +272,8 @@ func (p *Processor) ownedWorkers() []*leaseWorker {
 func (p *Processor) drop(w *leaseWorker) {
 	w.cancel()
 	p.mu.Lock()
-	if p.owned[w.l.ID] == w {
-		delete(p.owned, w.l.ID)
+	if p.owned[w.id] == w {
+		delete(p.owned, w.id)
 	}
 	p.mu.Unlock()
 }

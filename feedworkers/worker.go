@@ -15,6 +15,7 @@ import (
 // handler, checkpoint only after the handler succeeded.
 type leaseWorker struct {
 	p      *Processor
+	id     string
 	cancel context.CancelFunc
 	lag    atomic.Int64
 
@@ -49,7 +50,7 @@ func (w *leaseWorker) snapshot() lease {
 func (w *leaseWorker) run(ctx context.Context) {
 	p := w.p
 	start := w.snapshot()
-	name, r, cont := start.ID, start.FeedRange, start.Continuation
+	name, r, cont := w.id, start.FeedRange, start.Continuation
 	readFailures := 0
 	for {
 		select {
@@ -79,28 +80,31 @@ func (w *leaseWorker) run(ctx context.Context) {
 			continue
 		}
 		parked, err := p.apply(ctx, name, page.Items)
-		if err != nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			// Cancelled between the handler and the checkpoint: the
 			// batch will be read again from the old continuation and
 			// applied again (at least once; the handlers are idempotent).
 			return
 		}
-		now := time.Now().UTC()
-		err = w.write(ctx, func(l *lease) {
-			l.Continuation = page.Continuation
-			l.Heartbeat, l.LastCheckpoint = now, &now
-			l.LagEstimate = page.Remaining
-			l.DeadLetters += parked
-		})
+		if err == nil {
+			now := time.Now().UTC()
+			err = w.write(ctx, func(l *lease) {
+				l.Continuation = page.Continuation
+				l.Heartbeat, l.LastCheckpoint = now, &now
+				l.LagEstimate = page.Remaining
+				l.DeadLetters += parked
+			})
+		}
 		if err != nil {
 			if lostLease(err) {
 				p.drop(w)
 				return
 			}
-			// The checkpoint failed but the lease is still ours (a throttled
-			// or unavailable store): read the batch again from the old
-			// continuation and apply it again (the handlers are idempotent)
-			// rather than leave the lease owned and unread.
+			// A dead letter or the checkpoint could not be written but
+			// the lease is still ours (a throttled or unavailable store):
+			// read the batch again from the old continuation and apply it
+			// again (the handlers are idempotent) rather than leave the
+			// lease owned and unread.
 			readFailures++
 			if !p.sleep(ctx, p.backoff(readFailures)) {
 				return
@@ -137,7 +141,7 @@ func (p *Processor) backoff(attempt int) time.Duration {
 // the items one at a time, parks each one that still fails MaxAttempts
 // times in a dead-letter record, and moves on: one bad document must not
 // stop the feed behind it. It returns how many documents it parked, and
-// an error only when ctx ended.
+// an error when ctx ended or a dead letter could not be written.
 func (p *Processor) apply(ctx context.Context, lease string, items [][]byte) (int, error) {
 	err := p.attempts(ctx, lease, items)
 	if err == nil || ctx.Err() != nil {
