@@ -2,7 +2,8 @@ package embedded
 
 import (
 	"errors"
-	"time"
+	"fmt"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -10,21 +11,39 @@ import (
 )
 
 // Group commit: concurrent writes share one bbolt transaction and so one
-// fsync (db.Batch), instead of queueing one fsync each behind bbolt's
-// single writer. A write still returns only after the transaction holding
+// fsync, instead of queueing one fsync each behind bbolt's single writer.
+// The writes that arrive while a group commits form the next group, which
+// commits as soon as the file is free: a lone write waits for nobody, and
+// under load a group holds what arrived during one fsync. (bbolt's own
+// db.Batch closes a group on a timer instead, so while one group syncs
+// the writes arriving meanwhile split into many small groups that each
+// pay their own fsync.) A write returns only after the transaction holding
 // it is on disk, so an acknowledged write survives a crash as before.
-const (
-	// batchDelay is how long the first write of a group waits for others
-	// to join it: long enough that writers arriving during one fsync form
-	// the next group, short against a lone write's own commit.
-	batchDelay = 500 * time.Microsecond
-	// batchSize starts a group's commit without waiting once this many
-	// writes have joined it.
-	batchSize = 256
+type groupCommit struct {
+	db *bolt.DB
+
+	mu      sync.Mutex
+	queue   []*commitCall
+	running bool // a leader is committing a group
+}
+
+// maxGroup bounds one transaction: the writes beyond it form the next.
+const maxGroup = 512
+
+type commitCall struct {
+	fn func(*bolt.Tx) error
+	// done receives errLead (commit the next group), errSolo (run fn
+	// alone) or the group's result.
+	done chan error
+}
+
+var (
+	errLead = errors.New("lead the next group commit")
+	errSolo = errors.New("run alone: the function failed in a group")
 )
 
-// update runs fn in a group commit. bbolt may run fn more than once (when
-// another write of the group fails, the group is retried without it), so
+// update runs fn in a group commit. fn may run more than once (when
+// another write of its group fails, the group is retried without it), so
 // fn must set its results afresh on every run; the etags and timestamps of
 // a write are fixed before it is handed to update, and LSNs are taken
 // inside the transaction, so a rerun commits the same thing.
@@ -33,11 +52,11 @@ const (
 // missing item) only before it has written anything: that error is kept
 // aside and fn reports success, so the writes of the rest of the group
 // still commit and the refused write commits nothing. Any other error
-// aborts the transaction: bbolt retries the group without fn and then
-// reruns fn alone.
+// aborts the transaction: the group is retried without fn, which then
+// runs alone.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	var refused error
-	err := s.db.Batch(func(tx *bolt.Tx) error {
+	err := s.group.run(func(tx *bolt.Tx) error {
 		refused = nil
 		err := fn(tx)
 		if _, ok := errors.AsType[*domain.Error](err); ok {
@@ -50,4 +69,80 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 		return err
 	}
 	return refused
+}
+
+func (g *groupCommit) run(fn func(*bolt.Tx) error) error {
+	call := &commitCall{fn: fn, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, call)
+	lead := !g.running
+	g.running = true
+	g.mu.Unlock()
+	if !lead {
+		if err := <-call.done; err != errLead {
+			return g.result(call, err)
+		}
+	}
+	g.mu.Lock()
+	n := min(len(g.queue), maxGroup)
+	calls := g.queue[:n:n]
+	g.queue = g.queue[n:]
+	g.mu.Unlock()
+
+	g.commit(calls)
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- errLead
+	} else {
+		g.running = false
+		g.queue = nil
+	}
+	g.mu.Unlock()
+	return g.result(call, <-call.done)
+}
+
+// result runs fn alone when its group could not hold it.
+func (g *groupCommit) result(call *commitCall, err error) error {
+	if err == errSolo {
+		return g.db.Update(call.fn)
+	}
+	return err
+}
+
+// commit runs calls in one transaction. A call that fails is taken out
+// and told to run alone, and the rest are retried, so one failing write
+// never undoes the others (the rule bbolt's db.Batch follows too).
+func (g *groupCommit) commit(calls []*commitCall) {
+	for len(calls) > 0 {
+		failed := -1
+		err := g.db.Update(func(tx *bolt.Tx) error {
+			for i, c := range calls {
+				if err := safelyCall(c.fn, tx); err != nil {
+					failed = i
+					return err
+				}
+			}
+			return nil
+		})
+		if failed < 0 {
+			for _, c := range calls {
+				c.done <- err
+			}
+			return
+		}
+		calls[failed].done <- errSolo
+		calls = append(calls[:failed], calls[failed+1:]...)
+	}
+}
+
+// safelyCall turns a panic of fn into an error, so that it fails only its
+// own write: fn panics again when it runs alone, in its own goroutine.
+func safelyCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn(tx)
 }

@@ -2,12 +2,13 @@ package embedded
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+	bolt "go.etcd.io/bbolt"
 
 	"shop/domain"
 	"shop/store"
@@ -59,21 +60,18 @@ func TestGroupCommitKeepsWritesApart(t *testing.T) {
 			return err
 		}, domain.ENOTFOUND},
 	}
-	// One group: it starts when the last write joins, not on a timer.
-	s.db.MaxBatchDelay, s.db.MaxBatchSize = time.Hour, len(writes)
 	got := make([]string, len(writes))
-	var wg sync.WaitGroup
+	var calls []func()
 	for i, w := range writes {
-		wg.Go(func() { got[i] = domain.ErrorCode(w.call()) })
+		calls = append(calls, func() { got[i] = domain.ErrorCode(w.call()) })
 	}
-	wg.Wait()
+	inOneGroup(s, calls)
 	for i, w := range writes {
 		if got[i] != w.want {
 			t.Errorf("%s: error code %q, want %q", w.name, got[i], w.want)
 		}
 	}
 
-	s.db.MaxBatchDelay, s.db.MaxBatchSize = batchDelay, batchSize
 	var feed []string
 	ranges, err := c.ReadFeedRanges(bg)
 	if err != nil {
@@ -96,5 +94,73 @@ func TestGroupCommitKeepsWritesApart(t *testing.T) {
 	slices.Sort(feed)
 	if diff := cmp.Diff(want, feed); diff != "" {
 		t.Errorf("items on the change feed (-want +got):\n%s", diff)
+	}
+}
+
+// inOneGroup runs calls concurrently and makes their writes one group
+// commit: it holds the group commit as if a group were committing until
+// every call has queued, then lets the first queued write lead.
+func inOneGroup(s *Store, calls []func()) {
+	g := &s.group
+	g.mu.Lock()
+	g.running = true
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, call := range calls {
+		wg.Go(call)
+	}
+	for {
+		g.mu.Lock()
+		if len(g.queue) == len(calls) {
+			g.queue[0].done <- errLead
+			g.mu.Unlock()
+			break
+		}
+		g.mu.Unlock()
+		runtime.Gosched()
+	}
+	wg.Wait()
+}
+
+// TestGroupCommitPanicStaysWithItsWrite: a write that panics inside a
+// group panics in its own goroutine, and the others of the group commit.
+func TestGroupCommitPanicStaysWithItsWrite(t *testing.T) {
+	s := openTemp(t, Options{NoSync: true})
+	bucket := []byte("test")
+	put := func(key string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(bucket)
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte(key), []byte("v"))
+		}
+	}
+	var errA, errB error
+	var recovered any
+	inOneGroup(s, []func(){
+		func() { errA = s.update(put("a")) },
+		func() {
+			defer func() { recovered = recover() }()
+			_ = s.update(func(*bolt.Tx) error { panic("boom") })
+		},
+		func() { errB = s.update(put("b")) },
+	})
+	if errA != nil || errB != nil {
+		t.Errorf("writes grouped with a panic: %v, %v; want both committed", errA, errB)
+	}
+	if got, want := fmt.Sprint(recovered), "boom"; got != want {
+		t.Errorf("panic of the failing write = %q, want %q in its own goroutine", got, want)
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		for _, k := range []string{"a", "b"} {
+			if tx.Bucket(bucket).Get([]byte(k)) == nil {
+				t.Errorf("key %s was not committed", k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

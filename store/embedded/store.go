@@ -45,6 +45,7 @@ type Options struct {
 // Store is a bbolt file holding containers.
 type Store struct {
 	db     *bolt.DB
+	group  groupCommit
 	opts   Options
 	secret []byte // signs continuation tokens (see continuation.go)
 
@@ -103,9 +104,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db.MaxBatchDelay, db.MaxBatchSize = batchDelay, batchSize
 	s := &Store{
 		db:         db,
+		group:      groupCommit{db: db},
 		opts:       opts,
 		containers: map[string]*containerState{},
 		stop:       make(chan struct{}),
