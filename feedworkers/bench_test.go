@@ -8,17 +8,24 @@ import (
 
 	"shop/feedworkers"
 	"shop/store"
+	"shop/store/embedded"
 )
 
 // BenchmarkPriceFanout measures one price change fanned out by the
 // running workers to 10,000 open carts on the embedded store: from the
 // admin's product write to the last cart written. It reports the carts
-// updated per second and the Request Units the products feed spent.
+// updated per second and the Request Units the products feed spent,
+// with every commit synced to disk (as `shop serve` runs) and without.
 //
 //	go test -run '^$' -bench PriceFanout -benchtime 3x ./feedworkers/
 func BenchmarkPriceFanout(b *testing.B) {
+	b.Run("fsync", func(b *testing.B) { benchmarkPriceFanout(b, embedded.Options{}) })
+	b.Run("nosync", func(b *testing.B) { benchmarkPriceFanout(b, embedded.Options{NoSync: true}) })
+}
+
+func benchmarkPriceFanout(b *testing.B, opts embedded.Options) {
 	const carts = 10_000
-	st := openStore(b)
+	st := openStoreWith(b, opts)
 	repos := store.NewRepos(st)
 	p := createProduct(b, repos, "p1", "coffee", 1000)
 	for i := range carts {

@@ -26,7 +26,12 @@ func newStore(tb testing.TB) store.Store {
 // openStore is newStore without the meter, for Start (which adds it).
 func openStore(tb testing.TB) store.Store {
 	tb.Helper()
-	s, err := embedded.Open(filepath.Join(tb.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	return openStoreWith(tb, embedded.Options{NoSync: true})
+}
+
+func openStoreWith(tb testing.TB, opts embedded.Options) store.Store {
+	tb.Helper()
+	s, err := embedded.Open(filepath.Join(tb.TempDir(), "shop.db"), opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
