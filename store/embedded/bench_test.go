@@ -156,9 +156,10 @@ func BenchmarkChangeFeedPage100(b *testing.B) {
 }
 
 // BenchmarkReplaceParallel: many writers at once (HTTP requests, seed
-// writers, feed workers), each replacing its own 2 KB item with fsync on.
-// Concurrent commits share one transaction and one fsync (group commit),
-// so throughput grows with writers instead of queueing on the disk.
+// writers, feed workers), each replacing its own 2 KB item with fsync on;
+// writers=N is N goroutines per GOMAXPROCS. Concurrent commits share one
+// transaction and one fsync (group commit), so throughput grows with
+// writers instead of queueing on the disk.
 func BenchmarkReplaceParallel(b *testing.B) {
 	for _, writers := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
@@ -186,4 +187,33 @@ func BenchmarkReplaceParallel(b *testing.B) {
 			reportCPU(b, start)
 		})
 	}
+}
+
+// BenchmarkChangeFeedLag reads the first page of 100 of a feed range
+// holding 50,000 small items: a processor far behind. Its lag estimate
+// (Remaining) must not cost a walk of the 49,900 entries after the page.
+func BenchmarkChangeFeedLag(b *testing.B) {
+	s := benchStore(b, Options{NoSync: true, PhysicalPartitions: 1})
+	c := benchContainer(b, s, "/pk")
+	for batch := range 500 {
+		pk := fmt.Sprintf("cart-%03d", batch)
+		ops := make([]store.BatchOp, store.MaxBatchOps)
+		for i := range ops {
+			item, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("line-%03d", i), "pk": pk, "quantity": i})
+			ops[i] = store.BatchOp{Kind: store.BatchCreate, Item: item}
+		}
+		if _, err := c.ExecuteBatch(bg, pk, ops); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := store.FeedRange{Min: "", Max: "FF"}
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		p, err := c.ReadChangeFeed(bg, r, "", 100)
+		if err != nil || len(p.Items) != 100 || p.Remaining != 49900 {
+			b.Fatalf("%d items, %d remaining, %v", len(p.Items), p.Remaining, err)
+		}
+	}
+	reportCPU(b, start)
 }

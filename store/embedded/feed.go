@@ -67,7 +67,8 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	last := after
 	err = c.s.db.View(func(tx *bolt.Tx) error {
 		items := tx.Bucket(st.items[p])
-		cur := tx.Bucket(st.feed[p]).Cursor()
+		feed := tx.Bucket(st.feed[p])
+		cur := feed.Cursor()
 		k, v := cur.Seek(lsnKey(after + 1))
 		for ; k != nil && len(page.Items) < maxItems; k, v = cur.Next() {
 			last = binary.BigEndian.Uint64(k)
@@ -85,7 +86,7 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 			page.Items = append(page.Items, bytes.Clone(doc))
 			sizes = append(sizes, len(doc))
 		}
-		page.Remaining = remaining(tx.Bucket(st.feed[p]).Sequence(), &last, k == nil)
+		page.Remaining = remaining(feed.Sequence(), &last, k == nil)
 		return nil
 	})
 	if err != nil {
