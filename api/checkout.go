@@ -83,9 +83,15 @@ func handleCheckout(carts *store.Carts, orders *store.Orders, running *inFlight,
 			writeProblem(w, r, err)
 			return
 		}
-		// Reset only the cart version the order was made from: a 412 means
-		// the user changed it since, and the orders feed leaves it alone.
-		if _, err := carts.Update(ctx, u.ID, cart.ETag, func(c *domain.Cart) error {
+		// Reset only the cart the order was made from. Its _etag may have
+		// moved without the user: a feed worker refreshing a line's price
+		// writes the cart too. So the guard is the lines, not the _etag:
+		// the same products and quantities are reset (a retried
+		// read-modify-write); a cart the user changed since is left alone.
+		if _, err := carts.Update(ctx, u.ID, "", func(c *domain.Cart) error {
+			if !sameLines(*c, cart) {
+				return domain.Errorf(domain.EPRECONDITION, "the cart changed since the checkout read it")
+			}
 			c.Reset(t)
 			return nil
 		}); err != nil && !domain.IsCode(err, domain.EPRECONDITION) {
@@ -152,4 +158,19 @@ func randomSuffix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// sameLines reports whether two versions of a cart hold the same products
+// in the same quantities, whatever their prices.
+func sameLines(a, b domain.Cart) bool {
+	if len(a.Items) != len(b.Items) {
+		return false
+	}
+	for _, l := range a.Items {
+		m, ok := b.Line(l.ProductID)
+		if !ok || m.Quantity != l.Quantity {
+			return false
+		}
+	}
+	return true
 }
