@@ -320,6 +320,16 @@ func TestInstancesShareTheLeases(t *testing.T) {
 	if got := procs["a"].Owned(); len(got) != 0 {
 		t.Errorf("a stopped still owning %v", got)
 	}
+	// Released, not left to expire: no lease names a as its owner.
+	status, err := procs["b"].Status(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range status {
+		if l.Owner == "a" {
+			t.Errorf("lease %s still owned by the stopped instance", l.Lease)
+		}
+	}
 	eventually(t, 10*time.Second, "a's leases moved to b and c", balanced("b", "c"))
 	write("second", 50)
 	eventually(t, 10*time.Second, "changes after the stop handled", func() (bool, string) { return s.has(want...) })
