@@ -106,7 +106,9 @@ type Processor struct {
 	ranges []store.FeedRange
 	owned  map[string]*leaseWorker
 
+	// started is set by Start, running once it succeeded.
 	started  bool
+	running  bool
 	stopOnce sync.Once
 	// stopping asks the lease loops to finish their batch and return;
 	// cancel aborts everything (a crash, or a Stop whose deadline passed).
@@ -149,23 +151,34 @@ func (p *Processor) Start(ctx context.Context) error {
 	}
 	p.started = true
 	p.mu.Unlock()
-	ranges, err := p.watched.ReadFeedRanges(ctx)
+	ranges, err := p.ensureLeases(ctx)
 	if err != nil {
-		return fmt.Errorf("feed ranges of %s: %w", p.cfg.Watched, err)
+		// Not started: Start may be called again.
+		p.mu.Lock()
+		p.started = false
+		p.mu.Unlock()
+		return err
 	}
-	for _, r := range ranges {
-		if _, err := p.leases.ensure(ctx, p.cfg.Name, p.cfg.Watched, r); err != nil {
-			return fmt.Errorf("lease %s: %w", leaseID(p.cfg.Name, r), err)
-		}
-	}
-	p.mu.Lock()
-	p.ranges = ranges
-	p.mu.Unlock()
 	runCtx, cancel := context.WithCancel(ctx)
-	p.cancel = cancel
+	p.mu.Lock()
+	p.ranges, p.cancel, p.running = ranges, cancel, true
+	p.mu.Unlock()
 	p.balance(runCtx)
 	go p.loop(runCtx)
 	return nil
+}
+
+func (p *Processor) ensureLeases(ctx context.Context) ([]store.FeedRange, error) {
+	ranges, err := p.watched.ReadFeedRanges(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("feed ranges of %s: %w", p.cfg.Watched, err)
+	}
+	for _, r := range ranges {
+		if _, err := p.leases.ensure(ctx, p.cfg.Name, p.cfg.Watched, r); err != nil {
+			return nil, fmt.Errorf("lease %s: %w", leaseID(p.cfg.Name, r), err)
+		}
+	}
+	return ranges, nil
 }
 
 // loop renews the owned leases and rebalances every RenewEvery. While
@@ -284,9 +297,9 @@ func (p *Processor) drop(w *leaseWorker) {
 // loops are abandoned without checkpoint and the leases simply expire.
 func (p *Processor) Stop(ctx context.Context) error {
 	p.mu.Lock()
-	started := p.started
+	running, cancel := p.running, p.cancel
 	p.mu.Unlock()
-	if !started {
+	if !running {
 		return nil
 	}
 	var err error
@@ -297,7 +310,7 @@ func (p *Processor) Stop(ctx context.Context) error {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			p.cancel()
+			cancel()
 			<-done
 			err = domain.Errorf(domain.EUNAVAILABLE, "processor %s stopped before its batches finished: %v", p.cfg.Name, ctx.Err())
 		}
@@ -307,7 +320,7 @@ func (p *Processor) Stop(ctx context.Context) error {
 			_ = w.write(ctx, func(l *lease) { l.Owner, l.Heartbeat = "", time.Time{} })
 			p.drop(w)
 		}
-		p.cancel()
+		cancel()
 	})
 	return err
 }
