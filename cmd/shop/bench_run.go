@@ -191,8 +191,9 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	constant := func(name string, rate int) load { return load{name: name, rate: rate, duration: o.duration} }
 	closed := func(name string) load { return load{name: name, clients: o.workers, duration: o.closedTime} }
 	rep.Mix, rep.MixByKind = attack(ctx, constant("mix", o.mixRate), mix.targeter(), kindOf)
-	// The checkouts left work to the feed workers (cart resets, the
-	// ordersByStatus view): let it finish before the next run.
+	// Let the mix's leftovers finish before the next run: requests whose
+	// client timed out, and the feed workers' work after the checkouts
+	// (cart resets, the ordersByStatus view).
 	if err := shop.settle(ctx); err != nil {
 		return rep, err
 	}
@@ -200,11 +201,17 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	rep.ProductPage, rep.Baseline = alternate(ctx, benchSegments,
 		constant("product page", o.rate), constant(baselineName, o.rate),
 		productTarget(shop.url, cat.products), productTarget(baseURL, cat.products[:1]))
+	if err := shop.settle(ctx); err != nil {
+		return rep, err
+	}
 	rep.ProductClosed, rep.BaselineClosed = alternate(ctx, benchSegments,
 		closed("product page"), closed(baselineName),
 		productTarget(shop.url, cat.products), productTarget(baseURL, cat.products[:1]))
 	if rep.BaselineClosed.Throughput > 0 {
 		rep.ThroughputRatio = round2(rep.ProductClosed.Throughput / rep.BaselineClosed.Throughput)
+	}
+	if err := shop.settle(ctx); err != nil {
+		return rep, err
 	}
 	rep.Ramp, rep.MaxSustainableRate, rep.RampStopped = ramp(ctx, o, "product page", func() vegeta.Targeter {
 		return productTarget(shop.url, cat.products)

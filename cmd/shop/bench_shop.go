@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"shop/api"
@@ -86,8 +87,16 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 	if err != nil {
 		return fail(err)
 	}
+	// inFlight counts the requests the shop is still working on: a client
+	// that gave up (timeout) leaves its request running on the server.
+	var inFlight atomic.Int64
+	shop := api.NewServer(api.Deps{Store: s, Secret: secret, DevMode: true, Feeds: wk})
 	srv := &http.Server{
-		Handler:           api.NewServer(api.Deps{Store: s, Secret: secret, DevMode: true, Feeds: wk}),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inFlight.Add(1)
+			defer inFlight.Add(-1)
+			shop.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
@@ -102,7 +111,12 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 		desc:    "shop in process (embedded store with fsync, 4 simulated physical partitions, feed workers running from the end of the feed)",
 		dataSet: fmt.Sprintf("sample data: %d products, %d reviews, %d users with an open cart", o.products, o.reviews, o.users),
 		loaded:  readMem(),
-		settle:  func(ctx context.Context) error { return waitCaughtUp(ctx, wk, time.Minute) },
+		settle: func(ctx context.Context) error {
+			if err := waitIdle(ctx, &inFlight, time.Minute); err != nil {
+				return err
+			}
+			return waitCaughtUp(ctx, wk, time.Minute)
+		},
 		close: func() {
 			for i := len(cleanup) - 1; i >= 0; i-- {
 				cleanup[i]()
@@ -186,6 +200,22 @@ func (c feedFromNowContainer) ReadChangeFeed(ctx context.Context, r store.FeedRa
 		continuation = c.ends[r]
 	}
 	return c.Container.ReadChangeFeed(ctx, r, continuation, maxItems)
+}
+
+// waitIdle waits until no request is in flight.
+func waitIdle(ctx context.Context, inFlight *atomic.Int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for inFlight.Load() > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the shop still has %d requests in flight after %s", inFlight.Load(), limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // waitCaughtUp waits until every lease of every processor has read the
