@@ -44,9 +44,10 @@ var (
 
 // update runs fn in a group commit. fn may run more than once (when
 // another write of its group fails, the group is retried without it), so
-// fn must set its results afresh on every run; the etags and timestamps of
-// a write are fixed before it is handed to update, and LSNs are taken
-// inside the transaction, so a rerun commits the same thing.
+// fn must set its results afresh on every run. A rerun is harmless: LSNs
+// come from the transaction, which the retry rolled back, and an _etag
+// made in a run that did not commit (Patch and batches make theirs inside
+// fn) is simply never seen; only the committing run's results return.
 //
 // fn must return a *domain.Error (a refused precondition, a conflict, a
 // missing item) only before it has written anything: that error is kept
@@ -71,6 +72,11 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return refused
 }
 
+// run queues fn and waits for the transaction holding it. The first
+// caller finding no group committing leads: it commits the queue as one
+// group, then hands the lead to the first write queued meanwhile (which
+// commits the next group) and returns. Each leader commits one group, so
+// no caller waits for more than the group before its own.
 func (g *groupCommit) run(fn func(*bolt.Tx) error) error {
 	call := &commitCall{fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
