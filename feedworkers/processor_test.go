@@ -334,3 +334,47 @@ func TestInstancesShareTheLeases(t *testing.T) {
 	write("second", 50)
 	eventually(t, 10*time.Second, "changes after the stop handled", func() (bool, string) { return s.has(want...) })
 }
+
+func TestStopFinishesAndCheckpointsTheBatchInHand(t *testing.T) {
+	st := newStore(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p := startProcessor(t, context.Background(), st, testConfig("a", func(_ context.Context, items [][]byte) error {
+		if slices.Contains(ids(items), "x") {
+			once.Do(func() { close(started) })
+			<-release
+		}
+		return nil
+	}))
+	writeThing(t, st, "x")
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("x never reached the handler")
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- p.Stop(context.Background()) }()
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+
+	// A new instance starts from the checkpoints: x is not handed again.
+	s := &seen{by: map[string]string{}}
+	next := startProcessor(t, context.Background(), st, testConfig("b", s.handler("b", nil)))
+	eventually(t, 10*time.Second, "every lease read to the end", func() (bool, string) {
+		status, err := next.Status(t.Context())
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, l := range status {
+			if l.Owner != "b" || l.LagEstimate != 0 {
+				return false, fmt.Sprintf("%+v", status)
+			}
+		}
+		return true, ""
+	})
+	if ok, _ := s.has("x"); ok {
+		t.Error("x was handed again: Stop did not checkpoint the batch it finished")
+	}
+}

@@ -69,7 +69,8 @@ func (w *leaseWorker) run(ctx context.Context) {
 			continue
 		}
 		readFailures = 0
-		w.lag.Store(page.Remaining)
+		// The page in hand counts as lag until it is checkpointed.
+		w.lag.Store(page.Remaining + int64(len(page.Items)))
 		if len(page.Items) == 0 {
 			// Nothing new yet: keep the continuation, no checkpoint
 			// (nothing was processed), poll again later.
@@ -111,6 +112,7 @@ func (w *leaseWorker) run(ctx context.Context) {
 			}
 			continue
 		}
+		w.lag.Store(page.Remaining)
 		cont = page.Continuation
 	}
 }
