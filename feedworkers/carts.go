@@ -58,7 +58,8 @@ const maxCartAttempts = 20
 // cost is counted), then update each cart with If-Match, at most
 // FanoutConcurrency at a time. Cart.ApplyProduct is the version guard: a
 // line only ever takes a newer product version, so applying twice, or v3
-// then v2, leaves v3.
+// then v2, leaves v3. p should be the product's current version (Products
+// reads it): a line whose copies already match it is not rewritten.
 func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (FanoutStats, error) {
 	res := FanoutStats{Products: 1}
 	var mu sync.Mutex
