@@ -70,7 +70,7 @@ func writeBenchText(out io.Writer, r benchReport) {
 	for _, s := range r.Ramp {
 		fmt.Fprintf(out, "  %6d/s  sent %.0f/s  p50 %.2f ms  p99 %.2f ms  max %.2f ms  success %.4f\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
 	}
-	fmt.Fprintf(out, "max sustainable rate: %d/s (stopped: %s)\n", r.MaxSustainableRate, r.RampStopped)
+	fmt.Fprintf(out, "max sustainable rate: %s (stopped: %s)\n", sustainedText(r), r.RampStopped)
 	fmt.Fprintf(out, "memory: %s\n", memoryText(r.Memory))
 	for _, x := range append([]runResult{r.Mix}, r.MixByKind...) {
 		for _, e := range x.Errors {
@@ -81,6 +81,13 @@ func writeBenchText(out io.Writer, r benchReport) {
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, metText(g.Met))
 	}
+}
+
+func sustainedText(r benchReport) string {
+	if r.MaxSustainableRate == 0 && len(r.Ramp) > 0 {
+		return fmt.Sprintf("below %d/s, the ramp's first step", r.Ramp[0].Rate)
+	}
+	return fmt.Sprintf("%d/s", r.MaxSustainableRate)
 }
 
 func rampStepText(r benchReport) string {
@@ -123,7 +130,7 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 	for _, s := range r.Ramp {
 		fmt.Fprintf(out, "| %d/s | %.0f | %.2f | %.2f | %.2f | %.4f |\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
 	}
-	fmt.Fprintf(out, "\nMax sustainable rate of the product page: **%d/s** (stopped: %s).\n\n", r.MaxSustainableRate, r.RampStopped)
+	fmt.Fprintf(out, "\nMax sustainable rate of the product page: **%s** (stopped: %s).\n\n", sustainedText(r), r.RampStopped)
 	fmt.Fprintf(out, "Memory: %s.\n\n", memoryText(r.Memory))
 	fmt.Fprintln(out, "| goal | target | measured | |")
 	fmt.Fprintln(out, "|---|--:|--:|---|")
