@@ -253,8 +253,17 @@ func (p *Processor) startWorker(ctx context.Context, l lease) {
 		old.cancel()
 	}
 	p.owned[l.ID] = w
-	p.mu.Unlock()
+	select {
+	case <-p.stopping:
+		// Stop is under way: the lease stays listed so Stop releases
+		// it, but no loop starts (and the WaitGroup Stop waits on is
+		// not added to while it waits).
+		p.mu.Unlock()
+		return
+	default:
+	}
 	p.workers.Add(1)
+	p.mu.Unlock()
 	go func() {
 		defer p.workers.Done()
 		w.run(wctx)
@@ -304,7 +313,9 @@ func (p *Processor) Stop(ctx context.Context) error {
 	}
 	var err error
 	p.stopOnce.Do(func() {
+		p.mu.Lock()
 		close(p.stopping)
+		p.mu.Unlock()
 		done := make(chan struct{})
 		go func() { p.workers.Wait(); close(done) }()
 		select {
