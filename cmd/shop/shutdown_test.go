@@ -71,9 +71,14 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 		go io.WriteString(bw, `{"quantity":`)
 	}
 	started.Wait()
-	// Let the server read what was sent: the handlers are now waiting on
-	// the rest of their bodies.
-	time.Sleep(200 * time.Millisecond)
+	// The server accepts connections in the order they arrive: once a
+	// request on a 21st connection is answered, the 20 were accepted, and
+	// their requests are in flight.
+	resp, err := (&http.Client{Transport: &http.Transport{}}).Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 
 	cancel()
 	stoppedAt := time.Now()
