@@ -17,21 +17,22 @@ import (
 // environment, then the default. The README's configuration table lists
 // the same settings; keep them together.
 type config struct {
-	Addr          string
-	DataDir       string
-	Partitions    int
-	Dev           bool
-	Workers       bool
-	Seed          bool
-	Migrate       bool
-	Secret        string
-	CORSOrigins   []string
-	ShutdownGrace time.Duration
-	ShutdownDrain time.Duration
-	RateUser      int // requests per minute of one token subject (0: no limit)
-	RateAnon      int // requests per minute of one client address without a token
-	LogLevel      string
-	Cosmos        bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
+	Addr           string
+	DataDir        string
+	Partitions     int
+	Dev            bool
+	Workers        bool
+	Seed           bool
+	Migrate        bool
+	Secret         string
+	CORSOrigins    []string
+	ShutdownGrace  time.Duration
+	ShutdownDrain  time.Duration
+	RequestTimeout time.Duration
+	RateUser       int // requests per minute of one token subject (0: no limit)
+	RateAnon       int // requests per minute of one client address without a token
+	LogLevel       string
+	Cosmos         bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
 }
 
 // setting is one row of the configuration table.
@@ -47,9 +48,10 @@ var settings = []setting{
 	{"workers", "SHOP_WORKERS", "true", "run the change-feed workers in this process"},
 	{"seed", "SHOP_SEED", "true", "load the sample catalog into an empty embedded store"},
 	{"migrate", "SHOP_MIGRATE", "on with the embedded store, off with Cosmos", "create or update the containers at start"},
-	{"jwt-secret", "SHOP_JWT_SECRET", "random, kept in <data-dir>/jwt.secret (required with Cosmos)", "HS256 secret of bearer tokens"},
+	{"jwt-secret", "SHOP_JWT_SECRET", "random, kept in jwt.secret in the data directory (required with Cosmos)", "HS256 secret of bearer tokens"},
 	{"cors-origins", "SHOP_CORS_ORIGINS", "", "comma-separated origins allowed by CORS (none: same origin only)"},
 	{"shutdown-grace", "SHOP_SHUTDOWN_GRACE", "15s", "how long in-flight requests get on SIGTERM"},
+	{"request-timeout", "SHOP_REQUEST_TIMEOUT", "10s", "how long one API request's store calls may take before it is a 503 (0: no limit)"},
 	{"shutdown-drain", "SHOP_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (5s behind a load balancer)"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"rate-user", "SHOP_RATE_USER", "1200", "requests per minute of one signed-in user (0: no limit)"},
@@ -119,6 +121,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	}
 	if c.ShutdownGrace, err = time.ParseDuration(orDefault(get("shutdown-grace"), "15s")); err != nil {
 		return c, fmt.Errorf("shutdown-grace: %v", err)
+	}
+	if c.RequestTimeout, err = time.ParseDuration(orDefault(get("request-timeout"), "10s")); err != nil {
+		return c, fmt.Errorf("request-timeout: %v", err)
 	}
 	if c.ShutdownDrain, err = time.ParseDuration(orDefault(get("shutdown-drain"), "0s")); err != nil {
 		return c, fmt.Errorf("shutdown-drain: %v", err)
