@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -78,6 +79,23 @@ func rateLimit(rl RateLimit, secret []byte, now func() time.Time) func(http.Hand
 				return
 			}
 			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// withDeadline gives each request a deadline: a store call still running
+// past it is abandoned (the adapters answer EUNAVAILABLE, Cosmos's SDK a
+// timeout), so a throttled or hung store costs a client at most d before
+// its 503, and the server's goroutines do not pile up behind it.
+func withDeadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if d <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

@@ -20,7 +20,8 @@ import (
 
 // faultyShop is the fixture shop served over a store that injects cfg's
 // faults; the fixture itself is written to the healthy store underneath.
-func faultyShop(t *testing.T, cfg faults.Config) (*shop, *faults.Store) {
+// opts adjust the server's Deps.
+func faultyShop(t *testing.T, cfg faults.Config, opts ...func(*api.Deps)) (*shop, *faults.Store) {
 	t.Helper()
 	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
@@ -31,8 +32,11 @@ func faultyShop(t *testing.T, cfg faults.Config) (*shop, *faults.Store) {
 		t.Fatal(err)
 	}
 	f := faults.Wrap(st, cfg)
-	s := &shop{t: t, store: st, repos: store.NewRepos(st),
-		handler: api.NewServer(api.Deps{Store: f, Secret: testSecret, DevMode: true})}
+	d := api.Deps{Store: f, Secret: testSecret, DevMode: true}
+	for _, o := range opts {
+		o(&d)
+	}
+	s := &shop{t: t, store: st, repos: store.NewRepos(st), handler: api.NewServer(d)}
 	s.fixture()
 	return s, f
 }
@@ -181,6 +185,35 @@ func TestCheckoutRetriedThroughFaultsPlacesOneOrder(t *testing.T) {
 	}
 	if got, want := len(orders), 1; got != want {
 		t.Errorf("alice has %d orders, want %d", got, want)
+	}
+}
+
+// TestHungStoreIs503WithinTheRequestTimeout: with RequestTimeout set, a
+// store that hangs or crawls costs the client the timeout, then a 503.
+func TestHungStoreIs503WithinTheRequestTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule faults.Rule
+	}{
+		{"Hung", faults.Rule{Timeout: 1}},
+		{"Crawling", faults.Rule{Latency: time.Hour}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := faultyShop(t, faults.Config{Rules: []faults.Rule{tc.rule}, TimeoutAfter: time.Hour},
+				func(d *api.Deps) { d.RequestTimeout = 20 * time.Millisecond })
+			for _, r := range everyScreenAndWrite(t) {
+				if r.header["Content-Type"] == "" && r.body != nil {
+					r.header = mergeHeader(r.header, "Content-Type", "application/json")
+				}
+				w := s.do(r)
+				if got, want := w.Code, http.StatusServiceUnavailable; got != want {
+					t.Errorf("%s %s = %d, want %d: %s", r.method, r.path, got, want, w.Body.String())
+				}
+				if w.Header().Get("Retry-After") == "" {
+					t.Errorf("%s %s: 503 without Retry-After", r.method, r.path)
+				}
+			}
+		})
 	}
 }
 

@@ -20,7 +20,7 @@ func (s *server) routes(d Deps) http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		// Recovered inside withCost too, so a 500 still says what it cost.
 		r.Use(withCost, withRecover)
-		r.Use(rateLimit(d.RateLimit, s.secret, s.now))
+		r.Use(rateLimit(d.RateLimit, s.secret, s.now), withDeadline(d.RequestTimeout))
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())
 

@@ -33,6 +33,9 @@ type Deps struct {
 	// RateLimit bounds each caller's /v1 requests; the zero value
 	// imposes no limit (tests, benchmarks).
 	RateLimit RateLimit
+	// RequestTimeout bounds each /v1 request's store calls: past it they
+	// are abandoned and the answer is a 503 (0: no deadline of its own).
+	RequestTimeout time.Duration
 }
 
 // server holds what the handlers share: the repositories built once over

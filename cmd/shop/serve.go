@@ -111,6 +111,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		DevMode:   cfg.Dev,
 		Web:       web.Handler(),
 		RateLimit: api.RateLimit{User: cfg.RateUser, Anon: cfg.RateAnon, Window: time.Minute},
+		// Below the server's WriteTimeout, so the 503 still reaches the client.
+		RequestTimeout: cfg.RequestTimeout,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
