@@ -193,9 +193,8 @@ func (c *Container) load(st *containerState, items *bolt.Bucket, key []byte) (he
 // previous one, so the feed holds only each item's latest version. It
 // reports whether the item was created (an upsert may do either).
 func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending, mode int, match string) (bool, error) {
-	p := partitionOf(pk, len(st.items))
-	items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
-	old, _, exists, err := c.load(st, items, w.key)
+	pt := st.partitionTx(tx, partitionOf(pk, len(st.items)))
+	old, oldDoc, exists, err := c.load(st, pt.items, w.key)
 	if err != nil {
 		return false, err
 	}
@@ -209,29 +208,34 @@ func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending
 	case match != "" && string(old.etag) != match:
 		return false, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", w.id, match, old.etag)
 	}
-	if err := c.checkUnique(items, st, pk, w); err != nil {
+	if err := c.checkUnique(pt.items, st, pk, w); err != nil {
 		return false, err
 	}
-	return !exists, c.put(items, feed, old.lsn, w)
+	return !exists, c.put(pt, st, pk, old.lsn, oldDoc, w)
 }
 
 // put stores w with the next LSN of its physical partition, removing the
-// item's previous feed entry (oldLSN 0: none).
-func (c *Container) put(items, feed *bolt.Bucket, oldLSN uint64, w pending) error {
+// item's previous feed entry (oldLSN 0: none), and moves its order index
+// entries from those of oldDoc, the stored document (nil: none, expired
+// or not), to those of w.
+func (c *Container) put(pt partitionTx, st *containerState, pk string, oldLSN uint64, oldDoc []byte, w pending) error {
 	if oldLSN != 0 {
-		if err := feed.Delete(lsnKey(oldLSN)); err != nil {
+		if err := pt.feed.Delete(lsnKey(oldLSN)); err != nil {
 			return err
 		}
 	}
-	lsn, err := feed.NextSequence()
+	if err := st.reindex(pt, pk, w.id, oldDoc, w.doc); err != nil {
+		return err
+	}
+	lsn, err := pt.feed.NextSequence()
 	if err != nil {
 		return err
 	}
 	val := appendHeader(make([]byte, 0, 64+len(w.doc)), header{written: w.written, ttl: w.ttl, lsn: lsn, etag: []byte(w.etag)})
-	if err := items.Put(w.key, append(val, w.doc...)); err != nil {
+	if err := pt.items.Put(w.key, append(val, w.doc...)); err != nil {
 		return err
 	}
-	return feed.Put(lsnKey(lsn), w.key)
+	return pt.feed.Put(lsnKey(lsn), w.key)
 }
 
 // Delete removes the item and its change-feed entry: deletes never show on
@@ -257,10 +261,9 @@ func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.Write
 }
 
 func (c *Container) remove(tx *bolt.Tx, st *containerState, pk, id, match string) (float64, error) {
-	p := partitionOf(pk, len(st.items))
-	items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
+	pt := st.partitionTx(tx, partitionOf(pk, len(st.items)))
 	key := itemKey(nil, pk, id)
-	h, doc, exists, err := c.load(st, items, key)
+	h, doc, exists, err := c.load(st, pt.items, key)
 	if err != nil {
 		return 0, err
 	}
@@ -271,8 +274,12 @@ func (c *Container) remove(tx *bolt.Tx, st *containerState, pk, id, match string
 		return 0, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", id, match, h.etag)
 	}
 	charge := deleteCharge(len(doc))
-	if err := items.Delete(key); err != nil {
+	// The entries go first: doc aliases the item's page until it is deleted.
+	if err := st.reindex(pt, pk, id, doc, nil); err != nil {
 		return 0, err
 	}
-	return charge, feed.Delete(lsnKey(h.lsn))
+	if err := pt.items.Delete(key); err != nil {
+		return 0, err
+	}
+	return charge, pt.feed.Delete(lsnKey(h.lsn))
 }

@@ -41,9 +41,8 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 }
 
 func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops []store.PatchOp, match string) (pending, error) {
-	p := partitionOf(pk, len(st.items))
-	items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
-	h, doc, exists, err := c.load(st, items, itemKey(nil, pk, id))
+	pt := st.partitionTx(tx, partitionOf(pk, len(st.items)))
+	h, doc, exists, err := c.load(st, pt.items, itemKey(nil, pk, id))
 	if err != nil {
 		return pending{}, err
 	}
@@ -67,10 +66,10 @@ func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops 
 	if err != nil {
 		return pending{}, err
 	}
-	if err := c.checkUnique(items, st, pk, w); err != nil {
+	if err := c.checkUnique(pt.items, st, pk, w); err != nil {
 		return pending{}, err
 	}
-	return w, c.put(items, feed, h.lsn, w)
+	return w, c.put(pt, st, pk, h.lsn, doc, w)
 }
 
 // checkPatch validates ops before any work and returns them with values

@@ -38,17 +38,18 @@ func (s *Store) PurgeExpired() (int, error) {
 	for _, st := range states {
 		for p := range st.items {
 			err := s.db.Update(func(tx *bolt.Tx) error {
-				items, feed := tx.Bucket(st.items[p]), tx.Bucket(st.feed[p])
+				pt := st.partitionTx(tx, p)
 				now := s.opts.Now()
-				var keys [][]byte
+				var keys, docs [][]byte
 				var lsns []uint64
-				err := items.ForEach(func(k, v []byte) error {
-					h, _, err := parseHeader(v)
+				err := pt.items.ForEach(func(k, v []byte) error {
+					h, doc, err := parseHeader(v)
 					if err != nil {
 						return err
 					}
 					if expired(&st.def, h, now) {
 						keys = append(keys, append([]byte(nil), k...))
+						docs = append(docs, doc)
 						lsns = append(lsns, h.lsn)
 					}
 					return nil
@@ -57,10 +58,14 @@ func (s *Store) PurgeExpired() (int, error) {
 					return err
 				}
 				for i, k := range keys {
-					if err := items.Delete(k); err != nil {
+					pk, id := splitItemKey(k)
+					if err := st.reindex(pt, pk, id, docs[i], nil); err != nil {
 						return err
 					}
-					if err := feed.Delete(lsnKey(lsns[i])); err != nil {
+					if err := pt.items.Delete(k); err != nil {
+						return err
+					}
+					if err := pt.feed.Delete(lsnKey(lsns[i])); err != nil {
 						return err
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -34,10 +35,12 @@ type row struct {
 	doc  []byte
 }
 
-// Query runs a structured query. With a partition key it scans that one
+// Query runs a structured query. With a partition key it reads that one
 // logical partition, a contiguous key range of one physical partition
-// (query-single-partition). Without one it fans out to every physical
-// partition, is charged for each, and says so (query-avoid-cross-partition).
+// (query-single-partition): by walking an order index when one serves its
+// ORDER BY (querywalk.go), by a scan and a sort otherwise. Without one it
+// fans out to every physical partition, is charged for each, and says so
+// (query-avoid-cross-partition).
 // Pages are keyset pages: the continuation is the last row's (sort value,
 // id, partition key), so pages never overlap or skip even while items are
 // written between them.
@@ -69,24 +72,18 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 	}
 	now := c.s.opts.Now()
 	page := store.QueryPage{CrossPartition: q.PartitionKey == "", PartitionsTouched: len(parts)}
-	size, n := 0, 0
+	size, n, loaded := 0, 0, 0
 	err = c.s.db.View(func(tx *bolt.Tx) error {
 		var rows []row
-		for _, p := range parts {
-			if err := scan(tx.Bucket(st.items[p]), q.PartitionKey, func(k, v []byte) error {
-				h, doc, err := parseHeader(v)
-				if err != nil || expired(&st.def, h, now) {
-					return err
-				}
-				if r, ok := cq.match(k, doc); ok && (after == nil || cq.less(after, &r)) {
-					rows = append(rows, r)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
+		var err error
+		if oi := c.orderIndexFor(st, cq); oi != nil {
+			rows, loaded, err = c.walkOrder(tx, st, cq, oi, after, now)
+		} else {
+			rows, loaded, err = c.scanRows(tx, st, cq, parts, after, now)
 		}
-		slices.SortFunc(rows, func(a, b row) int { return cq.compare(&a, &b) })
+		if err != nil {
+			return err
+		}
 		// Copy the page out of the transaction: the rows alias its pages.
 		n = min(len(rows), cq.Limit)
 		for i := range n {
@@ -111,8 +108,38 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 	if err != nil {
 		return store.QueryPage{}, storeError(err)
 	}
-	page.RequestCharge = queryCharge(len(parts), n, size)
+	page.RequestCharge = queryCharge(len(parts), loaded, size)
 	return page, nil
+}
+
+// scanRows returns every row of the partitions after the continuation,
+// sorted: the plan when no order index serves the query. The documents it
+// counts as loaded are those Cosmos would load: the ones the filters
+// match (its range index serves = and ARRAY_CONTAINS), all of them when
+// the query has an ORDER BY no index serves (each must be read to be
+// sorted), the page otherwise (the matches stream in index order and the
+// page stops the stream).
+func (c *Container) scanRows(tx *bolt.Tx, st *containerState, cq *compiledQuery, parts []int, after *row, now time.Time) ([]row, int, error) {
+	var rows []row
+	for _, p := range parts {
+		if err := scan(tx.Bucket(st.items[p]), cq.PartitionKey, func(k, v []byte) error {
+			h, doc, err := parseHeader(v)
+			if err != nil || expired(&st.def, h, now) {
+				return err
+			}
+			if r, ok := cq.match(k, doc); ok && (after == nil || cq.less(after, &r)) {
+				rows = append(rows, r)
+			}
+			return nil
+		}); err != nil {
+			return nil, 0, err
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cq.compare(&a, &b) })
+	if cq.OrderBy == "" {
+		return rows, min(len(rows), cq.Limit), nil
+	}
+	return rows, len(rows), nil
 }
 
 // scan calls fn for every item of the bucket, or of one logical partition

@@ -40,6 +40,10 @@ type Options struct {
 	// NoSync skips fsync on commit: faster, and a crash may lose committed
 	// writes. Off by default: durability is the point of a file.
 	NoSync bool
+
+	// scanQueries makes every query scan and sort, ignoring the order
+	// indexes: tests compare both plans.
+	scanQueries bool
 }
 
 // Store is a bbolt file holding containers.
@@ -79,6 +83,8 @@ type containerState struct {
 	index indexPolicy
 	// uniq is def.UniqueKeys, each path split into property names.
 	uniq [][][]string
+	// orders are the ORDER BY indexes (orderindex.go).
+	orders []orderIndex
 }
 
 var (
@@ -149,7 +155,7 @@ func (s *Store) load() error {
 		if err != nil {
 			return err
 		}
-		return defs.ForEach(func(k, v []byte) error {
+		err = defs.ForEach(func(k, v []byte) error {
 			var rec containerRecord
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("container %s: %w", k, err)
@@ -157,6 +163,16 @@ func (s *Store) load() error {
 			s.containers[string(k)] = newContainerState(rec)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		// A file written before order indexes existed gets them now.
+		for _, st := range s.containers {
+			if err := syncOrderIndexes(tx, nil, st); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -167,6 +183,7 @@ func newContainerState(rec containerRecord) *containerState {
 		ranges: feedRanges(rec.Partitions),
 		pkPath: splitPath(rec.Def.PartitionKeyPath),
 		index:  newIndexPolicy(rec.Def.IndexingPolicy),
+		orders: newOrderIndexes(rec.Def.ID, rec.Def.IndexingPolicy, rec.Partitions),
 	}
 	for _, set := range rec.Def.UniqueKeys {
 		var paths [][]string
@@ -188,6 +205,9 @@ func (s *Store) Container(name string) store.Container { return &Container{s: s,
 
 // EnsureContainer creates the container or updates its default TTL and
 // indexing policy. Its partition key path can never change (a Cosmos rule).
+// Order indexes follow the composite indexes: those no longer declared are
+// dropped, new ones built from the items, in the transaction that records
+// the definition.
 func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, canceled(err)
@@ -225,6 +245,9 @@ func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 			if _, err := tx.CreateBucketIfNotExists(st.feed[p]); err != nil {
 				return err
 			}
+		}
+		if err := syncOrderIndexes(tx, old, st); err != nil {
+			return err
 		}
 		return tx.Bucket(containersBucket).Put([]byte(def.ID), raw)
 	})

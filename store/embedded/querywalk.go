@@ -1,0 +1,127 @@
+package embedded
+
+import (
+	"bytes"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"shop/domain"
+)
+
+// orderIndexFor returns the order index that serves cq, or nil when the
+// query takes the scan: a single-partition query whose ORDER BY property
+// heads one of the container's composite indexes walks that index; a
+// cross-partition one scans, since an index orders each logical partition
+// on its own.
+func (c *Container) orderIndexFor(st *containerState, cq *compiledQuery) *orderIndex {
+	if c.s.opts.scanQueries || cq.PartitionKey == "" || cq.OrderBy == "" {
+		return nil
+	}
+	return st.orderIndexOf(cq.OrderBy)
+}
+
+// walkOrder returns the rows of cq's page in query order by walking order
+// index oi of the query's logical partition from the continuation (after)
+// on, forward for ascending and backward for descending, and how many
+// documents it loaded. It stops once it holds Limit+1 rows (one more than
+// the page, to know whether another page follows), so a page loads about
+// Limit documents however large the partition is. Expired items and those
+// the filters reject are skipped (and were loaded).
+func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery, oi *orderIndex, after *row, now time.Time) ([]row, int, error) {
+	p := partitionOf(cq.PartitionKey, len(st.items))
+	items := tx.Bucket(st.items[p]).Cursor()
+	cur := tx.Bucket(oi.buckets[p]).Cursor()
+	prefix := partitionPrefix(nil, cq.PartitionKey)
+	next := cur.Next
+	if cq.Desc {
+		next = cur.Prev
+	}
+	var rows []row
+	loaded := 0
+	ikey := slices.Clone(prefix)
+	// load reads the item an entry names and keeps it if it is live,
+	// matches, and comes after the continuation.
+	load := func(id []byte) (row, bool, error) {
+		ikey = append(ikey[:len(prefix)], id...)
+		k, v := items.Seek(ikey)
+		if !bytes.Equal(k, ikey) {
+			return row{}, false, domain.Errorf(domain.EINTERNAL, "order index %s names item %s, which is not stored", oi.prop, id)
+		}
+		loaded++
+		h, doc, err := parseHeader(v)
+		if err != nil || expired(&st.def, h, now) {
+			return row{}, false, err
+		}
+		r, ok := cq.match(k, doc)
+		return r, ok && (after == nil || cq.less(after, &r)), nil
+	}
+	k := seekOrder(cur, prefix, cq.Desc, after)
+	for k != nil && bytes.HasPrefix(k, prefix) && len(rows) <= cq.Limit {
+		n := sortKeyLen(k[len(prefix):])
+		if n < 0 {
+			return nil, loaded, domain.Errorf(domain.EINTERNAL, "order index %s has a malformed entry", oi.prop)
+		}
+		value := k[:len(prefix)+n]
+		if !truncated(value) {
+			r, ok, err := load(k[len(value):])
+			if err != nil {
+				return nil, loaded, err
+			}
+			if ok {
+				rows = append(rows, r)
+			}
+			k, _ = next()
+			continue
+		}
+		// Values cut to the same bytes tie in the index (in id order):
+		// load the whole run and sort it by the real values.
+		var run []row
+		for ; k != nil && bytes.HasPrefix(k, value); k, _ = next() {
+			r, ok, err := load(k[len(value):])
+			if err != nil {
+				return nil, loaded, err
+			}
+			if ok {
+				run = append(run, r)
+			}
+		}
+		slices.SortFunc(run, func(a, b row) int { return cq.compare(&a, &b) })
+		rows = append(rows, run...)
+	}
+	return rows, loaded, nil
+}
+
+// seekOrder positions cur on the first entry of the walk: the first of
+// the partition, or the continuation's own entry (which the caller skips)
+// or the one just after it. A continuation whose value was cut resumes at
+// its run's edge, since a run is sorted only once loaded.
+func seekOrder(cur *bolt.Cursor, prefix []byte, desc bool, after *row) []byte {
+	from := slices.Clone(prefix)
+	switch {
+	case after == nil && !desc:
+	case after == nil:
+		from = append(from, 0xFF) // above every rank byte: the partition's end
+	default:
+		from = appendSortKey(from, after.sort)
+		switch {
+		case !truncated(from):
+			from = append(from, after.id...)
+		case desc:
+			from[len(from)-1] = escAfter // the end of the run
+		}
+	}
+	k, _ := cur.Seek(from)
+	if !desc {
+		return k
+	}
+	if k == nil {
+		k, _ = cur.Last()
+		return k
+	}
+	if !bytes.Equal(k, from) {
+		k, _ = cur.Prev()
+	}
+	return k
+}
