@@ -24,6 +24,9 @@ type FanoutStats struct {
 	CartsUpdated int `json:"cartsUpdated"`
 	// Retries counts carts re-read after losing an If-Match race.
 	Retries int `json:"retries"`
+	// Skipped counts the product changes whose fan-out was skipped: no
+	// cart copy could be stale (see syncCarts).
+	Skipped int `json:"skipped"`
 }
 
 func (s *FanoutStats) add(o FanoutStats) {
@@ -33,6 +36,7 @@ func (s *FanoutStats) add(o FanoutStats) {
 	s.CartsRead += o.CartsRead
 	s.CartsUpdated += o.CartsUpdated
 	s.Retries += o.Retries
+	s.Skipped += o.Skipped
 }
 
 type fanoutCounters struct {
@@ -164,8 +168,9 @@ func (h *Handlers) applyToCart(ctx context.Context, c domain.Cart, p domain.Prod
 // needsUpdate reports whether the line's copies would change: p is newer
 // than the version the line was copied from (the guard) AND its name,
 // price or availability differs. A product write that touched none of
-// them (new review stats) then costs the fan-out query but no cart write.
-// Safe because p is the product's current version, never a stale one.
+// them (new review stats) writes no cart; syncCarts usually spares it the
+// query too. Safe because p is the product's current version, never a
+// stale one.
 func needsUpdate(l domain.CartLine, p domain.Product) bool {
 	if p.Version <= l.ProductVersion {
 		return false

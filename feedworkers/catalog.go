@@ -10,48 +10,76 @@ import (
 // ProductToView keeps the product's copy in productsByCategory and the
 // productCount of the categories index. p should be the product's
 // current version (Products reads it), so the copy is made from the truth.
+// It recounts the categories the change moved the product in or out of.
+func (h *Handlers) ProductToView(ctx context.Context, p domain.Product) error {
+	var rc recount
+	if err := h.productToView(ctx, p, &rc); err != nil {
+		return err
+	}
+	return h.recountCategories(ctx, &rc)
+}
+
+// productToView writes the product's copy and adds to rc the categories
+// whose membership the change altered:
 //
 //   - Upsert the summary in the product's category, guarded by
 //     sourceVersion: an older version never overwrites a newer copy.
+//     Only a CREATED summary joins the category; a summary replaced in
+//     place (a new price, new review stats) changes no count, so the
+//     usual product change recounts nothing.
 //   - A partition key never changes in place: after a category change the
 //     copy is deleted in previousCategoryId's partition (and in any other
 //     category that still holds one: the feed may have skipped the
 //     intermediate versions of two quick moves) and created in the new.
 //   - A deleted product loses its summary.
-//   - The counts are recomputed (absolute values, never +=).
-func (h *Handlers) ProductToView(ctx context.Context, p domain.Product) error {
+//
+// A batch that may have been applied before (mayBeReplay) recounts the
+// product's categories whatever the writes say: the first application
+// may have created the summary and stopped before the recount, and the
+// replay then finds the summary there and would skip it forever.
+func (h *Handlers) productToView(ctx context.Context, p domain.Product, rc *recount) error {
 	sums := h.repos.ProductSummaries
-	recount := []string{p.CategoryID}
+	replay := mayBeReplay(ctx)
 	if p.Deleted {
 		if err := sums.Delete(ctx, p.CategoryID, p.ID); err != nil {
 			return err
 		}
-	} else if _, err := sums.Put(ctx, domain.SummaryOfProduct(p)); err != nil {
-		return err
-	}
-	if p.PreviousCategoryID != "" {
-		others, err := h.otherCategories(ctx, p)
+		// Delete does not say whether a copy was there; deletes are rare
+		// enough to recount always.
+		rc.add(p.CategoryID, p.CategoryName)
+	} else {
+		res, err := sums.PutReport(ctx, domain.SummaryOfProduct(p))
 		if err != nil {
 			return err
 		}
-		for _, cat := range others {
-			// Point read first (1 RU): only a copy that was there makes
-			// its category's count worth recomputing.
-			if _, err := sums.Get(ctx, cat, p.ID); domain.IsCode(err, domain.ENOTFOUND) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			if err := sums.Delete(ctx, cat, p.ID); err != nil {
-				return err
-			}
-			recount = append(recount, cat)
-		}
-		if !slices.Contains(recount, p.PreviousCategoryID) {
-			recount = append(recount, p.PreviousCategoryID)
+		if res.Created || replay {
+			rc.add(p.CategoryID, p.CategoryName)
 		}
 	}
-	return h.recountCategories(ctx, recount, p.CategoryName)
+	if p.PreviousCategoryID == "" {
+		return nil
+	}
+	others, err := h.otherCategories(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, cat := range others {
+		// Point read first (1 RU): only a copy that was there makes its
+		// category's count worth recomputing.
+		if _, err := sums.Get(ctx, cat, p.ID); domain.IsCode(err, domain.ENOTFOUND) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := sums.Delete(ctx, cat, p.ID); err != nil {
+			return err
+		}
+		rc.add(cat, "")
+	}
+	if replay {
+		rc.add(p.PreviousCategoryID, "")
+	}
+	return nil
 }
 
 // otherCategories lists the categories other than p's current one that
@@ -70,19 +98,44 @@ func (h *Handlers) otherCategories(ctx context.Context, p domain.Product) ([]str
 	return out, nil
 }
 
-// recountCategories sets productCount of the given categories to the
+// recount collects the categories of a batch whose membership changed,
+// so that each is counted once per batch, not once per product.
+type recount struct {
+	ids []string
+	// names holds, for a category a product joined, the name that
+	// product carries: the index lists a category new to it under it.
+	names map[string]string
+}
+
+func (r *recount) add(id, joinedName string) {
+	if !slices.Contains(r.ids, id) {
+		r.ids = append(r.ids, id)
+	}
+	if joinedName != "" {
+		if r.names == nil {
+			r.names = map[string]string{}
+		}
+		r.names[id] = joinedName
+	}
+}
+
+// recountCategories sets productCount of the collected categories to the
 // number of summaries in their view partition (single-partition queries
-// projected to id). The count runs INSIDE the read-modify-write of the
-// index, after reading the version it replaces with If-Match: of two
-// workers recounting concurrently, the one that counted before the
-// other's change loses the If-Match race and counts again, so the last
-// write always holds a count taken after every change before it. Nothing
-// is written when the counts already hold (a replayed batch writes
-// nothing).
-func (h *Handlers) recountCategories(ctx context.Context, ids []string, newName string) error {
+// projected to id; absolute values, never +=, so a replay is harmless).
+// The count runs INSIDE the read-modify-write of the index, after
+// reading the version it replaces with If-Match: of two workers
+// recounting concurrently, the one that counted before the other's
+// change loses the If-Match race and counts again, so the last write
+// always holds a count taken after every change before it. Nothing is
+// read when no membership changed, nothing written when the counts
+// already hold (a replayed batch writes nothing).
+func (h *Handlers) recountCategories(ctx context.Context, rc *recount) error {
+	if len(rc.ids) == 0 {
+		return nil
+	}
 	_, err := h.repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		changed := false
-		for i, id := range ids {
+		for _, id := range rc.ids {
 			members, err := h.repos.ProductSummaries.IDs(ctx, id)
 			if err != nil {
 				return err
@@ -93,10 +146,10 @@ func (h *Handlers) recountCategories(ctx context.Context, ids []string, newName 
 			case j >= 0 && c.Items[j].ProductCount != n:
 				c.Items[j].ProductCount = n
 				changed = true
-			case j < 0 && n > 0 && i == 0 && newName != "":
-				// The product's category is new to the index: list it
+			case j < 0 && n > 0 && rc.names[id] != "":
+				// A product joined a category new to the index: list it
 				// under the name the product carries.
-				c.Items = append(c.Items, domain.Category{ID: id, Name: newName, ProductCount: n})
+				c.Items = append(c.Items, domain.Category{ID: id, Name: rc.names[id], ProductCount: n})
 				changed = true
 			}
 		}

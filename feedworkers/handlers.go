@@ -15,7 +15,9 @@ import (
 // directly, twice, shuffled or duplicated, without a processor.
 type Handlers struct {
 	repos *store.Repos
-	now   func() time.Time
+	// leases holds the fan-out records (see fanout.go).
+	leases store.Container
+	now    func() time.Time
 	// fanout bounds the concurrent cart writes of one product change.
 	fanout int
 
@@ -46,7 +48,10 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handlers{repos: store.NewRepos(st), now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{}}
+	return &Handlers{
+		repos: store.NewRepos(st), leases: st.Container(store.LeasesContainer),
+		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
+	}
 }
 
 // errUnchanged aborts a read-modify-write whose document already holds
@@ -76,7 +81,8 @@ func decodeAs[T any](item []byte) (T, error) {
 
 // Products is the handler of the products feed: the categories index
 // document drives the category rename; each product drives the view, the
-// cart lines and, once deleted, the removal of its reviews.
+// cart lines and, once deleted, the removal of its reviews. The category
+// counts the batch's products changed are recomputed once, at the end.
 func (h *Handlers) Products(ctx context.Context, items [][]byte) error {
 	var products []domain.Product
 	for _, it := range items {
@@ -105,18 +111,19 @@ func (h *Handlers) Products(ctx context.Context, items [][]byte) error {
 	if err != nil {
 		return err
 	}
+	var rc recount
 	for _, p := range current {
-		if err := h.ProductToView(ctx, p); err != nil {
+		if err := h.productToView(ctx, p, &rc); err != nil {
 			return err
 		}
-		if _, err := h.ProductToCarts(ctx, p); err != nil {
+		if err := h.syncCarts(ctx, p); err != nil {
 			return err
 		}
 		if err := h.DeleteReviewsOfDeleted(ctx, p); err != nil {
 			return err
 		}
 	}
-	return nil
+	return h.recountCategories(ctx, &rc)
 }
 
 // currentProducts replaces each changed product of the batch by its

@@ -69,16 +69,25 @@ func (s leaseStore) read(ctx context.Context, id string) (lease, error) {
 
 // ensure creates the lease of a feed range the first time any instance
 // sees it. Several instances may race: Create is refused (409) for all but
-// one, and everyone then reads the winner's document.
-func (s leaseStore) ensure(ctx context.Context, processor, watched string, r store.FeedRange) (lease, error) {
+// one, and everyone then reads the winner's document. A new lease starts
+// at the beginning of the feed, or at from's continuation when from is
+// set; an existing lease keeps its checkpoint.
+func (s leaseStore) ensure(ctx context.Context, processor, watched string, r store.FeedRange, from func(context.Context, store.FeedRange) (string, error)) (lease, error) {
 	id := leaseID(processor, r)
 	l, err := s.read(ctx, id)
 	if !domain.IsCode(err, domain.ENOTFOUND) {
 		return l, err
 	}
+	start := ""
+	if from != nil {
+		if start, err = from(ctx, r); err != nil {
+			return lease{}, err
+		}
+	}
 	b, err := json.Marshal(lease{
 		ID: id, Type: TypeLease, SchemaVersion: domain.SchemaVersion,
 		Processor: processor, Watched: watched, FeedRange: r, LagEstimate: -1,
+		Continuation: start,
 	})
 	if err != nil {
 		return lease{}, domain.Errorf(domain.EINTERNAL, "encode lease: %v", err)

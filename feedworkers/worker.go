@@ -52,6 +52,9 @@ func (w *leaseWorker) run(ctx context.Context) {
 	start := w.snapshot()
 	name, r, cont := w.id, start.FeedRange, start.Continuation
 	readFailures := 0
+	// The first batch after taking the lease may have been applied by
+	// the previous owner, which then stopped before the checkpoint.
+	replay := true
 	for {
 		select {
 		case <-p.stopping:
@@ -80,7 +83,11 @@ func (w *leaseWorker) run(ctx context.Context) {
 			}
 			continue
 		}
-		parked, err := p.apply(ctx, name, page.Items)
+		bctx := ctx
+		if replay {
+			bctx = withReplay(ctx)
+		}
+		parked, err := p.apply(bctx, name, page.Items)
 		if ctx.Err() != nil {
 			// Cancelled between the handler and the checkpoint: the
 			// batch will be read again from the old continuation and
@@ -107,11 +114,13 @@ func (w *leaseWorker) run(ctx context.Context) {
 			// again (the handlers are idempotent) rather than leave the
 			// lease owned and unread.
 			readFailures++
+			replay = true
 			if !p.sleep(ctx, p.backoff(readFailures)) {
 				return
 			}
 			continue
 		}
+		replay = false
 		w.lag.Store(page.Remaining)
 		cont = page.Continuation
 	}
@@ -155,6 +164,8 @@ func (p *Processor) apply(ctx context.Context, lease string, items [][]byte) (in
 		}
 		return 1, nil
 	}
+	// The failed attempts may have applied part of the batch.
+	ctx = withReplay(ctx)
 	parked := 0
 	for _, it := range items {
 		err := p.attempts(ctx, lease, [][]byte{it})
@@ -191,6 +202,10 @@ func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) 
 				return ctx.Err()
 			case <-t.C:
 			}
+		}
+		if tries == 1 {
+			// The failed attempt may have applied part of the batch.
+			ctx = withReplay(ctx)
 		}
 		err = p.call(ctx, lease, items)
 		if err == nil || ctx.Err() != nil {

@@ -32,6 +32,9 @@ type Config struct {
 	FanoutConcurrency int
 	// OnBatch, when set, sees every attempt at every batch.
 	OnBatch func(ctx context.Context, processor, lease string, items int, ru float64, err error)
+	// StartFromNow: leases created for the first time start at the end
+	// of their feed (see ProcessorConfig.StartFromNow).
+	StartFromNow bool
 }
 
 // Workers are the running processors of the shop.
@@ -64,6 +67,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 			Name: def.name, Watched: def.watched, Instance: cfg.Instance, Handler: def.handler,
 			MaxItems: cfg.MaxItems, LeaseExpiry: cfg.LeaseExpiry, RenewEvery: cfg.RenewEvery,
 			PollEvery: cfg.PollEvery, MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff,
+			StartFromNow: cfg.StartFromNow,
 		}
 		if hook := cfg.OnBatch; hook != nil {
 			name := def.name

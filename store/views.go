@@ -83,6 +83,14 @@ func (r *ProductSummaries) Get(ctx context.Context, categoryID, productID string
 // sourceVersion (the version guard: an older product change never
 // overwrites a newer one). It reports whether it wrote.
 func (r *ProductSummaries) Put(ctx context.Context, s domain.ProductSummary) (bool, error) {
+	res, err := r.PutReport(ctx, s)
+	return res.Wrote, err
+}
+
+// PutReport is Put, also saying whether the summary was created: a new
+// member of its category partition, the one case where a put changes the
+// category's product count.
+func (r *ProductSummaries) PutReport(ctx context.Context, s domain.ProductSummary) (PutResult, error) {
 	return putGuarded(ctx, r.c, s.CategoryID, s.ID, s.SourceVersion, s)
 }
 
@@ -129,7 +137,8 @@ func (r *OrderSummaries) Get(ctx context.Context, statusDay, orderID string) (do
 
 // Put writes the summary under the version guard (see ProductSummaries.Put).
 func (r *OrderSummaries) Put(ctx context.Context, s domain.OrderSummary) (bool, error) {
-	return putGuarded(ctx, r.c, s.StatusDay, s.ID, s.SourceVersion, s)
+	res, err := putGuarded(ctx, r.c, s.StatusDay, s.ID, s.SourceVersion, s)
+	return res.Wrote, err
 }
 
 // Delete removes a summary; a missing one is fine (idempotent).
@@ -141,43 +150,53 @@ func (r *OrderSummaries) Delete(ctx context.Context, statusDay, orderID string) 
 	return err
 }
 
+// PutResult says what a guarded put did.
+type PutResult struct {
+	// Wrote: the document was created or replaced.
+	Wrote bool
+	// Created: there was no document at (pk, id) before.
+	Created bool
+}
+
 // putGuarded writes doc at (pk, id) only if the stored copy's
 // sourceVersion is older than version: read, compare, then Create (a
 // concurrent creator is a 409) or Replace with If-Match (a concurrent
 // writer is a 412), retried. Idempotent: a replayed change writes nothing.
-func putGuarded(ctx context.Context, c Container, pk, id string, version int64, doc any) (bool, error) {
+func putGuarded(ctx context.Context, c Container, pk, id string, version int64, doc any) (PutResult, error) {
 	b, err := encode(doc)
 	if err != nil {
-		return false, err
+		return PutResult{}, err
 	}
 	for attempt := 1; ; attempt++ {
 		cur, err := c.Read(ctx, pk, id)
+		created := false
 		switch {
 		case domain.IsCode(err, domain.ENOTFOUND):
 			_, err = c.Create(ctx, pk, b)
+			created = true
 		case err != nil:
-			return false, err
+			return PutResult{}, err
 		default:
 			stored, derr := Decode[struct {
 				SourceVersion int64 `json:"sourceVersion"`
 			}](cur.Item)
 			if derr != nil {
-				return false, domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, derr)
+				return PutResult{}, domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, derr)
 			}
 			if stored.SourceVersion >= version {
-				return false, nil
+				return PutResult{}, nil
 			}
 			_, err = c.Replace(ctx, pk, id, b, &WriteOptions{IfMatch: cur.ETag})
 		}
 		if err == nil {
-			return true, nil
+			return PutResult{Wrote: true, Created: created}, nil
 		}
 		raced := domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ECONFLICT)
 		if !raced || attempt >= MaxUpdateAttempts {
-			return false, err
+			return PutResult{}, err
 		}
 		if err := backoff(ctx, attempt); err != nil {
-			return false, err
+			return PutResult{}, err
 		}
 	}
 }
