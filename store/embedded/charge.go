@@ -18,10 +18,14 @@ import "math"
 //     out the index term (5 RU + 0.45 RU per extra KB).
 //   - A query costs about 2.3 RU of fixed work per physical partition it
 //     runs on (so a cross-partition query pays it once per partition
-//     touched), plus per document loaded and per KB returned. With the
-//     index serving the filter and the order, the documents loaded are the
-//     page's. Estimate: 2.3 RU per partition + 0.05 RU per document +
-//     0.05 RU per KB returned.
+//     touched), plus per document loaded and per KB returned. Estimate:
+//     2.3 RU per partition + 0.05 RU per document loaded + 0.05 RU per KB
+//     returned. The documents loaded are counted as the query reads them:
+//     a page served by an order index (a composite index, querywalk.go)
+//     loads what its walk reads, about the page plus one, however large
+//     the partition; an ORDER BY no index serves loads every document its
+//     filters match, to sort them; a query without ORDER BY loads its page
+//     (the filter's matches stream in order until the page is full).
 //   - A change-feed page costs what reading its items does: the point-read
 //     estimate per item, and 1 RU for a page with nothing new.
 //   - A request that finds nothing (404), conflicts (409), fails its

@@ -16,6 +16,8 @@ import (
 //	"_containers"              container name -> containerRecord (JSON)
 //	"i\x00<container>\x00<p>"  items of physical partition p: itemKey -> header+document
 //	"f\x00<container>\x00<p>"  change feed of partition p: LSN (8 bytes BE) -> itemKey
+//	"o\x00<container>\x00<p>\x00<prop>"
+//	                           order index on prop of partition p: orderKey -> nothing
 //
 // Items of one logical partition share a key prefix (the partition key), so
 // a single-partition query is one prefix scan of one bucket, as on Cosmos

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math"
 )
@@ -130,17 +129,4 @@ func orderKey(buf []byte, pk string, k sortKey, id []byte) []byte {
 	buf = partitionPrefix(buf, pk)
 	buf = appendSortKey(buf, k)
 	return append(buf, id...)
-}
-
-// orderKeyID returns the id of an index entry of the partition whose
-// prefix is prefix, or nil if the entry is malformed.
-func orderKeyID(k, prefix []byte) []byte {
-	if !bytes.HasPrefix(k, prefix) {
-		return nil
-	}
-	n := sortKeyLen(k[len(prefix):])
-	if n < 0 {
-		return nil
-	}
-	return k[len(prefix)+n:]
 }
