@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -83,18 +85,7 @@ func handleCheckout(carts *store.Carts, orders *store.Orders, running *inFlight,
 			writeProblem(w, r, err)
 			return
 		}
-		// Reset only the cart the order was made from. Its _etag may have
-		// moved without the user: a feed worker refreshing a line's price
-		// writes the cart too. So the guard is the lines, not the _etag:
-		// the same products and quantities are reset (a retried
-		// read-modify-write); a cart the user changed since is left alone.
-		if _, err := carts.Update(ctx, u.ID, "", func(c *domain.Cart) error {
-			if !sameLines(*c, cart) {
-				return domain.Errorf(domain.EPRECONDITION, "the cart changed since the checkout read it")
-			}
-			c.Reset(t)
-			return nil
-		}); err != nil && !domain.IsCode(err, domain.EPRECONDITION) {
+		if err := resetCart(ctx, carts, cart, t); err != nil && !domain.IsCode(err, domain.EPRECONDITION) {
 			loggerFrom(ctx).WarnContext(ctx, "cart reset after checkout failed; the orders feed retries it",
 				"user", u.ID, "order", placed.ID, "err", err)
 		}
@@ -158,6 +149,46 @@ func randomSuffix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// resetAttempts bounds the tries of the cart reset after an order was
+// placed when the store is throttled or unavailable.
+const resetAttempts = 5
+
+// resetCart empties the cart an order was made from. Its _etag may have
+// moved without the user: a feed worker refreshing a line's price writes
+// the cart too. So the guard is the lines, not the _etag: the same
+// products and quantities are reset (a retried read-modify-write); a cart
+// the user changed since is left alone (EPRECONDITION). The order is
+// already placed, so a throttled store is retried here (Cosmos: retry a
+// 429 after x-ms-retry-after-ms) rather than leaving the paid lines for
+// the user's next checkout.
+func resetCart(ctx context.Context, carts *store.Carts, from domain.Cart, now time.Time) error {
+	var err error
+	for attempt := 1; attempt <= resetAttempts; attempt++ {
+		_, err = carts.Update(ctx, from.UserID, "", func(c *domain.Cart) error {
+			if !sameLines(*c, from) {
+				return domain.Errorf(domain.EPRECONDITION, "the cart changed since the checkout read it")
+			}
+			c.Reset(now)
+			return nil
+		})
+		if !domain.IsCode(err, domain.EUNAVAILABLE) || attempt == resetAttempts {
+			return err
+		}
+		wait := 10 * time.Millisecond << attempt
+		if e, ok := errors.AsType[*domain.Error](err); ok && e.RetryAfter > wait {
+			wait = e.RetryAfter
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+	return err
 }
 
 // sameLines reports whether two versions of a cart hold the same products

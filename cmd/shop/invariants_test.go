@@ -19,7 +19,9 @@ import (
 	"shop/api"
 	"shop/feedworkers"
 	"shop/migrations"
+	"shop/store"
 	"shop/store/embedded"
+	"shop/store/faults"
 )
 
 var long = flag.Bool("long", false, "run the long reliability tests (also SHOP_LONG=1)")
@@ -55,7 +57,7 @@ type orderDoc struct {
 
 // tally counts what a run tried and what held.
 type tally struct {
-	ops, ok2xx, refused4xx, unexpected, orders, replays, priceChanges atomic.Int64
+	ops, ok2xx, refused4xx, unexpected, orders, replays, priceChanges, retries atomic.Int64
 }
 
 // TestInvariantsUnderConcurrency: many users over real HTTP against the
@@ -71,14 +73,41 @@ func TestInvariantsUnderConcurrency(t *testing.T) {
 	if longRun() {
 		users, opsPerUser = 50, 400
 	}
+	checkInvariants(t, users, opsPerUser, nil)
+}
+
+// TestInvariantsUnderStoreFaults is the same run on a store failing 5% of
+// its calls (throttled or unavailable), the feed workers' included. The
+// clients retry each 503 as a well-behaved client does, with the same
+// Idempotency-Key for a checkout; the promises are the same.
+func TestInvariantsUnderStoreFaults(t *testing.T) {
+	users, opsPerUser := 10, 30
+	if longRun() {
+		users, opsPerUser = 30, 300
+	}
+	checkInvariants(t, users, opsPerUser, &faults.Config{Seed: 5, Disabled: true,
+		Rules: []faults.Rule{{Throttle: 0.025, Unavailable: 0.025}}, RetryAfter: time.Millisecond})
+}
+
+// checkInvariants runs users × opsPerUser operations and checks the
+// promises; with fc set, the server and the feed workers run on a store
+// injecting its faults (switched on once the catalog exists, off for the
+// final checks).
+func checkInvariants(t *testing.T, users, opsPerUser int, fc *faults.Config) {
 	ctx := t.Context()
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	raw, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
+	t.Cleanup(func() { raw.Close() })
+	if err := migrations.Apply(ctx, raw, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+	var st store.Store = raw
+	var fs *faults.Store
+	if fc != nil {
+		fs = faults.Wrap(raw, *fc)
+		st = fs
 	}
 	wk, err := feedworkers.Start(ctx, st, feedworkers.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
 		Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond})
@@ -89,6 +118,9 @@ func TestInvariantsUnderConcurrency(t *testing.T) {
 	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret), Feeds: wk}))
 	t.Cleanup(srv.Close)
 	products := createCatalog(t, srv.URL, 8)
+	if fs != nil {
+		fs.Break()
+	}
 
 	var n tally
 	stop := make(chan struct{})
@@ -133,6 +165,10 @@ func TestInvariantsUnderConcurrency(t *testing.T) {
 			do := func(method, path string, body any, header map[string]string, want ...int) []byte {
 				n.ops.Add(1)
 				code, b, err := httpDo(http.DefaultClient, method, srv.URL+path, tok, body, header)
+				for try := 0; err == nil && code == http.StatusServiceUnavailable && try < 100; try++ {
+					n.retries.Add(1)
+					code, b, err = httpDo(http.DefaultClient, method, srv.URL+path, tok, body, header)
+				}
 				if err != nil {
 					t.Errorf("%s %s %s: %v", user, method, path, err)
 					return nil
@@ -223,6 +259,11 @@ func TestInvariantsUnderConcurrency(t *testing.T) {
 	clients.Wait()
 	close(stop)
 	admin.Wait()
+	var injected faults.Counts
+	if fs != nil {
+		injected = fs.Counts()
+		fs.Heal()
+	}
 
 	invariants := 0
 	// Every 2xx add-to-cart is in its cart, quantities in bounds, totals
@@ -325,8 +366,9 @@ func TestInvariantsUnderConcurrency(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	invariants++
-	t.Logf("%d users × %d ops: %d requests (%d 2xx, %d 4xx as expected, %d unexpected), %d orders, %d replays, %d price changes; %d invariants held",
-		users, opsPerUser, n.ops.Load(), n.ok2xx.Load(), n.refused4xx.Load(), n.unexpected.Load(), n.orders.Load(), n.replays.Load(), n.priceChanges.Load(), invariants)
+	t.Logf("%d users × %d ops: %d requests (%d 2xx, %d 4xx as expected, %d unexpected, %d retries of a 503), %d orders, %d replays, %d price changes; %d store faults injected; %d invariants held",
+		users, opsPerUser, n.ops.Load(), n.ok2xx.Load(), n.refused4xx.Load(), n.unexpected.Load(), n.retries.Load(),
+		n.orders.Load(), n.replays.Load(), n.priceChanges.Load(), injected.Injected(), invariants)
 }
 
 // checkCart compares a cart with the user's model of it and checks its
