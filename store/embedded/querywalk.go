@@ -94,9 +94,9 @@ func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery
 }
 
 // seekOrder positions cur on the first entry of the walk: the first of
-// the partition, or the continuation's own entry (which the caller skips)
-// or the one just after it. A continuation whose value was cut resumes at
-// its run's edge, since a run is sorted only once loaded.
+// the partition, or the first after the continuation's own entry. A
+// continuation whose value was cut resumes at its run's edge, since a run
+// is sorted only once loaded (the caller skips what it already returned).
 func seekOrder(cur *bolt.Cursor, prefix []byte, desc bool, after *row) []byte {
 	from := slices.Clone(prefix)
 	switch {
@@ -113,15 +113,14 @@ func seekOrder(cur *bolt.Cursor, prefix []byte, desc bool, after *row) []byte {
 		}
 	}
 	k, _ := cur.Seek(from)
-	if !desc {
-		return k
-	}
-	if k == nil {
+	switch {
+	case !desc && after != nil && bytes.Equal(k, from):
+		k, _ = cur.Next() // the continuation's own entry: returned already
+	case !desc:
+	case k == nil:
 		k, _ = cur.Last()
-		return k
-	}
-	if !bytes.Equal(k, from) {
-		k, _ = cur.Prev()
+	default:
+		k, _ = cur.Prev() // the last entry before from
 	}
 	return k
 }
