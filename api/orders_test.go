@@ -196,10 +196,19 @@ func TestAdminFeeds(t *testing.T) {
 		}
 	})
 	t.Run("Reports", func(t *testing.T) {
-		s := newShop(t, func(o *options) { o.feeds = feedStatus{v: map[string]int{"lag": 3}} })
-		got := decodeBody[map[string]int](t, s.do(req{method: "GET", path: "/v1/admin/feeds", token: admin}).want(200))
-		if got["lag"] != 3 {
-			t.Errorf("status = %v", got)
+		lease := map[string]any{"lease": "products.00-3F", "owner": "shop-1", "lagEstimate": 3, "lastCheckpoint": nil, "deadLetters": 0}
+		fanout := map[string]any{"products": 0, "queries": 0, "queryRu": 0, "cartsRead": 0, "cartsUpdated": 0, "retries": 0, "skipped": 0}
+		v := map[string]any{"processors": []any{map[string]any{"processor": "products", "leases": []any{lease}}}, "fanout": fanout}
+		s := newShop(t, func(o *options) { o.feeds = feedStatus{v: v} })
+		got := decodeBody[struct {
+			Processors []struct {
+				Leases []struct {
+					LagEstimate int `json:"lagEstimate"`
+				} `json:"leases"`
+			} `json:"processors"`
+		}](t, s.do(req{method: "GET", path: "/v1/admin/feeds", token: admin}).want(200))
+		if len(got.Processors) != 1 || len(got.Processors[0].Leases) != 1 || got.Processors[0].Leases[0].LagEstimate != 3 {
+			t.Errorf("status = %+v", got)
 		}
 	})
 	t.Run("APanicIsA500Problem", func(t *testing.T) {

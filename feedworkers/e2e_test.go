@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"shop/api"
 	"shop/feedworkers"
@@ -90,7 +93,29 @@ func TestPriceChangeThroughTheAPI(t *testing.T) {
 		}
 		return len(status.Processors) == 3 && status.Fanout.CartsUpdated == 1, rec.Body.String()
 	})
+	// The body the workers really produce is what openapi.yaml describes.
+	var body any
+	if err := json.Unmarshal(do(http.MethodGet, "/v1/admin/feeds", admin, "", "", nil).Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if err := feedStatusSchema(t).VisitJSON(body); err != nil {
+		t.Errorf("GET /v1/admin/feeds does not match openapi.yaml's FeedStatus: %v", err)
+	}
 	if rec := do(http.MethodGet, "/v1/admin/feeds", customer, "", "", nil); rec.Code != http.StatusForbidden {
 		t.Errorf("GET /v1/admin/feeds as a customer = %d, want 403", rec.Code)
 	}
+}
+
+// feedStatusSchema is the FeedStatus schema of ../openapi.yaml.
+func feedStatusSchema(t *testing.T) *openapi3.Schema {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join("..", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := doc.Components.Schemas["FeedStatus"]
+	if ref == nil || ref.Value == nil {
+		t.Fatal("openapi.yaml has no FeedStatus schema")
+	}
+	return ref.Value
 }
