@@ -224,7 +224,7 @@ func (c *Container) put(pt partitionTx, st *containerState, pk string, oldLSN ui
 			return err
 		}
 	}
-	if err := st.reindex(pt, pk, w.id, oldDoc, w.doc); err != nil {
+	if err := pt.reindex(pk, w.id, oldDoc, w.doc); err != nil {
 		return err
 	}
 	lsn, err := pt.feed.NextSequence()
@@ -275,7 +275,7 @@ func (c *Container) remove(tx *bolt.Tx, st *containerState, pk, id, match string
 	}
 	charge := deleteCharge(len(doc))
 	// The entries go first: doc aliases the item's page until it is deleted.
-	if err := st.reindex(pt, pk, id, doc, nil); err != nil {
+	if err := pt.reindex(pk, id, doc, nil); err != nil {
 		return 0, err
 	}
 	if err := pt.items.Delete(key); err != nil {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 
+	"shop/domain"
 	"shop/store"
 )
 
@@ -62,40 +64,58 @@ func newOrderIndexes(container string, def store.IndexingPolicy, partitions int)
 	return out
 }
 
+// orderSet holds a container's current order indexes. Every cached
+// definition of the container shares it, and EnsureContainer swaps it
+// inside the transaction that builds or drops the buckets: a write that
+// resolved the container before the change but commits after it still
+// maintains exactly the indexes on disk, since bbolt runs one write
+// transaction at a time.
+type orderSet struct {
+	cur atomic.Pointer[[]orderIndex]
+}
+
+func newOrderSet(indexes []orderIndex) *orderSet {
+	s := &orderSet{}
+	s.cur.Store(&indexes)
+	return s
+}
+
+func (s *orderSet) load() []orderIndex { return *s.cur.Load() }
+
+func (s *orderSet) store(indexes []orderIndex) { s.cur.Store(&indexes) }
+
 // orderIndexOf returns the index serving ORDER BY prop, or nil.
-func (st *containerState) orderIndexOf(prop string) *orderIndex {
-	for i := range st.orders {
-		if st.orders[i].prop == prop {
-			return &st.orders[i]
+func orderIndexOf(indexes []orderIndex, prop string) *orderIndex {
+	for i := range indexes {
+		if indexes[i].prop == prop {
+			return &indexes[i]
 		}
 	}
 	return nil
 }
 
-// partitionTx is one physical partition's buckets in a transaction.
+// partitionTx is one physical partition's buckets in a write transaction.
 type partitionTx struct {
 	items, feed *bolt.Bucket
-	orders      []*bolt.Bucket // parallel to containerState.orders
+	indexes     []orderIndex
+	orders      []*bolt.Bucket // parallel to indexes
 }
 
 func (st *containerState) partitionTx(tx *bolt.Tx, p int) partitionTx {
-	pt := partitionTx{items: tx.Bucket(st.items[p]), feed: tx.Bucket(st.feed[p])}
-	for _, oi := range st.orders {
+	pt := partitionTx{items: tx.Bucket(st.items[p]), feed: tx.Bucket(st.feed[p]), indexes: st.orders.load()}
+	for _, oi := range pt.indexes {
 		pt.orders = append(pt.orders, tx.Bucket(oi.buckets[p]))
 	}
 	return pt
 }
 
-// sortKeys returns doc's ORDER BY value for each order index (undefined
-// where doc has no such property, or for a nil doc).
-func (st *containerState) sortKeys(doc []byte) []sortKey {
-	keys := make([]sortKey, len(st.orders))
-	if doc == nil || len(st.orders) == 0 {
-		return keys
-	}
+// sortKeys returns doc's ORDER BY value for each index (undefined where
+// doc has no such property).
+func sortKeys(indexes []orderIndex, doc []byte) []sortKey {
+	keys := make([]sortKey, len(indexes))
 	topLevel(doc, func(key, raw []byte) bool {
-		for i := range st.orders {
-			if string(key) == st.orders[i].prop {
+		for i := range indexes {
+			if string(key) == indexes[i].prop {
 				keys[i] = newSortKey(raw)
 			}
 		}
@@ -106,19 +126,22 @@ func (st *containerState) sortKeys(doc []byte) []sortKey {
 
 // reindex moves item id of pk from its entries for oldDoc (nil: it was
 // not stored) to its entries for newDoc (nil: it is being removed).
-func (st *containerState) reindex(pt partitionTx, pk, id string, oldDoc, newDoc []byte) error {
-	if len(st.orders) == 0 {
+func (pt partitionTx) reindex(pk, id string, oldDoc, newDoc []byte) error {
+	if len(pt.indexes) == 0 {
 		return nil
 	}
 	var olds, news []sortKey
 	if oldDoc != nil {
-		olds = st.sortKeys(oldDoc)
+		olds = sortKeys(pt.indexes, oldDoc)
 	}
 	if newDoc != nil {
-		news = st.sortKeys(newDoc)
+		news = sortKeys(pt.indexes, newDoc)
 	}
 	var kbuf, nbuf []byte
 	for i, b := range pt.orders {
+		if b == nil {
+			return domain.Errorf(domain.EINTERNAL, "order index %s is missing", pt.indexes[i].prop)
+		}
 		kbuf, nbuf = kbuf[:0], nbuf[:0]
 		if olds != nil {
 			kbuf = orderKey(kbuf, pk, olds[i], []byte(id))
@@ -143,29 +166,30 @@ func (st *containerState) reindex(pt partitionTx, pk, id string, oldDoc, newDoc 
 	return nil
 }
 
-// syncOrderIndexes makes the file's order indexes those of st: it drops
-// the buckets of the properties prev indexed and st does not, and builds
-// every index of st whose bucket is missing from the items (a file
+// syncOrderIndexes makes the file's order indexes of st's container next:
+// it drops the buckets of the indexes in prev and not in next, and builds
+// every index of next whose bucket is missing from the items (a file
 // written before order indexes existed, a composite index just added).
-func syncOrderIndexes(tx *bolt.Tx, prev, st *containerState) error {
-	if prev != nil {
-		for _, oi := range prev.orders {
-			if st.orderIndexOf(oi.prop) != nil {
+func syncOrderIndexes(tx *bolt.Tx, st *containerState, prev, next []orderIndex) error {
+	for _, oi := range prev {
+		if orderIndexOf(next, oi.prop) != nil {
+			continue
+		}
+		for _, name := range oi.buckets {
+			if tx.Bucket(name) == nil {
 				continue
 			}
-			for _, name := range oi.buckets {
-				if err := tx.DeleteBucket(name); err != nil && tx.Bucket(name) != nil {
-					return err
-				}
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
 			}
 		}
 	}
-	for i, oi := range st.orders {
+	for _, oi := range next {
 		for p, name := range oi.buckets {
 			if tx.Bucket(name) != nil {
 				continue
 			}
-			if err := buildOrderIndex(tx, st, i, p); err != nil {
+			if err := buildOrderIndex(tx, st.items[p], name, oi.prop); err != nil {
 				return fmt.Errorf("order index %s of %s: %w", oi.prop, st.name, err)
 			}
 		}
@@ -173,19 +197,17 @@ func syncOrderIndexes(tx *bolt.Tx, prev, st *containerState) error {
 	return nil
 }
 
-// buildOrderIndex fills order index i of partition p from its items.
-func buildOrderIndex(tx *bolt.Tx, st *containerState, i, p int) error {
-	b, err := tx.CreateBucket(st.orders[i].buckets[p])
+// buildOrderIndex creates bucket name, the index on prop of the items of
+// bucket itemsName.
+func buildOrderIndex(tx *bolt.Tx, itemsName, name []byte, prop string) error {
+	b, err := tx.CreateBucket(name)
 	if err != nil {
 		return err
 	}
-	// Keys are put in item order, not index order: a denser fill would
-	// not be worth the sort for a one-time build.
-	items := tx.Bucket(st.items[p])
+	items := tx.Bucket(itemsName)
 	if items == nil {
 		return nil
 	}
-	prop := st.orders[i].prop
 	var kbuf []byte
 	return items.ForEach(func(k, v []byte) error {
 		_, doc, err := parseHeader(v)

@@ -59,7 +59,7 @@ func (s *Store) PurgeExpired() (int, error) {
 				}
 				for i, k := range keys {
 					pk, id := splitItemKey(k)
-					if err := st.reindex(pt, pk, id, docs[i], nil); err != nil {
+					if err := pt.reindex(pk, id, docs[i], nil); err != nil {
 						return err
 					}
 					if err := pt.items.Delete(k); err != nil {

@@ -10,29 +10,34 @@ import (
 	"shop/domain"
 )
 
-// orderIndexFor returns the order index that serves cq, or nil when the
-// query takes the scan: a single-partition query whose ORDER BY property
-// heads one of the container's composite indexes walks that index; a
-// cross-partition one scans, since an index orders each logical partition
-// on its own.
-func (c *Container) orderIndexFor(st *containerState, cq *compiledQuery) *orderIndex {
+// orderIndexFor returns the order index bucket that serves cq, or nil
+// when the query takes the scan: a single-partition query whose ORDER BY
+// property heads one of the container's composite indexes walks that
+// index; a cross-partition one scans, since an index orders each logical
+// partition on its own. So does a query that sees the index declared but
+// not yet built in its snapshot (EnsureContainer adding it meanwhile).
+func (c *Container) orderIndexFor(tx *bolt.Tx, st *containerState, cq *compiledQuery) *bolt.Bucket {
 	if c.s.opts.scanQueries || cq.PartitionKey == "" || cq.OrderBy == "" {
 		return nil
 	}
-	return st.orderIndexOf(cq.OrderBy)
+	oi := orderIndexOf(st.orders.load(), cq.OrderBy)
+	if oi == nil {
+		return nil
+	}
+	return tx.Bucket(oi.buckets[partitionOf(cq.PartitionKey, len(st.items))])
 }
 
-// walkOrder returns the rows of cq's page in query order by walking order
-// index oi of the query's logical partition from the continuation (after)
+// walkOrder returns the rows of cq's page in query order by walking the
+// order index of the query's logical partition from the continuation (after)
 // on, forward for ascending and backward for descending, and how many
 // documents it loaded. It stops once it holds Limit+1 rows (one more than
 // the page, to know whether another page follows), so a page loads about
 // Limit documents however large the partition is. Expired items and those
 // the filters reject are skipped (and were loaded).
-func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery, oi *orderIndex, after *row, now time.Time) ([]row, int, error) {
+func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery, index *bolt.Bucket, after *row, now time.Time) ([]row, int, error) {
 	p := partitionOf(cq.PartitionKey, len(st.items))
 	items := tx.Bucket(st.items[p]).Cursor()
-	cur := tx.Bucket(oi.buckets[p]).Cursor()
+	cur := index.Cursor()
 	prefix := partitionPrefix(nil, cq.PartitionKey)
 	next := cur.Next
 	if cq.Desc {
@@ -47,7 +52,7 @@ func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery
 		ikey = append(ikey[:len(prefix)], id...)
 		k, v := items.Seek(ikey)
 		if !bytes.Equal(k, ikey) {
-			return row{}, false, domain.Errorf(domain.EINTERNAL, "order index %s names item %s, which is not stored", oi.prop, id)
+			return row{}, false, domain.Errorf(domain.EINTERNAL, "order index on %s names item %s, which is not stored", cq.OrderBy, id)
 		}
 		loaded++
 		h, doc, err := parseHeader(v)
@@ -61,7 +66,7 @@ func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery
 	for k != nil && bytes.HasPrefix(k, prefix) && len(rows) <= cq.Limit {
 		n := sortKeyLen(k[len(prefix):])
 		if n < 0 {
-			return nil, loaded, domain.Errorf(domain.EINTERNAL, "order index %s has a malformed entry", oi.prop)
+			return nil, loaded, domain.Errorf(domain.EINTERNAL, "order index on %s has a malformed entry", cq.OrderBy)
 		}
 		value := k[:len(prefix)+n]
 		if !truncated(value) {

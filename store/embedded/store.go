@@ -83,8 +83,9 @@ type containerState struct {
 	index indexPolicy
 	// uniq is def.UniqueKeys, each path split into property names.
 	uniq [][][]string
-	// orders are the ORDER BY indexes (orderindex.go).
-	orders []orderIndex
+	// orders are the ORDER BY indexes (orderindex.go), shared with the
+	// container's earlier definitions.
+	orders *orderSet
 }
 
 var (
@@ -168,7 +169,7 @@ func (s *Store) load() error {
 		}
 		// A file written before order indexes existed gets them now.
 		for _, st := range s.containers {
-			if err := syncOrderIndexes(tx, nil, st); err != nil {
+			if err := syncOrderIndexes(tx, st, nil, st.orders.load()); err != nil {
 				return err
 			}
 		}
@@ -183,7 +184,7 @@ func newContainerState(rec containerRecord) *containerState {
 		ranges: feedRanges(rec.Partitions),
 		pkPath: splitPath(rec.Def.PartitionKeyPath),
 		index:  newIndexPolicy(rec.Def.IndexingPolicy),
-		orders: newOrderIndexes(rec.Def.ID, rec.Def.IndexingPolicy, rec.Partitions),
+		orders: newOrderSet(newOrderIndexes(rec.Def.ID, rec.Def.IndexingPolicy, rec.Partitions)),
 	}
 	for _, set := range rec.Def.UniqueKeys {
 		var paths [][]string
@@ -233,6 +234,13 @@ func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 		rec.Partitions = len(old.items)
 	}
 	st := newContainerState(rec)
+	next := st.orders.load()
+	var prev []orderIndex
+	if ok {
+		// One set for every definition of the container: see orderSet.
+		st.orders = old.orders
+		prev = old.orders.load()
+	}
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return false, err
@@ -246,12 +254,14 @@ func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 				return err
 			}
 		}
-		if err := syncOrderIndexes(tx, old, st); err != nil {
+		if err := syncOrderIndexes(tx, st, prev, next); err != nil {
 			return err
 		}
+		st.orders.store(next)
 		return tx.Bucket(containersBucket).Put([]byte(def.ID), raw)
 	})
 	if err != nil {
+		st.orders.store(prev)
 		return false, storeError(err)
 	}
 	s.containers[def.ID] = st
