@@ -102,8 +102,9 @@ func BenchmarkReplace2KB(b *testing.B) {
 	}
 }
 
-// BenchmarkQueryPage20: the category page, one page of 20 product
-// summaries ordered by name, from a partition of 200.
+// BenchmarkQueryPage20: one page of 20 product summaries ordered by name,
+// from a partition of 200, in a container that declares no composite
+// index: the scan-and-sort plan (BenchmarkQueryPageOrdered has the index).
 func BenchmarkQueryPage20(b *testing.B) {
 	s := benchStore(b, Options{NoSync: true})
 	c := benchContainer(b, s, "/categoryId")

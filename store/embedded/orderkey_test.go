@@ -85,3 +85,19 @@ func TestSortKeyLenRefusesMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainStringDecodesAsJSON: the shortcut for strings without escapes
+// gives what decoding the JSON gives.
+func TestPlainStringDecodesAsJSON(t *testing.T) {
+	for _, raw := range []string{`""`, `"a"`, `"é ü"`, `"a\"b"`, `"a\\b"`, `"\u00e9"`, "\"a\xffb\"", "\"a\x01\"", `"`, `"a`} {
+		var want string
+		err := json.Unmarshal([]byte(raw), &want)
+		got := newSortKey(json.RawMessage(raw))
+		if err == nil && (got.rank != rankString || got.str != want) {
+			t.Errorf("newSortKey(%q) = %+v, want the string %q", raw, got, want)
+		}
+		if plainString([]byte(raw)) && err != nil {
+			t.Errorf("plainString(%q) = true for invalid JSON", raw)
+		}
+	}
+}

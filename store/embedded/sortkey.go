@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Cosmos ORDER BY sorts values of different types in this order
@@ -43,6 +44,9 @@ func newSortKey(raw json.RawMessage) sortKey {
 	case 'f':
 		return sortKey{rank: rankBool}
 	case '"':
+		if plainString(raw) {
+			return sortKey{rank: rankString, str: string(raw[1 : len(raw)-1])}
+		}
 		var s string
 		_ = json.Unmarshal(raw, &s)
 		return sortKey{rank: rankString, str: s}
@@ -71,4 +75,20 @@ func compareSortKeys(a, b sortKey) int {
 		return bytes.Compare(a.raw, b.raw)
 	}
 	return 0
+}
+
+// plainString reports whether the JSON string raw decodes to the text
+// between its quotes (no escape, no control character, valid UTF-8), as
+// almost every stored string does: decoding it is then a copy.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(body)
 }
