@@ -54,8 +54,8 @@ var settings = []setting{
 	{"request-timeout", "SHOP_REQUEST_TIMEOUT", "10s", "how long one API request's store calls may take before it is a 503 (0: no limit)"},
 	{"shutdown-drain", "SHOP_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (5s behind a load balancer)"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
-	{"rate-user", "SHOP_RATE_USER", "1200", "requests per minute of one signed-in user (0: no limit)"},
-	{"rate-anon", "SHOP_RATE_ANON", "600", "requests per minute of one client address without a token (0: no limit)"},
+	{"rate-user", "SHOP_RATE_USER", "1200 with Cosmos, 0 with the embedded store", "requests per minute of one signed-in user (0: no limit)"},
+	{"rate-anon", "SHOP_RATE_ANON", "600 with Cosmos, 0 with the embedded store", "requests per minute of one client address without a token (0: no limit)"},
 }
 
 // parseConfig reads flags from args and the rest from getenv.
@@ -129,10 +129,16 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		return c, fmt.Errorf("shutdown-drain: %v", err)
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
-	if c.RateUser, err = strconv.Atoi(orDefault(get("rate-user"), "1200")); err != nil || c.RateUser < 0 {
+	// Rate limits protect a shared deployment; on the embedded store (a
+	// workshop, `shop bench --url` against a local shop) they are off.
+	rateUser, rateAnon := "1200", "600"
+	if !c.Cosmos {
+		rateUser, rateAnon = "0", "0"
+	}
+	if c.RateUser, err = strconv.Atoi(orDefault(get("rate-user"), rateUser)); err != nil || c.RateUser < 0 {
 		return c, fmt.Errorf("rate-user: want a number of requests per minute, 0 for no limit, got %q", get("rate-user"))
 	}
-	if c.RateAnon, err = strconv.Atoi(orDefault(get("rate-anon"), "600")); err != nil || c.RateAnon < 0 {
+	if c.RateAnon, err = strconv.Atoi(orDefault(get("rate-anon"), rateAnon)); err != nil || c.RateAnon < 0 {
 		return c, fmt.Errorf("rate-anon: want a number of requests per minute, 0 for no limit, got %q", get("rate-anon"))
 	}
 	return c, nil

@@ -154,3 +154,33 @@ func createCatalog(t testing.TB, base string, n int) []string {
 var addressBody = map[string]any{"shippingAddress": map[string]any{
 	"name": "Ada Lovelace", "line1": "1 Analytical St", "city": "London", "postalCode": "N1 9GU", "country": "GB",
 }}
+
+// TestRateLimitDefaults: limits protect a shared deployment (Cosmos) and
+// stay out of the way of a local shop, where `shop bench --url` runs.
+func TestRateLimitDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		env                []string
+		wantUser, wantAnon int
+		wantErr            bool
+	}{
+		{"EmbeddedStoreIsUnlimited", nil, 0, 0, false},
+		{"CosmosIsLimited", []string{"COSMOS_ENDPOINT=https://example.documents.azure.com"}, 1200, 600, false},
+		{"Configured", []string{"SHOP_RATE_USER=5", "SHOP_RATE_ANON=2"}, 5, 2, false},
+		{"NotANumber", []string{"SHOP_RATE_USER=many"}, 0, 0, true},
+		{"Negative", []string{"SHOP_RATE_ANON=-1"}, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseConfig("serve", nil, envOf(tc.env...), io.Discard)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			if c.RateUser != tc.wantUser || c.RateAnon != tc.wantAnon {
+				t.Errorf("rate user %d anon %d, want %d and %d", c.RateUser, c.RateAnon, tc.wantUser, tc.wantAnon)
+			}
+		})
+	}
+}
