@@ -13,6 +13,10 @@ import (
 	"shop/domain"
 )
 
+// The API's two bounds on load live here: how many requests one caller
+// may send (rateLimit) and how long one request may hold the store
+// (withDeadline).
+
 // RateLimit bounds how many /v1 requests one caller may send per Window.
 // A caller with a valid token is its token's sub, so one user's burst
 // never spends another user's budget, even behind the same address; an
