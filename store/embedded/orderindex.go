@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
@@ -17,49 +18,68 @@ import (
 // in order, from the continuation on, and loads only the documents it
 // walks over, instead of loading and sorting the whole partition.
 //
-// A container has one order index per distinct top-level first path of
-// its composite indexes: (name asc, id asc) and (name desc, id desc) are
-// both served by the index on name, walked forward or backward, since
-// ties are always broken by id. Each physical partition p holds the
-// index on property prop in bucket "o\x00<container>\x00<p>\x00<prop>",
-// of keys orderKey (orderkey.go) with empty values. Every write updates
-// it in the transaction that writes the item, so it never disagrees with
-// the items; expired items stay indexed until purged, as they stay
-// stored, and the walk skips them.
+// Each composite index of the container (its trailing /id dropped: ties
+// are always broken by id) gives order indexes on top-level properties:
+//
+//   - one on its first property: (name asc, id asc) and (name desc, id
+//     desc) are both served by the index on name, walked forward or
+//     backward;
+//   - for (p1, ..., pn, prop) one on prop under equality on p1..pn, the
+//     way Cosmos serves WHERE p1 = x ORDER BY prop from it: its keys
+//     start with the values of p1..pn, so the walk only visits the
+//     entries of the filtered value.
+//
+// Physical partition p holds each index in bucket
+// "o\x00<container>\x00<p>\x00<p1/.../prop>", of keys orderKey
+// (orderkey.go) with empty values. Every write updates them in the
+// transaction that writes the item, so they never disagree with the
+// items; expired items stay indexed until purged, as they stay stored,
+// and the walk skips them.
 type orderIndex struct {
-	prop    string
+	name    string   // eq and prop joined by "/" ("type/createdAt")
+	eq      []string // properties pinned by an equality filter, in key order
+	prop    string   // the ORDER BY property
 	buckets [][]byte // per physical partition
 }
 
-func orderBucket(container string, p int, prop string) []byte {
-	return fmt.Appendf(nil, "o\x00%s\x00%d\x00%s", container, p, prop)
+func orderBucket(container string, p int, name string) []byte {
+	return fmt.Appendf(nil, "o\x00%s\x00%d\x00%s", container, p, name)
 }
 
-// orderProps returns the properties a policy's composite indexes order
-// by first: the top-level ones, each once.
-func orderProps(p store.IndexingPolicy) []string {
-	var props []string
-	for _, ci := range p.CompositeIndexes {
-		if len(ci) == 0 {
-			continue
-		}
-		path := splitPath(ci[0].Path)
-		if len(path) != 1 || checkProperty("order by", path[0]) != nil || slices.Contains(props, path[0]) {
-			continue
-		}
-		props = append(props, path[0])
-	}
-	return props
-}
-
+// newOrderIndexes returns the order indexes a policy's composite indexes
+// call for, each once. A composite index with a nested path gives none.
 func newOrderIndexes(container string, def store.IndexingPolicy, partitions int) []orderIndex {
 	var out []orderIndex
-	for _, prop := range orderProps(def) {
-		oi := orderIndex{prop: prop}
+	add := func(eq []string, prop string) {
+		oi := orderIndex{name: strings.Join(append(slices.Clone(eq), prop), "/"), eq: eq, prop: prop}
+		if slices.ContainsFunc(out, func(o orderIndex) bool { return o.name == oi.name }) {
+			return
+		}
 		for p := range partitions {
-			oi.buckets = append(oi.buckets, orderBucket(container, p, prop))
+			oi.buckets = append(oi.buckets, orderBucket(container, p, oi.name))
 		}
 		out = append(out, oi)
+	}
+	for _, ci := range def.CompositeIndexes {
+		var props []string
+		for _, cp := range ci {
+			path := splitPath(cp.Path)
+			if len(path) != 1 || checkProperty("order by", path[0]) != nil {
+				props = nil
+				break
+			}
+			props = append(props, path[0])
+		}
+		if n := len(props); n > 1 && props[n-1] == "id" {
+			props = props[:n-1]
+		}
+		if len(props) == 0 {
+			continue
+		}
+		add(nil, props[0])
+		if n := len(props); n > 1 {
+			add(props[:n-1], props[n-1])
+		}
 	}
 	return out
 }
@@ -84,10 +104,10 @@ func (s *orderSet) load() []orderIndex { return *s.cur.Load() }
 
 func (s *orderSet) store(indexes []orderIndex) { s.cur.Store(&indexes) }
 
-// orderIndexOf returns the index serving ORDER BY prop, or nil.
-func orderIndexOf(indexes []orderIndex, prop string) *orderIndex {
+// orderIndexNamed returns the index of that name, or nil.
+func orderIndexNamed(indexes []orderIndex, name string) *orderIndex {
 	for i := range indexes {
-		if indexes[i].prop == prop {
+		if indexes[i].name == name {
 			return &indexes[i]
 		}
 	}
@@ -109,19 +129,30 @@ func (st *containerState) partitionTx(tx *bolt.Tx, p int) partitionTx {
 	return pt
 }
 
-// sortKeys returns doc's ORDER BY value for each index (undefined where
-// doc has no such property).
-func sortKeys(indexes []orderIndex, doc []byte) []sortKey {
-	keys := make([]sortKey, len(indexes))
+// indexValues returns doc's values of the properties the indexes key on
+// (a property doc lacks is absent: undefined).
+func indexValues(indexes []orderIndex, doc []byte) map[string]sortKey {
+	vals := map[string]sortKey{}
 	topLevel(doc, func(key, raw []byte) bool {
 		for i := range indexes {
-			if string(key) == indexes[i].prop {
-				keys[i] = newSortKey(raw)
+			if string(key) == indexes[i].prop || slices.Contains(indexes[i].eq, string(key)) {
+				vals[string(key)] = newSortKey(raw)
+				break
 			}
 		}
 		return true
 	})
-	return keys
+	return vals
+}
+
+// indexKey is the entry of item id of partition pk in index oi.
+func (oi *orderIndex) indexKey(buf []byte, pk string, vals map[string]sortKey, id string) []byte {
+	buf = partitionPrefix(buf, pk)
+	for _, e := range oi.eq {
+		buf = appendSortKey(buf, vals[e])
+	}
+	buf = appendSortKey(buf, vals[oi.prop])
+	return append(buf, id...)
 }
 
 // reindex moves item id of pk from its entries for oldDoc (nil: it was
@@ -130,24 +161,25 @@ func (pt partitionTx) reindex(pk, id string, oldDoc, newDoc []byte) error {
 	if len(pt.indexes) == 0 {
 		return nil
 	}
-	var olds, news []sortKey
+	var olds, news map[string]sortKey
 	if oldDoc != nil {
-		olds = sortKeys(pt.indexes, oldDoc)
+		olds = indexValues(pt.indexes, oldDoc)
 	}
 	if newDoc != nil {
-		news = sortKeys(pt.indexes, newDoc)
+		news = indexValues(pt.indexes, newDoc)
 	}
 	var kbuf, nbuf []byte
 	for i, b := range pt.orders {
+		oi := &pt.indexes[i]
 		if b == nil {
-			return domain.Errorf(domain.EINTERNAL, "order index %s is missing", pt.indexes[i].prop)
+			return domain.Errorf(domain.EINTERNAL, "order index %s is missing", oi.name)
 		}
 		kbuf, nbuf = kbuf[:0], nbuf[:0]
 		if olds != nil {
-			kbuf = orderKey(kbuf, pk, olds[i], []byte(id))
+			kbuf = oi.indexKey(kbuf, pk, olds, id)
 		}
 		if news != nil {
-			nbuf = orderKey(nbuf, pk, news[i], []byte(id))
+			nbuf = oi.indexKey(nbuf, pk, news, id)
 		}
 		if olds != nil && news != nil && bytes.Equal(kbuf, nbuf) {
 			continue
@@ -172,7 +204,7 @@ func (pt partitionTx) reindex(pk, id string, oldDoc, newDoc []byte) error {
 // written before order indexes existed, a composite index just added).
 func syncOrderIndexes(tx *bolt.Tx, st *containerState, prev, next []orderIndex) error {
 	for _, oi := range prev {
-		if orderIndexOf(next, oi.prop) != nil {
+		if orderIndexNamed(next, oi.name) != nil {
 			continue
 		}
 		for _, name := range oi.buckets {
@@ -189,17 +221,17 @@ func syncOrderIndexes(tx *bolt.Tx, st *containerState, prev, next []orderIndex) 
 			if tx.Bucket(name) != nil {
 				continue
 			}
-			if err := buildOrderIndex(tx, st.items[p], name, oi.prop); err != nil {
-				return fmt.Errorf("order index %s of %s: %w", oi.prop, st.name, err)
+			if err := buildOrderIndex(tx, st.items[p], name, &oi); err != nil {
+				return fmt.Errorf("order index %s of %s: %w", oi.name, st.name, err)
 			}
 		}
 	}
 	return nil
 }
 
-// buildOrderIndex creates bucket name, the index on prop of the items of
-// bucket itemsName.
-func buildOrderIndex(tx *bolt.Tx, itemsName, name []byte, prop string) error {
+// buildOrderIndex creates bucket name, index oi of the items of bucket
+// itemsName.
+func buildOrderIndex(tx *bolt.Tx, itemsName, name []byte, oi *orderIndex) error {
 	b, err := tx.CreateBucket(name)
 	if err != nil {
 		return err
@@ -208,21 +240,15 @@ func buildOrderIndex(tx *bolt.Tx, itemsName, name []byte, prop string) error {
 	if items == nil {
 		return nil
 	}
+	indexes := []orderIndex{*oi}
 	var kbuf []byte
 	return items.ForEach(func(k, v []byte) error {
 		_, doc, err := parseHeader(v)
 		if err != nil {
 			return err
 		}
-		var sk sortKey
-		topLevel(doc, func(key, raw []byte) bool {
-			if string(key) == prop {
-				sk = newSortKey(raw)
-			}
-			return true
-		})
 		pk, id := splitItemKey(k)
-		kbuf = orderKey(kbuf[:0], pk, sk, []byte(id))
+		kbuf = oi.indexKey(kbuf[:0], pk, indexValues(indexes, doc), id)
 		return b.Put(kbuf, nil)
 	})
 }

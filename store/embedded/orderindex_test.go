@@ -15,7 +15,9 @@ import (
 )
 
 // orderedDef declares composite indexes on v, w and n (v and n ascending,
-// w descending): every ORDER BY on them is served by an order index.
+// w descending), on v under equality on kind and on w under equality on n:
+// the order indexes v, w, n, kind, kind/v and n/w. The nested path gives
+// none.
 func orderedDef(name string) store.ContainerDef {
 	return store.ContainerDef{ID: name, PartitionKeyPath: "/pk", DefaultTTL: ttlOf(-1),
 		IndexingPolicy: store.IndexingPolicy{IncludedPaths: []string{"/*"}, CompositeIndexes: [][]store.CompositePath{
@@ -23,7 +25,43 @@ func orderedDef(name string) store.ContainerDef {
 			{{Path: "/w", Order: "descending"}, {Path: "/id", Order: "descending"}},
 			{{Path: "/n", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
 			{{Path: "/n", Order: "descending"}, {Path: "/id", Order: "descending"}},
+			{{Path: "/kind", Order: "ascending"}, {Path: "/v", Order: "ascending"}},
+			{{Path: "/n", Order: "ascending"}, {Path: "/w", Order: "descending"}, {Path: "/id", Order: "descending"}},
+			{{Path: "/a/b", Order: "ascending"}, {Path: "/v", Order: "ascending"}},
 		}}}
+}
+
+func TestOrderIndexesOfPolicy(t *testing.T) {
+	composite := func(paths ...string) []store.CompositePath {
+		var out []store.CompositePath
+		for _, p := range paths {
+			out = append(out, store.CompositePath{Path: p, Order: "ascending"})
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		composites [][]store.CompositePath
+		want       []string
+	}{
+		{"none", nil, nil},
+		{"order and id", [][]store.CompositePath{composite("/name", "/id"), composite("/priceCents", "/id")}, []string{"name", "priceCents"}},
+		{"both directions, one index", [][]store.CompositePath{composite("/createdAt", "/id"), composite("/createdAt")}, []string{"createdAt"}},
+		{"equality then order", [][]store.CompositePath{composite("/type", "/createdAt"), composite("/createdAt", "/id")}, []string{"type", "type/createdAt", "createdAt"}},
+		{"two equalities", [][]store.CompositePath{composite("/a", "/b", "/c", "/id")}, []string{"a", "a/b/c"}},
+		{"nested path ignored", [][]store.CompositePath{composite("/a/b", "/c"), composite("/c", "/a/b")}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, oi := range newOrderIndexes("c", store.IndexingPolicy{CompositeIndexes: tt.composites}, 1) {
+				got = append(got, oi.name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("order indexes (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 // checkOrderIndexes compares every order index of the container with the
@@ -41,14 +79,14 @@ func checkOrderIndexes(t *testing.T, s *Store, name string) {
 				err := tx.Bucket(st.items[p]).ForEach(func(k, v []byte) error {
 					_, doc, err := parseHeader(v)
 					pk, id := splitItemKey(k)
-					var sk sortKey
+					vals := map[string]sortKey{}
 					topLevel(doc, func(key, raw []byte) bool {
-						if string(key) == oi.prop {
-							sk = newSortKey(raw)
+						if string(key) == oi.prop || slices.Contains(oi.eq, string(key)) {
+							vals[string(key)] = newSortKey(raw)
 						}
 						return true
 					})
-					want = append(want, string(orderKey(nil, pk, sk, []byte(id))))
+					want = append(want, string(oi.indexKey(nil, pk, vals, id)))
 					return err
 				})
 				if err != nil {
@@ -151,8 +189,8 @@ func TestEnsureContainerRebuildsOrderIndexes(t *testing.T) {
 	if _, err := s.EnsureContainer(bg, orderedDef("c")); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(buckets()), 3*4; got != want {
-		t.Errorf("%d order index buckets, want %d (v, w, n in 4 partitions)", got, want)
+	if got, want := len(buckets()), 6*4; got != want {
+		t.Errorf("%d order index buckets, want %d (v, w, n, kind, kind/v, n/w in 4 partitions)", got, want)
 	}
 	checkOrderIndexes(t, s, "c")
 	for _, order := range []string{"v", "w", "n"} {
@@ -160,12 +198,12 @@ func TestEnsureContainerRebuildsOrderIndexes(t *testing.T) {
 	}
 
 	def = orderedDef("c")
-	def.IndexingPolicy.CompositeIndexes = def.IndexingPolicy.CompositeIndexes[2:]
+	def.IndexingPolicy.CompositeIndexes = def.IndexingPolicy.CompositeIndexes[2:4]
 	if _, err := s.EnsureContainer(bg, def); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := len(buckets()), 4; got != want {
-		t.Errorf("%d order index buckets after dropping v and w, want %d (n in 4 partitions)", got, want)
+		t.Errorf("%d order index buckets after keeping only n's, want %d (n in 4 partitions)", got, want)
 	}
 	checkOrderIndexes(t, s, "c")
 }
@@ -199,6 +237,42 @@ func TestIndexedPageCostsLessThanAScan(t *testing.T) {
 	}
 	if got, want := scanned.RequestCharge, queryCharge(1, 200, kbOfItems(scanned.Items)); got != want {
 		t.Errorf("scanned page = %v RU, want %v (200 documents loaded)", got, want)
+	}
+}
+
+// TestEqualityIndexWalksOnlyTheFilteredValue: WHERE kind = "a" ORDER BY v
+// walks the index kind/v, so the half of the partition of kind "b", sorted
+// in between, is never loaded.
+func TestEqualityIndexWalksOnlyTheFilteredValue(t *testing.T) {
+	s := openTemp(t, Options{NoSync: true})
+	if _, err := s.EnsureContainer(bg, orderedDef("c")); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Container("c")
+	for i := range 200 {
+		if _, err := c.Create(bg, "p0", doc("p0", fmt.Sprintf("i%03d", i), "v", i, "kind", []string{"a", "b"}[i%2])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name   string
+		filter store.Filter
+		docs   int
+	}{
+		{"pinned by the filter", store.Filter{Path: "kind", Op: store.OpEqual, Value: "a"}, 21},
+		{"not a property the index pins", store.Filter{Path: "pk", Op: store.OpEqual, Value: "p0"}, 21},
+		{"pinned value matches nothing", store.Filter{Path: "kind", Op: store.OpEqual, Value: "z"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := c.Query(bg, store.Query{PartitionKey: "p0", Filters: []store.Filter{tt.filter}, OrderBy: "v", Limit: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := p.RequestCharge, queryCharge(1, tt.docs, kbOfItems(p.Items)); got != want {
+				t.Errorf("page = %v RU, want %v (%d documents loaded)", got, want, tt.docs)
+			}
+		})
 	}
 }
 

@@ -5,15 +5,17 @@ import (
 	"math"
 )
 
-// An order index key is the partition prefix, the ORDER BY value in an
-// encoding whose byte order is compareSortKeys's order, and the id:
+// An order index key is the partition prefix, the values of the equality
+// properties and of the ORDER BY property in an encoding whose byte order
+// is compareSortKeys's order, and the id:
 //
-//	len(pk) (2 bytes BE) + pk + rank (1 byte) + value + id
+//	len(pk) (2 bytes BE) + pk + [rank (1 byte) + value]... + id
 //
-// so one logical partition's entries are contiguous and sorted by (value,
-// id), the order a query returns them in (ties broken by id, as Cosmos's
-// composite index (value, id) sorts them). The value part ends where its
-// encoding says it does, so the id needs no delimiter.
+// so the entries of one logical partition (and equality values) are
+// contiguous and sorted by (value, id), the order a query returns them in
+// (ties broken by id, as Cosmos's composite index (value, id) sorts them).
+// Each value ends where its encoding says it does, so none needs a
+// delimiter.
 //
 // Value encodings, after the rank byte (undefined < null < booleans <
 // numbers < strings < arrays < objects, the ORDER BY ranks of sortkey.go):
@@ -121,12 +123,4 @@ func sortKeyLen(b []byte) int {
 		return -1
 	}
 	return n
-}
-
-// orderKey is the index key of item id of partition pk whose ORDER BY
-// value is k.
-func orderKey(buf []byte, pk string, k sortKey, id []byte) []byte {
-	buf = partitionPrefix(buf, pk)
-	buf = appendSortKey(buf, k)
-	return append(buf, id...)
 }

@@ -54,6 +54,9 @@ func randomDoc(r *rand.Rand, pk, id string) []byte {
 	if r.IntN(4) > 0 {
 		m["n"] = r.IntN(4)
 	}
+	if r.IntN(8) == 0 {
+		m["n"] = json.RawMessage("1.0") // stored as written: equals 1
+	}
 	if r.IntN(4) == 0 {
 		m["ttl"] = 1 + r.IntN(20)
 	}
@@ -107,6 +110,10 @@ func randomQuery(r *rand.Rand) store.Query {
 	q.OrderBy = []string{"v", "w", "n", "x", ""}[r.IntN(5)]
 	if r.IntN(2) == 0 {
 		q.Filters = append(q.Filters, store.Filter{Path: "kind", Op: store.OpEqual, Value: []string{"a", "b"}[r.IntN(2)]})
+	}
+	if r.IntN(3) == 0 {
+		// 1.0 equals 1: the index must find both spellings.
+		q.Filters = append(q.Filters, store.Filter{Path: "n", Op: store.OpEqual, Value: []any{1, 1.0, 2, "2", nil}[r.IntN(5)]})
 	}
 	if r.IntN(3) == 0 {
 		q.Filters = append(q.Filters, store.Filter{Path: "tags", Op: store.OpArrayContains, Value: fmt.Sprintf("t%d", r.IntN(3))})

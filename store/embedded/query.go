@@ -76,8 +76,8 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 	err = c.s.db.View(func(tx *bolt.Tx) error {
 		var rows []row
 		var err error
-		if index := c.orderIndexFor(tx, st, cq); index != nil {
-			rows, loaded, err = c.walkOrder(tx, st, cq, index, after, now)
+		if index, prefix := c.orderIndexFor(tx, st, cq); index != nil {
+			rows, loaded, err = c.walkOrder(tx, st, cq, index, prefix, after, now)
 		} else {
 			rows, loaded, err = c.scanRows(tx, st, cq, parts, after, now)
 		}

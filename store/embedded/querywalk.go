@@ -8,48 +8,89 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"shop/domain"
+	"shop/store"
 )
 
-// orderIndexFor returns the order index bucket that serves cq, or nil
-// when the query takes the scan: a single-partition query whose ORDER BY
-// property heads one of the container's composite indexes walks that
-// index; a cross-partition one scans, since an index orders each logical
-// partition on its own. So does a query that sees the index declared but
-// not yet built in its snapshot (EnsureContainer adding it meanwhile).
-func (c *Container) orderIndexFor(tx *bolt.Tx, st *containerState, cq *compiledQuery) *bolt.Bucket {
+// orderIndexFor returns the order index bucket that serves cq and the
+// prefix of the entries to walk, or nil when the query takes the scan. A
+// single-partition query walks an index on its ORDER BY property whose
+// equality properties its filters all pin (the one pinning the most, as
+// it walks the fewest entries); a cross-partition query scans, since an
+// index orders each logical partition on its own. So does a query that
+// sees an index declared but not yet built in its snapshot
+// (EnsureContainer adding it meanwhile).
+func (c *Container) orderIndexFor(tx *bolt.Tx, st *containerState, cq *compiledQuery) (*bolt.Bucket, []byte) {
 	if c.s.opts.scanQueries || cq.PartitionKey == "" || cq.OrderBy == "" {
-		return nil
+		return nil, nil
 	}
-	oi := orderIndexOf(st.orders.load(), cq.OrderBy)
-	if oi == nil {
-		return nil
+	var best *orderIndex
+	var prefix []byte
+	for _, oi := range st.orders.load() {
+		if oi.prop != cq.OrderBy || (best != nil && len(best.eq) >= len(oi.eq)) {
+			continue
+		}
+		if p, ok := cq.pinned(oi.eq); ok {
+			best, prefix = &oi, p
+		}
 	}
-	return tx.Bucket(oi.buckets[partitionOf(cq.PartitionKey, len(st.items))])
+	if best == nil {
+		return nil, nil
+	}
+	b := tx.Bucket(best.buckets[partitionOf(cq.PartitionKey, len(st.items))])
+	if b == nil {
+		return nil, nil
+	}
+	return b, append(partitionPrefix(nil, cq.PartitionKey), prefix...)
+}
+
+// pinned returns the encoded values an equality filter of cq gives each
+// of props, or false if one has none. Only scalar values pin: for them
+// filter equality (by value: 3 equals 3.0) is equality of encodings;
+// arrays and objects compare by their JSON text in the index.
+func (cq *compiledQuery) pinned(props []string) ([]byte, bool) {
+	var out []byte
+	for _, prop := range props {
+		i := slices.IndexFunc(cq.filters, func(f filter) bool {
+			if f.path != prop || f.op != store.OpEqual {
+				return false
+			}
+			switch newSortKey(f.raw).rank {
+			case rankNull, rankBool, rankNumber, rankString:
+				return true
+			}
+			return false
+		})
+		if i < 0 {
+			return nil, false
+		}
+		out = appendSortKey(out, newSortKey(cq.filters[i].raw))
+	}
+	return out, true
 }
 
 // walkOrder returns the rows of cq's page in query order by walking the
-// order index of the query's logical partition from the continuation (after)
-// on, forward for ascending and backward for descending, and how many
+// entries of an order index under prefix (the query's logical partition
+// and pinned values) from the continuation (after) on, forward for ascending and backward for descending, and how many
 // documents it loaded. It stops once it holds Limit+1 rows (one more than
 // the page, to know whether another page follows), so a page loads about
 // Limit documents however large the partition is. Expired items and those
 // the filters reject are skipped (and were loaded).
-func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery, index *bolt.Bucket, after *row, now time.Time) ([]row, int, error) {
+func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery, index *bolt.Bucket, prefix []byte, after *row, now time.Time) ([]row, int, error) {
 	p := partitionOf(cq.PartitionKey, len(st.items))
 	items := tx.Bucket(st.items[p]).Cursor()
 	cur := index.Cursor()
-	prefix := partitionPrefix(nil, cq.PartitionKey)
+	itemPrefix := partitionPrefix(nil, cq.PartitionKey)
 	next := cur.Next
 	if cq.Desc {
 		next = cur.Prev
 	}
 	var rows []row
 	loaded := 0
-	ikey := slices.Clone(prefix)
+	ikey := slices.Clone(itemPrefix)
 	// load reads the item an entry names and keeps it if it is live,
 	// matches, and comes after the continuation.
 	load := func(id []byte) (row, bool, error) {
-		ikey = append(ikey[:len(prefix)], id...)
+		ikey = append(ikey[:len(itemPrefix)], id...)
 		k, v := items.Seek(ikey)
 		if !bytes.Equal(k, ikey) {
 			return row{}, false, domain.Errorf(domain.EINTERNAL, "order index on %s names item %s, which is not stored", cq.OrderBy, id)
