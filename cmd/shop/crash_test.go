@@ -138,9 +138,28 @@ func TestCrashDuringBurstLosesNothing(t *testing.T) {
 		}
 	}()
 
-	// Kill -9 mid-burst, once a few orders were placed.
+	// Kill -9 mid-burst, once a few orders were placed and the feed
+	// workers checkpointed at least once.
+	admin := testToken(t, "boss", true)
+	checkpointed := func() bool {
+		var st struct {
+			Processors []struct{ Leases []struct{ LastCheckpoint *time.Time } }
+		}
+		code, b, err := httpDo(client, "GET", first.base+"/v1/admin/feeds", admin, nil, nil)
+		if err != nil || code != http.StatusOK || json.Unmarshal(b, &st) != nil {
+			return false
+		}
+		for _, p := range st.Processors {
+			for _, l := range p.Leases {
+				if l.LastCheckpoint != nil {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for placed.Load() < 15 && time.Now().Before(deadline) {
+	for (placed.Load() < 15 || !checkpointed()) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -151,6 +170,13 @@ func TestCrashDuringBurstLosesNothing(t *testing.T) {
 	clients.Wait()
 	if placed.Load() == 0 {
 		t.Fatal("no order was placed before the crash: the test proves nothing")
+	}
+
+	// The feed workers' checkpoints survived the kill: the leases the
+	// restarted workers resume from hold continuations.
+	resumable := leasesWithCheckpoint(t, dir)
+	if resumable == 0 {
+		t.Error("no lease holds a checkpoint after the kill")
 	}
 
 	second := startChild(t, bin, dir)
@@ -257,5 +283,34 @@ func TestCrashDuringBurstLosesNothing(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d checkouts tried, %d got a 201 before the kill, %d orders stored after restart and retries", len(tries), placed.Load(), orders)
+	t.Logf("%d checkouts tried, %d got a 201 before the kill, %d orders stored after restart and retries; %d leases checkpointed at the kill",
+		len(tries), placed.Load(), orders, resumable)
+}
+
+// leasesWithCheckpoint opens the stopped shop's store and counts the
+// leases that hold a continuation.
+func leasesWithCheckpoint(t *testing.T, dir string) int {
+	t.Helper()
+	st, err := embedded.Open(filepath.Join(dir, "shop.db"), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	page, err := st.Container(store.LeasesContainer).Query(context.Background(), store.Query{Limit: store.MaxQueryPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, it := range page.Items {
+		l, err := store.Decode[struct {
+			Continuation string `json:"continuation"`
+		}](it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Continuation != "" {
+			n++
+		}
+	}
+	return n
 }
