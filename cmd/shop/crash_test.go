@@ -143,7 +143,9 @@ func TestCrashDuringBurstLosesNothing(t *testing.T) {
 	admin := testToken(t, "boss", true)
 	checkpointed := func() bool {
 		var st struct {
-			Processors []struct{ Leases []struct{ LastCheckpoint *time.Time } }
+			Processors []struct {
+				Leases []struct{ LastCheckpoint *time.Time }
+			}
 		}
 		code, b, err := httpDo(client, "GET", first.base+"/v1/admin/feeds", admin, nil, nil)
 		if err != nil || code != http.StatusOK || json.Unmarshal(b, &st) != nil {
