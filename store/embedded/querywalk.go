@@ -70,11 +70,14 @@ func (cq *compiledQuery) pinned(props []string) ([]byte, bool) {
 
 // walkOrder returns the rows of cq's page in query order by walking the
 // entries of an order index under prefix (the query's logical partition
-// and pinned values) from the continuation (after) on, forward for ascending and backward for descending, and how many
-// documents it loaded. It stops once it holds Limit+1 rows (one more than
-// the page, to know whether another page follows), so a page loads about
-// Limit documents however large the partition is. Expired items and those
-// the filters reject are skipped (and were loaded).
+// and pinned values) from the continuation (after) on, forward for
+// ascending and backward for descending, and how many documents it
+// loaded. It stops once it holds Limit+1 rows (one more than the page, to
+// know whether another page follows), so a page loads about Limit
+// documents however large the partition is. Expired items and those the
+// filters reject are skipped (and were loaded). A prefix pins a value cut
+// to its first bytes (orderkey.go) only loosely: the filters, applied to
+// every item loaded, reject the other values sharing those bytes.
 func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery, index *bolt.Bucket, prefix []byte, after *row, now time.Time) ([]row, int, error) {
 	p := partitionOf(cq.PartitionKey, len(st.items))
 	items := tx.Bucket(st.items[p]).Cursor()
