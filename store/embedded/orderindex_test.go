@@ -15,8 +15,9 @@ import (
 )
 
 // orderedDef declares composite indexes on v, w and n (v and n ascending,
-// w descending), on v under equality on kind and on w under equality on n:
-// the order indexes v, w, n, kind, kind/v and n/w. The nested path gives
+// w descending), on v under equality on kind, on w under equality on n
+// and on w under equality on v (of every type, cut long strings too): the
+// order indexes v, w, n, kind, kind/v, n/w and v/w. The nested path gives
 // none.
 func orderedDef(name string) store.ContainerDef {
 	return store.ContainerDef{ID: name, PartitionKeyPath: "/pk", DefaultTTL: ttlOf(-1),
@@ -27,6 +28,7 @@ func orderedDef(name string) store.ContainerDef {
 			{{Path: "/n", Order: "descending"}, {Path: "/id", Order: "descending"}},
 			{{Path: "/kind", Order: "ascending"}, {Path: "/v", Order: "ascending"}},
 			{{Path: "/n", Order: "ascending"}, {Path: "/w", Order: "descending"}, {Path: "/id", Order: "descending"}},
+			{{Path: "/v", Order: "ascending"}, {Path: "/w", Order: "ascending"}},
 			{{Path: "/a/b", Order: "ascending"}, {Path: "/v", Order: "ascending"}},
 		}}}
 }
@@ -189,8 +191,8 @@ func TestEnsureContainerRebuildsOrderIndexes(t *testing.T) {
 	if _, err := s.EnsureContainer(bg, orderedDef("c")); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(buckets()), 6*4; got != want {
-		t.Errorf("%d order index buckets, want %d (v, w, n, kind, kind/v, n/w in 4 partitions)", got, want)
+	if got, want := len(buckets()), 7*4; got != want {
+		t.Errorf("%d order index buckets, want %d (v, w, n, kind, kind/v, n/w, v/w in 4 partitions)", got, want)
 	}
 	checkOrderIndexes(t, s, "c")
 	for _, order := range []string{"v", "w", "n"} {

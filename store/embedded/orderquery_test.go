@@ -111,6 +111,11 @@ func randomQuery(r *rand.Rand) store.Query {
 	if r.IntN(2) == 0 {
 		q.Filters = append(q.Filters, store.Filter{Path: "kind", Op: store.OpEqual, Value: []string{"a", "b"}[r.IntN(2)]})
 	}
+	if r.IntN(4) == 0 {
+		if v, ok := randomValue(r); ok {
+			q.Filters = append(q.Filters, store.Filter{Path: "v", Op: store.OpEqual, Value: v})
+		}
+	}
 	if r.IntN(3) == 0 {
 		// 1.0 equals 1: the index must find both spellings.
 		q.Filters = append(q.Filters, store.Filter{Path: "n", Op: store.OpEqual, Value: []any{1, 1.0, 2, "2", nil}[r.IntN(5)]})
