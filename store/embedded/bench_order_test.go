@@ -77,3 +77,42 @@ func BenchmarkQueryPageOrdered(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplaceOrdered: what keeping the order indexes costs a write.
+// A product summary whose name and price change moves in both indexes
+// (name, priceCents) of its container; without composite indexes there
+// is nothing to move. NoSync, so the disk's flush does not hide it.
+func BenchmarkReplaceOrdered(b *testing.B) {
+	for _, composites := range []int{0, 2} {
+		b.Run(fmt.Sprintf("composites=%d", composites), func(b *testing.B) {
+			s := benchStore(b, Options{NoSync: true})
+			def := store.ContainerDef{ID: "c", PartitionKeyPath: "/categoryId", IndexingPolicy: store.IndexingPolicy{
+				IncludedPaths: []string{"/*"},
+				CompositeIndexes: [][]store.CompositePath{
+					{{Path: "/name", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
+					{{Path: "/priceCents", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
+				}[:composites],
+			}}
+			if _, err := s.EnsureContainer(bg, def); err != nil {
+				b.Fatal(err)
+			}
+			c := s.Container("c")
+			seedCategory(b, c, 1250)
+			items := make([][]byte, 2)
+			for i := range items {
+				items[i], _ = json.Marshal(map[string]any{"id": "p-000042", "categoryId": "shoes", "type": "productSummary",
+					"name": fmt.Sprintf("Renamed %d", i), "priceCents": 1000 + i, "imageUrl": "https://example.com/p.jpg"})
+			}
+			b.ReportAllocs()
+			start := cpuTime()
+			i := 0
+			for b.Loop() {
+				if _, err := c.Replace(bg, "shoes", "p-000042", items[i%2], nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			reportCPU(b, start)
+		})
+	}
+}
