@@ -34,30 +34,37 @@ func benchmarkPriceFanout(b *testing.B, opts embedded.Options) {
 
 	var mu sync.Mutex
 	var ru float64
+	var batches int
 	cfg := workersConfig("bench")
-	cfg.OnBatch = func(_ context.Context, processor, _ string, _ int, batchRU float64, _ error) {
+	cfg.OnBatch = func(_ context.Context, processor, _ string, _ int, batchRU float64, err error) {
 		if processor == feedworkers.ProductsProcessor {
 			mu.Lock()
 			ru += batchRU
+			if err == nil {
+				batches++
+			}
 			mu.Unlock()
 		}
+	}
+	done := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return batches
 	}
 	w, err := feedworkers.Start(context.Background(), st, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer w.Stop(context.Background())
-	wait := func(updated int) {
-		for w.Handlers().FanoutStats().CartsUpdated < updated {
+	wait := func(cond func() bool) {
+		for !cond() {
 			time.Sleep(time.Millisecond)
 		}
 	}
 	// The product's creation is on the feed too: let it pass before
 	// timing (its fan-out is skipped: version 1, nothing to push).
-	for s := w.Handlers().FanoutStats(); s.Products+s.Skipped < 1; s = w.Handlers().FanoutStats() {
-		time.Sleep(time.Millisecond)
-	}
-	base := w.Handlers().FanoutStats()
+	wait(func() bool { return done() >= 1 })
+	base, baseBatches := w.Handlers().FanoutStats(), done()
 	mu.Lock()
 	ru = 0
 	mu.Unlock()
@@ -67,8 +74,13 @@ func benchmarkPriceFanout(b *testing.B, opts embedded.Options) {
 	for i := range b.N {
 		start := time.Now()
 		setPrice(b, repos, "p1", int64(1001+i))
-		wait(base.CartsUpdated + (i+1)*carts)
+		wait(func() bool { return w.Handlers().FanoutStats().CartsUpdated >= base.CartsUpdated+(i+1)*carts })
 		elapsed += time.Since(start)
+		// The change has converged; its batch's Request Units are
+		// reported just after, when the handler returns.
+		b.StopTimer()
+		wait(func() bool { return done() >= baseBatches+i+1 })
+		b.StartTimer()
 	}
 	b.StopTimer()
 	stats := w.Handlers().FanoutStats()

@@ -195,7 +195,8 @@ func (p *Processor) ensureLeases(ctx context.Context) ([]store.FeedRange, error)
 // The port has no "from now" position (Cosmos has one: a start time in
 // the change-feed request), so the range is read to its end, in pages of
 // MaxQueryPageSize items: once per new lease, it costs one read of every
-// item of the range (on the embedded store, ~1 ms per thousand items).
+// item of the range (on the embedded store, about 0.1 s for the 20,000
+// items of a 10,000-product sample's three feeds).
 func (p *Processor) feedEnd(ctx context.Context, r store.FeedRange) (string, error) {
 	cont := ""
 	for {
