@@ -92,10 +92,31 @@ func (c *Cart) ApplyProduct(p Product, now time.Time) bool {
 	return true
 }
 
-// Reset empties the cart after checkout.
-func (c *Cart) Reset(now time.Time) {
-	c.Items = []CartLine{}
+// Settle takes out of the cart what order o paid for, once the order is
+// committed: each order line's quantity is subtracted from the cart line
+// of that product (a line left at 0 or less goes), and the pending
+// checkout marker is cleared. What the owner added or changed after the
+// marker was written stays, and a price refreshed since does not matter:
+// the guard is the marker, not the cart's _etag. Guarded by the marker
+// (PendingOrderID == o.ID), so a replay or a second settler changes
+// nothing; it reports whether the cart changed.
+func (c *Cart) Settle(o Order, now time.Time) bool {
+	if o.ID == "" || c.PendingOrderID != o.ID {
+		return false
+	}
+	for _, ol := range o.Items {
+		i := c.lineIndex(ol.ProductID)
+		if i < 0 {
+			continue
+		}
+		c.Items[i].Quantity -= ol.Quantity
+		if c.Items[i].Quantity <= 0 {
+			c.Items = slices.Delete(c.Items, i, i+1)
+		}
+	}
+	c.PendingOrderID = ""
 	c.Recompute(now)
+	return true
 }
 
 // Recompute derives the totals and the flat productIds from the lines:

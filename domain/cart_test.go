@@ -333,13 +333,93 @@ func TestCartRecompute(t *testing.T) {
 	}
 }
 
-func TestCartReset(t *testing.T) {
-	c := cartWith(t, product("a", 100), product("b", 200))
-	c.Reset(now)
-	if got := len(c.Items); got != 0 || c.Items == nil {
-		t.Errorf("items after Reset = %#v, want empty and not nil", c.Items)
+func TestCartSettle(t *testing.T) {
+	a, b, c := product("a", 100), product("b", 200), product("c", 300)
+	order := domain.Order{Meta: domain.Meta{ID: "o1"}, Items: []domain.OrderLine{
+		{ProductID: "a", UnitPriceCents: 100, Quantity: 2},
+		{ProductID: "b", UnitPriceCents: 200, Quantity: 1},
+	}}
+	// line is one product and its quantity in the cart.
+	type line struct {
+		ID  string
+		Qty int
 	}
-	if c.ItemCount != 0 || c.SubtotalCents != 0 || len(c.ProductIDs) != 0 || c.ProductIDs == nil {
-		t.Errorf("totals after Reset = %d items, %d cents, productIds %#v; want zeros and []", c.ItemCount, c.SubtotalCents, c.ProductIDs)
+	tests := []struct {
+		name string
+		// cart is the cart as the settler reads it (a quantity per product).
+		cart    []line
+		pending string
+		// priceNow, when set, is a's price refreshed after the checkout.
+		priceNow    int64
+		wantLines   []line
+		wantChanged bool
+		wantPending string
+	}{
+		{"untouched since checkout: empty", []line{{"a", 2}, {"b", 1}}, "o1", 0, []line{}, true, ""},
+		{"owner added a product: it stays", []line{{"a", 2}, {"b", 1}, {"c", 4}}, "o1", 0, []line{{"c", 4}}, true, ""},
+		{"owner raised a paid quantity: the surplus stays", []line{{"a", 5}, {"b", 1}}, "o1", 0, []line{{"a", 3}}, true, ""},
+		{"owner lowered a paid quantity: the line goes", []line{{"a", 1}, {"b", 1}}, "o1", 0, []line{}, true, ""},
+		{"owner removed a paid line", []line{{"b", 1}, {"c", 1}}, "o1", 0, []line{{"c", 1}}, true, ""},
+		{"price refreshed since: same lines go", []line{{"a", 2}, {"b", 1}, {"c", 1}}, "o1", 150, []line{{"c", 1}}, true, ""},
+		{"already settled: nothing changes", []line{{"a", 2}, {"c", 1}}, "", 0, []line{{"a", 2}, {"c", 1}}, false, ""},
+		{"marker of another checkout: nothing changes", []line{{"a", 2}, {"b", 1}}, "o2", 0, []line{{"a", 2}, {"b", 1}}, false, "o2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cart := domain.NewCart("u1")
+			for _, l := range tt.cart {
+				p := map[string]domain.Product{"a": a, "b": b, "c": c}[l.ID]
+				if l.ID == "a" && tt.priceNow != 0 {
+					p.PriceCents, p.PriceVersion, p.Version = tt.priceNow, 2, 2
+				}
+				if err := cart.SetQuantity(p, l.Qty, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cart.PendingOrderID = tt.pending
+			later := now.Add(time.Minute)
+			if got, want := cart.Settle(order, later), tt.wantChanged; got != want {
+				t.Errorf("Settle = %v, want %v", got, want)
+			}
+			got := []line{}
+			for _, l := range cart.Items {
+				got = append(got, line{l.ProductID, l.Quantity})
+			}
+			if diff := cmp.Diff(tt.wantLines, got); diff != "" {
+				t.Errorf("lines after Settle (-want +got):\n%s", diff)
+			}
+			if got, want := cart.PendingOrderID, tt.wantPending; got != want {
+				t.Errorf("pendingOrderId = %q, want %q", got, want)
+			}
+			if cart.Items == nil || cart.ProductIDs == nil {
+				t.Errorf("items %#v, productIds %#v: want empty slices, not nil", cart.Items, cart.ProductIDs)
+			}
+			var count int
+			var subtotal int64
+			for _, l := range cart.Items {
+				count += l.Quantity
+				subtotal += l.UnitPriceCents * int64(l.Quantity)
+			}
+			if cart.ItemCount != count || cart.SubtotalCents != subtotal {
+				t.Errorf("totals = %d items, %d cents; want %d, %d", cart.ItemCount, cart.SubtotalCents, count, subtotal)
+			}
+			if tt.wantChanged && !cart.LastUpdated.Equal(later) {
+				t.Errorf("lastUpdated = %v, want %v", cart.LastUpdated, later)
+			}
+		})
+	}
+}
+
+func TestCartSettleTwiceTakesOnce(t *testing.T) {
+	cart := cartWith(t, product("a", 100))
+	if err := cart.SetQuantity(product("a", 100), 3, now); err != nil {
+		t.Fatal(err)
+	}
+	cart.PendingOrderID = "o1"
+	order := domain.Order{Meta: domain.Meta{ID: "o1"}, Items: []domain.OrderLine{{ProductID: "a", Quantity: 1}}}
+	cart.Settle(order, now)
+	cart.Settle(order, now)
+	if l, ok := cart.Line("a"); !ok || l.Quantity != 2 {
+		t.Errorf("line a = %+v (present %v), want quantity 2", l, ok)
 	}
 }

@@ -140,6 +140,13 @@ type Cart struct {
 	ItemCount     int       `json:"itemCount"`
 	SubtotalCents int64     `json:"subtotalCents"`
 	LastUpdated   time.Time `json:"lastUpdated"`
+	// PendingOrderID marks a checkout in progress: it is written on the
+	// cart (If-Match) before the order batch commits in `orders`, and
+	// cleared when the order's lines are taken out of the cart (Settle).
+	// No transaction spans two containers, so the marker is what lets the
+	// orders feed, or the next checkout, finish a checkout that stopped
+	// between the two writes. Internal: the API does not show it.
+	PendingOrderID string `json:"pendingOrderId,omitempty"`
 }
 
 // CartLine is one product in a cart, with copies of its name and price.
@@ -181,9 +188,10 @@ type Order struct {
 	CreatedAt       time.Time   `json:"createdAt"`
 	LastUpdated     time.Time   `json:"lastUpdated"`
 	IdempotencyKey  string      `json:"idempotencyKey"`
-	// CartETag is the _etag of the cart the order was made from. The
-	// orders feed resets the cart with If-Match on it if checkout crashed
-	// before doing so; a cart changed since is left alone.
+	// CartETag is the _etag of the cart the order was made from, as the
+	// checkout's marker write left it (Cart.PendingOrderID = this order's
+	// id): a trace of the version ordered, not a guard; settling the cart
+	// follows the marker, whatever the cart's _etag has become since.
 	CartETag string `json:"cartEtag,omitempty"`
 	// Version counts every write of the order; the ordersByStatus copy
 	// keeps it as sourceVersion.
