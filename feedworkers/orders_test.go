@@ -10,8 +10,9 @@ import (
 	"shop/store"
 )
 
-// placeOrder commits a checkout of the user's cart the way the API does,
-// but stops before resetting the cart: a checkout that crashed there.
+// placeOrder checks out the user's cart the way the API does (marker on
+// the cart with If-Match, then the order batch) but stops before settling
+// the cart: a checkout that crashed between the two containers.
 func placeOrder(t *testing.T, repos *store.Repos, userID, orderID string) domain.Order {
 	t.Helper()
 	cart, err := repos.Carts.Get(t.Context(), userID)
@@ -23,6 +24,12 @@ func placeOrder(t *testing.T, repos *store.Repos, userID, orderID string) domain
 	if err != nil {
 		t.Fatal(err)
 	}
+	cart.PendingOrderID = orderID
+	marked, err := repos.Carts.ReplaceIfMatch(t.Context(), cart, cart.ETag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.CartETag = marked.ETag
 	o, err = repos.Orders.Place(t.Context(), o, domain.Idempotency{Key: "key-" + orderID, RequestHash: "h", CreatedAt: now})
 	if err != nil {
 		t.Fatal(err)
@@ -30,41 +37,115 @@ func placeOrder(t *testing.T, repos *store.Repos, userID, orderID string) domain
 	return o
 }
 
-func TestOrdersHandlerResetsOnlyUntouchedCarts(t *testing.T) {
+// cartLines returns the user's cart as product id → quantity.
+func cartLines(t *testing.T, repos *store.Repos, userID string) (map[string]int, domain.Cart) {
+	t.Helper()
+	c, err := repos.Carts.Get(t.Context(), userID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	for _, l := range c.Items {
+		lines[l.ProductID] = l.Quantity
+	}
+	return lines, c
+}
+
+func TestOrdersHandlerSettlesThePaidLines(t *testing.T) {
 	tests := []struct {
 		name string
-		// after runs between the checkout and the handler.
-		after     func(t *testing.T, repos *store.Repos, p domain.Product)
-		wantItems int
+		// after runs between the order batch and the handler.
+		after     func(t *testing.T, repos *store.Repos, coffee, tea domain.Product)
+		wantLines map[string]int
 	}{
-		{"checkout crashed before resetting the cart", func(*testing.T, *store.Repos, domain.Product) {}, 0},
-		{"the owner changed the cart since", func(t *testing.T, repos *store.Repos, p domain.Product) {
-			addToCart(t, repos, "u1", p, 5)
-		}, 1},
+		{"checkout crashed before settling the cart", func(*testing.T, *store.Repos, domain.Product, domain.Product) {}, map[string]int{}},
+		{"the owner added a product and raised a paid quantity since", func(t *testing.T, repos *store.Repos, coffee, tea domain.Product) {
+			addToCart(t, repos, "u1", tea, 3)
+			addToCart(t, repos, "u1", coffee, 5)
+		}, map[string]int{"tea": 3, "coffee": 3}},
+		{"the owner lowered a paid quantity since", func(t *testing.T, repos *store.Repos, coffee, _ domain.Product) {
+			addToCart(t, repos, "u1", coffee, 1)
+		}, map[string]int{}},
+		{"the price fan-out refreshed a paid line since", func(t *testing.T, repos *store.Repos, coffee, _ domain.Product) {
+			coffee.PriceCents, coffee.PriceVersion, coffee.Version = 1200, coffee.PriceVersion+1, coffee.Version+1
+			if _, err := repos.Carts.Update(t.Context(), "u1", "", func(c *domain.Cart) error {
+				c.ApplyProduct(coffee, now)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]int{}},
+		{"the order was cancelled before the feed ran", func(t *testing.T, repos *store.Repos, _, _ domain.Product) {
+			if _, err := repos.Orders.SetStatus(t.Context(), "u1", "o1", "", domain.StatusCancelled); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]int{}},
+		{"the checkout settled, then the owner added a paid product again", func(t *testing.T, repos *store.Repos, coffee, _ domain.Product) {
+			o, err := repos.Orders.Get(t.Context(), "u1", "o1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := repos.Carts.Update(t.Context(), "u1", "", func(c *domain.Cart) error {
+				c.Settle(o, now)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			addToCart(t, repos, "u1", coffee, 2)
+		}, map[string]int{"coffee": 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := newStore(t)
 			repos := store.NewRepos(st)
 			h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
-			p := createProduct(t, repos, "p1", "coffee", 1000)
-			addToCart(t, repos, "u1", p, 2)
+			coffee := createProduct(t, repos, "coffee", "drinks", 1000)
+			tea := createProduct(t, repos, "tea", "drinks", 500)
+			addToCart(t, repos, "u1", coffee, 2)
 			placeOrder(t, repos, "u1", "o1")
-			tt.after(t, repos, p)
+			tt.after(t, repos, coffee, tea)
 			item := raw(t, st, "orders", "u1", "o1")
-			for range 2 {
+			// Delivery is at least once: the second run must change nothing.
+			for run := range 2 {
 				if err := h.Orders(t.Context(), [][]byte{item}); err != nil {
 					t.Fatal(err)
 				}
-				cart, err := repos.Carts.Get(t.Context(), "u1")
-				if err != nil {
-					t.Fatal(err)
+				lines, c := cartLines(t, repos, "u1")
+				if diff := cmp.Diff(tt.wantLines, lines); diff != "" {
+					t.Errorf("run %d: cart lines (-want +got):\n%s", run+1, diff)
 				}
-				if got := len(cart.Items); got != tt.wantItems {
-					t.Errorf("cart lines = %d, want %d", got, tt.wantItems)
+				if c.PendingOrderID != "" {
+					t.Errorf("run %d: pendingOrderId = %q, want it cleared", run+1, c.PendingOrderID)
 				}
 			}
 		})
+	}
+}
+
+func TestOrdersHandlerLeavesAnotherCheckoutsMarker(t *testing.T) {
+	st := newStore(t)
+	repos := store.NewRepos(st)
+	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	coffee := createProduct(t, repos, "coffee", "drinks", 1000)
+	addToCart(t, repos, "u1", coffee, 2)
+	placeOrder(t, repos, "u1", "o1")
+	first := raw(t, st, "orders", "u1", "o1")
+	if err := h.Orders(t.Context(), [][]byte{first}); err != nil {
+		t.Fatal(err)
+	}
+	// The owner fills the cart again and a second checkout marks it; a
+	// late redelivery of the first order must not touch the new lines.
+	addToCart(t, repos, "u1", coffee, 4)
+	placeOrder(t, repos, "u1", "o2")
+	if err := h.Orders(t.Context(), [][]byte{first}); err != nil {
+		t.Fatal(err)
+	}
+	lines, c := cartLines(t, repos, "u1")
+	if diff := cmp.Diff(map[string]int{"coffee": 4}, lines); diff != "" {
+		t.Errorf("cart lines (-want +got):\n%s", diff)
+	}
+	if got, want := c.PendingOrderID, "o2"; got != want {
+		t.Errorf("pendingOrderId = %q, want %q", got, want)
 	}
 }
 
