@@ -2,11 +2,16 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"shop/domain"
+	"shop/feedworkers"
 )
 
 type orderBody struct {
@@ -178,5 +183,146 @@ func TestCheckoutConcurrentDuplicates(t *testing.T) {
 	// After the race, a retry replays.
 	if got := decodeBody[orderBody](t, checkout(s, alice, "same", address).want(201)); got.ID != items[0].ID {
 		t.Errorf("replay = %s, want %s", got.ID, items[0].ID)
+	}
+}
+
+// crashedCheckout runs the first two steps of a checkout of the user's
+// cart as the API does, the marker on the cart (If-Match) and the order
+// batch, and stops there: a process that died before settling the cart.
+func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order {
+	t.Helper()
+	ctx := t.Context()
+	cart, err := s.repos.Carts.Get(ctx, userID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addr domain.Address
+	b, _ := json.Marshal(address["shippingAddress"])
+	if err := json.Unmarshal(b, &addr); err != nil {
+		t.Fatal(err)
+	}
+	o, err := domain.NewOrder(orderID, cart, domain.Customer{Name: "User " + userID}, addr, "crashed-"+orderID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cart.PendingOrderID = orderID
+	if _, err := s.repos.Carts.ReplaceIfMatch(ctx, cart, cart.ETag); err != nil {
+		t.Fatal(err)
+	}
+	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "crashed-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// cartQuantities is the caller's cart screen as product id → quantity.
+func cartQuantities(t *testing.T, s *shop, tok string) map[string]int {
+	t.Helper()
+	c := decodeBody[cartBody](t, s.do(req{method: "GET", path: "/v1/cart", token: tok}).want(200))
+	q := map[string]int{}
+	for _, l := range c.Items {
+		q[l.ProductID] = l.Quantity
+	}
+	return q
+}
+
+func orderQuantities(o orderBody) map[string]int {
+	q := map[string]int{}
+	for _, l := range o.Items {
+		q[l.ProductID] = l.Quantity
+	}
+	return q
+}
+
+// TestCheckoutCrashedBeforeSettlingChargesOnce: a checkout commits its
+// order and stops before taking the paid lines out of the cart; the user
+// then adds a product and raises a paid quantity. Whoever settles first,
+// the orders feed or the user's next checkout, the next order holds only
+// what was not paid for, and the cart ends empty.
+func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		// feedFirst runs the orders feed handler before the next checkout
+		// (otherwise after it, as a late delivery).
+		feedFirst bool
+	}{
+		{"orders feed settles first", true},
+		{"next checkout settles first", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newShop(t)
+			s.fixture()
+			alice := token(t, "alice", false)
+			ctx := t.Context()
+			s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 2}}).want(200)
+			s.do(req{method: "PUT", path: "/v1/cart/items/game-1", token: alice, body: map[string]int{"quantity": 1}}).want(200)
+			first := crashedCheckout(t, s, "alice", "o-crashed")
+
+			// The user goes on shopping before anyone settles the cart.
+			s.do(req{method: "PUT", path: "/v1/cart/items/book-2", token: alice, body: map[string]int{"quantity": 1}}).want(200)
+			s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 3}}).want(200)
+
+			h := feedworkers.NewHandlers(s.store, feedworkers.HandlersConfig{})
+			feed := func() {
+				t.Helper()
+				item, err := s.store.Container("orders").Read(ctx, "alice", first.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := h.Orders(ctx, [][]byte{item.Item}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			unpaid := map[string]int{"book-1": 1, "book-2": 1}
+			if tt.feedFirst {
+				feed()
+				if diff := cmp.Diff(unpaid, cartQuantities(t, s, alice)); diff != "" {
+					t.Errorf("cart after the orders feed (-want +got):\n%s", diff)
+				}
+			}
+			second := decodeBody[orderBody](t, checkout(s, alice, "next", address).want(201))
+			if diff := cmp.Diff(unpaid, orderQuantities(second)); diff != "" {
+				t.Errorf("next order (-want +got):\n%s", diff)
+			}
+			if got, want := second.TotalCents, int64(3999+2999); got != want {
+				t.Errorf("next order total = %d, want %d", got, want)
+			}
+			if !tt.feedFirst {
+				feed()
+			}
+			if got := cartQuantities(t, s, alice); len(got) != 0 {
+				t.Errorf("cart after both orders = %v, want empty", got)
+			}
+			checkout(s, alice, "again", address).want(409)
+		})
+	}
+}
+
+// TestCheckoutReplacesAMarkerWithoutOrder: a marker whose order never
+// committed (the batch failed, or the process died before it) is replaced
+// by the next checkout, which orders the whole cart.
+func TestCheckoutReplacesAMarkerWithoutOrder(t *testing.T) {
+	s := newShop(t)
+	s.fixture()
+	alice := token(t, "alice", false)
+	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 2}}).want(200)
+	if _, err := s.repos.Carts.Update(t.Context(), "alice", "", func(c *domain.Cart) error {
+		c.PendingOrderID = "o-never-committed"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	o := decodeBody[orderBody](t, checkout(s, alice, "k", address).want(201))
+	if diff := cmp.Diff(map[string]int{"book-1": 2}, orderQuantities(o)); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	c, err := s.repos.Carts.Get(t.Context(), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Items) != 0 || c.PendingOrderID != "" {
+		t.Errorf("cart after checkout = %d lines, marker %q; want empty, no marker", len(c.Items), c.PendingOrderID)
 	}
 }
