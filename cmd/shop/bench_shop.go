@@ -14,7 +14,6 @@ import (
 	"shop/api"
 	"shop/feedworkers"
 	"shop/migrations"
-	"shop/store"
 	"shop/store/embedded"
 )
 
@@ -63,11 +62,11 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 	cleanup = append(cleanup, func() { _ = s.Close() })
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	cleanup = append(cleanup, cancel)
-	fromNow, err := newFeedFromNow(ctx, s, store.ProductsContainer, store.ReviewsContainer, store.OrdersContainer)
-	if err != nil {
-		return fail(err)
-	}
-	wk, err := feedworkers.Start(wctx, fromNow, feedworkers.Config{})
+	// The sample data is consistent from the start (migrations.Sample
+	// writes every copy), so the workers start at the feed's end, as a
+	// Cosmos processor started from "now" does: replaying the bulk load
+	// would only redo it.
+	wk, err := feedworkers.Start(wctx, s, feedworkers.Config{StartFromNow: true})
 	if err != nil {
 		return fail(fmt.Errorf("feed workers: %w", err))
 	}
@@ -142,64 +141,6 @@ func loadBenchData(ctx context.Context, path string, opts embedded.Options, o be
 		return fmt.Errorf("sample data: %w", err)
 	}
 	return nil
-}
-
-// feedFromNow is the store as the feed workers see it: a lease that starts
-// reading a watched container's change feed starts at the feed's end as
-// it was when the shop started, as a Cosmos processor started from "now"
-// does. The sample data is consistent from the start (migrations.Sample
-// writes every copy), so replaying the bulk load would only redo it, at a
-// cost that grows with products × carts.
-type feedFromNow struct {
-	store.Store
-	ends map[string]map[store.FeedRange]string
-}
-
-func newFeedFromNow(ctx context.Context, s store.Store, watched ...string) (*feedFromNow, error) {
-	f := &feedFromNow{Store: s, ends: map[string]map[store.FeedRange]string{}}
-	for _, name := range watched {
-		c := s.Container(name)
-		ranges, err := c.ReadFeedRanges(ctx)
-		if err != nil {
-			return nil, err
-		}
-		f.ends[name] = map[store.FeedRange]string{}
-		for _, r := range ranges {
-			cont := ""
-			for {
-				page, err := c.ReadChangeFeed(ctx, r, cont, store.MaxQueryPageSize)
-				if err != nil {
-					return nil, err
-				}
-				cont = page.Continuation
-				if len(page.Items) == 0 {
-					break
-				}
-			}
-			f.ends[name][r] = cont
-		}
-	}
-	return f, nil
-}
-
-func (f *feedFromNow) Container(name string) store.Container {
-	c := f.Store.Container(name)
-	if ends, ok := f.ends[name]; ok {
-		return feedFromNowContainer{Container: c, ends: ends}
-	}
-	return c
-}
-
-type feedFromNowContainer struct {
-	store.Container
-	ends map[store.FeedRange]string
-}
-
-func (c feedFromNowContainer) ReadChangeFeed(ctx context.Context, r store.FeedRange, continuation string, maxItems int) (store.ChangeFeedPage, error) {
-	if continuation == "" {
-		continuation = c.ends[r]
-	}
-	return c.Container.ReadChangeFeed(ctx, r, continuation, maxItems)
 }
 
 // waitIdle waits until no request is in flight.
