@@ -3,8 +3,10 @@ package feedworkers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"shop/domain"
 	"shop/store"
 )
 
@@ -45,9 +47,10 @@ type Workers struct {
 
 // Start runs every processor of DESIGN.md §3 as instance cfg.Instance:
 // products feed → view, categories, cart lines, rename, delete; reviews
-// feed → product review stats; orders feed → cart reset, ordersByStatus.
+// feed → product review stats; orders feed → cart settle, ordersByStatus.
 // st should be the raw store: Start meters it so each batch's Request
-// Units are counted.
+// Units are counted. While the store is unavailable Start keeps trying to
+// set up the leases, until ctx ends (startRetrying).
 func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 	st = store.Metered(st)
 	if cfg.Instance == "" {
@@ -77,7 +80,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		}
 		p, err := NewProcessor(st, pc)
 		if err == nil {
-			err = p.Start(ctx)
+			err = startRetrying(ctx, p, cfg.Backoff)
 		}
 		if err != nil {
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -87,6 +90,40 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		w.processors = append(w.processors, p)
 	}
 	return w, nil
+}
+
+// maxStartBackoff caps the wait between two attempts at starting a
+// processor.
+const maxStartBackoff = 5 * time.Second
+
+// startRetrying starts p, and while the store is throttled or unavailable
+// (EUNAVAILABLE: transient, Cosmos asks to retry a 429 after
+// x-ms-retry-after-ms) tries again with a doubling backoff until ctx
+// ends, so a process starting while Cosmos is briefly unavailable waits
+// for it instead of exiting. Any other error is returned at once: a
+// missing container or a bad configuration does not heal by waiting.
+func startRetrying(ctx context.Context, p *Processor, backoff time.Duration) error {
+	if backoff <= 0 {
+		backoff = 100 * time.Millisecond
+	}
+	for {
+		err := p.Start(ctx)
+		if !domain.IsCode(err, domain.EUNAVAILABLE) {
+			return err
+		}
+		wait := backoff
+		if e, ok := errors.AsType[*domain.Error](err); ok && e.RetryAfter > wait {
+			wait = e.RetryAfter
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("start %s: %w (gave up: %v)", p.Name(), err, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxStartBackoff)
+	}
 }
 
 // Stop stops every processor: current batches finish and are
