@@ -21,7 +21,9 @@ const settleAttempts = 10
 // checkout, a replay, or the user's next checkout) or never marked: left
 // alone, which makes the handler idempotent. The order's status does not
 // matter: latest-version mode may deliver an order first as cancelled,
-// and its lines were checked out all the same.
+// and its lines were checked out all the same. Cost: one cart point read
+// (1 RU) per delivered order version, and a cart replace only for a
+// checkout that did not settle.
 func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) error {
 	for _, o := range orders {
 		if err := h.settleCart(ctx, o); err != nil {
