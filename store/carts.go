@@ -35,8 +35,8 @@ func (r *Carts) Update(ctx context.Context, userID, ifMatch string, fn func(*dom
 
 // ReplaceIfMatch writes the cart only if it is still at etag, and never
 // retries: the feed workers use it to apply a change to the version they
-// read, and the orders feed to reset a cart only if it is untouched since
-// checkout.
+// read, and the orders feed to settle a checkout on the cart version it
+// read.
 func (r *Carts) ReplaceIfMatch(ctx context.Context, c domain.Cart, etag string) (domain.Cart, error) {
 	b, err := encode(c)
 	if err != nil {
