@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -107,25 +106,8 @@ func bench(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	rep.Command = strings.TrimSpace("go run ./cmd/shop bench " + strings.Join(args, " "))
-	switch {
-	case *writeDocs != "":
-		var b strings.Builder
-		writeBenchMarkdown(&b, rep)
-		if err := writeDocSection(*writeDocs, "bench", b.String()); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote the bench section of %s\n", *writeDocs)
-		return nil
-	case *jsonOut:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	case *markdown:
-		writeBenchMarkdown(stdout, rep)
-	default:
-		writeBenchText(stdout, rep)
-	}
-	return nil
+	return writeReport(stdout, rep, reportOutput{json: *jsonOut, markdown: *markdown, docs: *writeDocs},
+		"bench", func(w io.Writer) { writeBenchMarkdown(w, rep) }, func(w io.Writer) { writeBenchText(w, rep) })
 }
 
 func (o benchOptions) validate() error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -113,25 +112,8 @@ func cost(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	rep.Store, rep.Estimate = desc, estimate
 	rep.Command = strings.TrimSpace("go run ./cmd/shop cost " + strings.Join(args, " "))
-	switch {
-	case *writeDocs != "":
-		var b strings.Builder
-		writeCostMarkdown(&b, rep)
-		if err := writeDocSection(*writeDocs, "cost", b.String()); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote the cost section of %s\n", *writeDocs)
-		return nil
-	case *jsonOut:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	case *markdown:
-		writeCostMarkdown(stdout, rep)
-	default:
-		writeCostText(stdout, rep)
-	}
-	return nil
+	return writeReport(stdout, rep, reportOutput{json: *jsonOut, markdown: *markdown, docs: *writeDocs},
+		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
 }
 
 // openLabStore opens the scratch store of a measurement run: a database of

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"runtime"
@@ -95,4 +97,33 @@ func writeDocSection(path, name, body string) error {
 		doc = strings.TrimRight(doc, "\n") + "\n\n" + section
 	}
 	return os.WriteFile(path, []byte(doc), 0o644)
+}
+
+// reportOutput is how `shop cost` and `shop bench` print their report.
+type reportOutput struct {
+	json, markdown bool
+	docs           string // write the markdown into this file's section
+}
+
+// writeReport prints rep as JSON, markdown or text, or writes its markdown
+// into the named generated section of out.docs.
+func writeReport(stdout io.Writer, rep any, out reportOutput, section string, markdown, text func(io.Writer)) error {
+	switch {
+	case out.docs != "":
+		var b strings.Builder
+		markdown(&b)
+		if err := writeDocSection(out.docs, section, b.String()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote the %s section of %s\n", section, out.docs)
+	case out.json:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case out.markdown:
+		markdown(stdout)
+	default:
+		text(stdout)
+	}
+	return nil
 }
