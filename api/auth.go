@@ -69,6 +69,9 @@ func authenticate(secret []byte, now func() time.Time) func(http.Handler) http.H
 	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// A signed-in answer is one user's data: no shared cache may
+			// keep it (RFC 9111 §5.2.2.5).
+			w.Header().Set("Cache-Control", "no-store")
 			// The scheme name is case-insensitive (RFC 9110 §11.1).
 			scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			if !strings.EqualFold(scheme, "Bearer") || raw == "" {
@@ -129,6 +132,7 @@ func handleDevToken(secret []byte) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
+		w.Header().Set("Cache-Control", "no-store") // a credential
 		encode(w, http.StatusOK, tokenResponse{Token: tok})
 	}
 }

@@ -113,3 +113,29 @@ func TestDevToken(t *testing.T) {
 		s.do(req{method: "POST", path: "/v1/dev/token", body: map[string]any{"userId": "dev", "admin": true}}).want(404)
 	})
 }
+
+// User-specific answers, and tokens, must not be kept by shared caches;
+// the public catalog may be.
+func TestCacheControlNoStoreOnUserResponses(t *testing.T) {
+	s := newShop(t)
+	tok := token(t, "alice", false)
+	for _, tc := range []struct {
+		name string
+		r    req
+		want string
+	}{
+		{"Cart", req{method: "GET", path: "/v1/cart", token: tok}, "no-store"},
+		{"Orders", req{method: "GET", path: "/v1/orders", token: tok}, "no-store"},
+		{"Summary", req{method: "GET", path: "/v1/me/summary", token: tok}, "no-store"},
+		{"Unauthorized", req{method: "GET", path: "/v1/cart"}, "no-store"},
+		{"DevToken", req{method: "POST", path: "/v1/dev/token", body: map[string]any{"userId": "bob"}}, "no-store"},
+		{"Categories", req{method: "GET", path: "/v1/categories"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := s.do(tc.r)
+			if got := w.Header().Get("Cache-Control"); got != tc.want {
+				t.Errorf("%s %s: Cache-Control %q, want %q", tc.r.method, tc.r.path, got, tc.want)
+			}
+		})
+	}
+}

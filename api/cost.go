@@ -7,12 +7,16 @@ import (
 	"shop/store"
 )
 
-// withCost puts a store.Meter in the request's context and writes what the
-// request cost into its response headers (DESIGN.md §1): every /v1
-// response says how many store operations and Request Units it took.
+// withCost puts a store.Meter in the request's context (or uses the one an
+// outer middleware, the telemetry, put there) and writes what the request
+// cost into its response headers (DESIGN.md §1): every /v1 response says
+// how many store operations and Request Units it took.
 func withCost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, m := store.WithMeter(r.Context())
+		ctx, m := r.Context(), store.MeterFrom(r.Context())
+		if m == nil {
+			ctx, m = store.WithMeter(ctx)
+		}
 		cw := &costWriter{ResponseWriter: w, meter: m}
 		next.ServeHTTP(cw, r.WithContext(ctx))
 		if !cw.wrote {

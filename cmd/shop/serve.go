@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -49,30 +48,31 @@ func openStore(ctx context.Context, cfg config, getenv func(string) string) (sto
 
 // prepare applies the migrations and loads the sample catalog into an
 // empty embedded store, as configured; with Cosmos and migrations off it
-// checks that the containers exist.
-func prepare(ctx context.Context, cfg config, s store.Store, stdout io.Writer) error {
+// checks that the containers exist. It reports whether it loaded the
+// sample just now.
+func prepare(ctx context.Context, cfg config, s store.Store, stdout io.Writer) (seeded bool, err error) {
 	if cfg.Migrate {
 		if err := migrations.Apply(ctx, s, io.Discard); err != nil {
-			return fmt.Errorf("migrate: %w", err)
+			return false, fmt.Errorf("migrate: %w", err)
 		}
 	} else if cs, ok := s.(*cosmos.Store); ok {
 		if err := cs.CheckContainers(ctx, migrations.Containers); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if !cfg.Seed || cfg.Cosmos {
-		return nil
+		return false, nil
 	}
 	empty, err := migrations.IsEmpty(ctx, s)
 	if err != nil || !empty {
-		return err
+		return false, err
 	}
 	stats, err := migrations.Sample(ctx, s, migrations.SampleOptions{})
 	if err != nil {
-		return fmt.Errorf("sample data: %w", err)
+		return false, fmt.Errorf("sample data: %w", err)
 	}
 	fmt.Fprintf(stdout, "sample data: %s\n", stats)
-	return nil
+	return true, nil
 }
 
 // serve runs the API, the frontend and (by default) the feed workers until
@@ -83,13 +83,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	logger := newLogger(stdout, cfg.LogLevel)
-	s, desc, err := openStore(ctx, cfg, getenv)
+	tel, logger, err := setupTelemetry(ctx, cfg, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	if err := prepare(ctx, cfg, s, stdout); err != nil {
+	defer shutdownTelemetry(tel, logger)
+	raw, desc, err := openStore(ctx, cfg, getenv)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	// Every store call the API and the workers make is a span and a
+	// measurement; migrations and the sample load below are not.
+	s := store.Traced(raw, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg))
+	seeded, err := prepare(ctx, cfg, raw, stdout)
+	if err != nil {
 		return err
 	}
 	secret, err := cfg.secret()
@@ -99,9 +107,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	var wk *feedworkers.Workers
 	if cfg.Workers {
-		if wk, err = feedworkers.Start(ctx, s, feedConfig(logger)); err != nil {
+		fc := feedConfig(logger, tel)
+		// The sample catalog is written with every copy consistent, so
+		// workers starting on it begin at the feed's end (Cosmos's "start
+		// from now") instead of replaying the load. Only new leases do:
+		// a restarted shop resumes from its checkpoints.
+		fc.StartFromNow = seeded
+		if wk, err = feedworkers.Start(ctx, s, fc); err != nil {
 			return fmt.Errorf("feed workers: %w", err)
 		}
+		observeFeeds(tel, wk)
 	}
 	var stopping atomic.Bool
 	deps := api.Deps{
@@ -123,7 +138,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if wk != nil {
 		deps.Feeds = wk
 	}
-	srv := newHTTPServer(ctx, cfg.Addr, api.NewServer(deps))
+	srv := newHTTPServer(ctx, cfg.Addr, tel.Wrap(api.NewServer(deps), logger, cfg.CORSOrigins))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -162,7 +177,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			logger.Error("stopping feed workers", "err", err)
 		}
 	}
-	if err := s.Close(); err != nil {
+	if err := raw.Close(); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "shop: stopped")
@@ -191,24 +206,4 @@ func displayAddr(a net.Addr) string {
 		return fmt.Sprintf("localhost:%d", ta.Port)
 	}
 	return a.String()
-}
-
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// feedConfig is the feed workers' configuration: defaults, with failed
-// batches logged (they are retried, then dead-lettered).
-func feedConfig(logger *slog.Logger) feedworkers.Config {
-	return feedworkers.Config{
-		OnBatch: func(ctx context.Context, processor, lease string, items int, ru float64, err error) {
-			if err != nil {
-				logger.WarnContext(ctx, "feed batch failed", "processor", processor, "lease", lease, "items", items, "err", err)
-			}
-		},
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"shop/api"
 	"shop/feedworkers"
 	"shop/migrations"
+	"shop/store"
 )
 
 // migrate creates the database's containers, or updates their indexing
@@ -144,8 +145,12 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer s.Close()
-	logger := newLogger(stdout, cfg.LogLevel)
-	wk, err := feedworkers.Start(ctx, s, feedConfig(logger))
+	tel, logger, err := setupTelemetry(ctx, cfg, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	defer shutdownTelemetry(tel, logger)
+	wk, err := feedworkers.Start(ctx, store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg)), feedConfig(logger, tel))
 	if err != nil {
 		return err
 	}
