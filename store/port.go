@@ -12,7 +12,9 @@
 //   - domain.ENOTFOUND: no item with that (partition key, id), or no container
 //   - domain.ECONFLICT: Create of an id that exists in the logical partition
 //   - domain.EPRECONDITION: IfMatch given and the item's _etag differs
-//   - domain.EINVALID: bad id, partition key, document, patch or continuation
+//   - domain.EINVALID: bad id, partition key, document, patch (an incr by
+//     a non-integer too), query (a cross-partition ORDER BY too) or
+//     continuation
 //   - domain.ETOOLARGE: the item would exceed 2 MB
 //   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable (503)
 package store
@@ -63,7 +65,8 @@ type Container interface {
 	ExecuteBatch(ctx context.Context, pk string, ops []BatchOp) (BatchResponse, error)
 	// Query runs a structured query: single-partition when q.PartitionKey
 	// is set, cross-partition (fanned out to every physical partition, and
-	// reported as such) when it is empty.
+	// reported as such) when it is empty. ORDER BY needs q.PartitionKey: a
+	// cross-partition query with OrderBy is EINVALID (see Query.OrderBy).
 	Query(ctx context.Context, q Query) (QueryPage, error)
 	// ReadFeedRanges returns the container's feed ranges: one per physical
 	// partition. A change-feed processor holds one lease per range.
@@ -109,7 +112,7 @@ const (
 	PatchReplace   = "replace" // set a property that must exist
 	PatchAdd       = "add"     // add a property, or insert into an array
 	PatchRemove    = "remove"  // remove a property or array element
-	PatchIncrement = "incr"    // add a number to a numeric property
+	PatchIncrement = "incr"    // add a whole number (an int64) to a numeric property
 )
 
 // PatchOp is one operation of a partial document update.
@@ -179,8 +182,13 @@ type Query struct {
 	// cross-partition: every physical partition is asked (and charged).
 	PartitionKey string
 	Filters      []Filter
-	// OrderBy is one top-level property; ties are broken by id. Needs a
-	// (composite) index on Cosmos, declared in migrations.
+	// OrderBy is one top-level property; ties are broken by id, so it
+	// needs a composite index (OrderBy, id) in the query's direction on
+	// Cosmos, declared in the container's IndexingPolicy. It requires
+	// PartitionKey: the Go SDK fetches no query plan and the gateway
+	// refuses a cross-partition ORDER BY, so both adapters return EINVALID
+	// for one. A client needing a cross-partition order pages the
+	// unordered query to the end and sorts the items itself.
 	OrderBy string
 	Desc    bool
 	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize).

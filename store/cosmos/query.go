@@ -102,6 +102,12 @@ func render(q store.Query) (sqlQuery, error) {
 	}
 
 	if q.OrderBy != "" {
+		// The SDK fetches no query plan, and the gateway refuses a
+		// cross-partition ORDER BY without one: refused here before any
+		// request (and any charge), as the port says.
+		if q.PartitionKey == "" {
+			return sqlQuery{}, domain.Errorf(domain.EINVALID, "query: order by %q needs a partition key: a cross-partition query cannot be ordered; query without order by and sort in the client", q.OrderBy)
+		}
 		p, err := property(q.OrderBy)
 		if err != nil {
 			return sqlQuery{}, err

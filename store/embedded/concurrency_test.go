@@ -55,7 +55,7 @@ func TestManyGoroutines(t *testing.T) {
 		return err
 	})
 	run(func(w, i int) error {
-		_, err := c.Query(bg, store.Query{OrderBy: "i", Limit: 10})
+		_, err := c.Query(bg, store.Query{PartitionKey: fmt.Sprintf("w%d", w), OrderBy: "i", Limit: 10})
 		return err
 	})
 	run(func(w, i int) error {

@@ -108,6 +108,9 @@ func randomQuery(r *rand.Rand) store.Query {
 		q.PartitionKey = fmt.Sprintf("p%d", r.IntN(3))
 	}
 	q.OrderBy = []string{"v", "w", "n", "x", ""}[r.IntN(5)]
+	if q.PartitionKey == "" {
+		q.OrderBy = "" // the port refuses a cross-partition ORDER BY
+	}
 	if r.IntN(2) == 0 {
 		q.Filters = append(q.Filters, store.Filter{Path: "kind", Op: store.OpEqual, Value: []string{"a", "b"}[r.IntN(2)]})
 	}

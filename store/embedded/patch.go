@@ -103,8 +103,16 @@ func (st *containerState) checkPatch(ops []store.PatchOp) ([]store.PatchOp, erro
 		if err := d.Decode(&op.Value); err != nil {
 			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: value: %v", i, err)
 		}
-		if _, isNum := op.Value.(json.Number); op.Op == store.PatchIncrement && !isNum {
-			return nil, domain.Errorf(domain.EINVALID, "patch operation %d: incr needs a number, got %v", i, op.Value)
+		if op.Op == store.PatchIncrement {
+			// The port increments by whole numbers only: azcosmos's
+			// AppendIncrement takes an int64.
+			n, isNum := op.Value.(json.Number)
+			if !isNum {
+				return nil, domain.Errorf(domain.EINVALID, "patch operation %d: incr needs a whole number, got %v", i, op.Value)
+			}
+			if _, err := n.Int64(); err != nil {
+				return nil, domain.Errorf(domain.EINVALID, "patch operation %d: incr needs a whole number, got %v", i, n)
+			}
 		}
 		out[i] = op
 	}

@@ -181,6 +181,12 @@ func compile(container string, q store.Query) (*compiledQuery, error) {
 		cq.filters = append(cq.filters, cf)
 	}
 	if q.OrderBy != "" {
+		// The port's rule, because the Go SDK has no query plan: the
+		// gateway refuses a cross-partition ORDER BY, so it is refused
+		// here too rather than working only on the embedded store.
+		if q.PartitionKey == "" {
+			return nil, domain.Errorf(domain.EINVALID, "order by %q needs a partition key: a cross-partition query cannot be ordered; query without order by and sort in the client", q.OrderBy)
+		}
 		if err := checkProperty("order by", q.OrderBy); err != nil {
 			return nil, err
 		}

@@ -100,8 +100,12 @@ func want(docs []seeded, keep func(seeded) bool, less func(a, b seeded) bool) []
 
 func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
 
+// queryOrders are the orders testQuery runs: each needs its composite
+// index (property, id) in the same direction on Cosmos (index-composite).
+var queryOrders = []order{{"n", false}, {"n", true}, {"createdAt", true}, {"kind", false}}
+
 func testQuery(t *testing.T, s store.Store) {
-	c := newContainer(t, s, nil)
+	c := newOrderedContainer(t, s, queryOrders)
 	docs := seedQuery(t, c)
 	all := func(seeded) bool { return true }
 
@@ -122,6 +126,9 @@ func testQuery(t *testing.T, s store.Store) {
 		{"MissingPropertyNeverMatches", store.Query{Filters: []store.Filter{{Path: "absent", Op: store.OpEqual, Value: nil}}},
 			func(seeded) bool { return false }},
 		{"WholePartition", store.Query{PartitionKey: "p1", Limit: 4}, func(d seeded) bool { return d.PK == "p1" }},
+		{"CrossPartitionPaged", store.Query{Limit: 7}, all},
+		{"CrossPartitionFilterPaged", store.Query{Filters: []store.Filter{{Path: "kind", Op: store.OpEqual, Value: "a"}}, Limit: 4},
+			func(d seeded) bool { return d.Kind == "a" }},
 	}
 	for _, tt := range unordered {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,20 +139,23 @@ func testQuery(t *testing.T, s store.Store) {
 		})
 	}
 
+	// ORDER BY is single-partition only (the port's rule): each partition
+	// holds 10 items whose n is not in id order.
+	inP0 := func(d seeded) bool { return d.PK == "p0" }
 	ordered := []struct {
 		name string
 		q    store.Query
 		keep func(seeded) bool
 		less func(a, b seeded) bool
 	}{
-		{"OrderByNumberAscending", store.Query{OrderBy: "n", Limit: 100}, all,
+		{"OrderByNumberAscending", store.Query{PartitionKey: "p0", OrderBy: "n", Limit: 100}, inP0,
 			func(a, b seeded) bool { return a.N < b.N }},
-		{"OrderByNumberDescendingPaged", store.Query{OrderBy: "n", Desc: true, Limit: 7}, all,
+		{"OrderByNumberDescendingPaged", store.Query{PartitionKey: "p0", OrderBy: "n", Desc: true, Limit: 3}, inP0,
 			func(a, b seeded) bool { return a.N > b.N }},
 		{"OrderByTimeDescendingInPartition", store.Query{PartitionKey: "p2", OrderBy: "createdAt", Desc: true, Limit: 3},
 			func(d seeded) bool { return d.PK == "p2" }, func(a, b seeded) bool { return a.CreatedAt > b.CreatedAt }},
-		{"OrderByWithFilterPaged", store.Query{Filters: []store.Filter{{Path: "kind", Op: store.OpEqual, Value: "a"}}, OrderBy: "n", Limit: 4},
-			func(d seeded) bool { return d.Kind == "a" }, func(a, b seeded) bool { return a.N < b.N }},
+		{"OrderByWithFilterPaged", store.Query{PartitionKey: "p0", Filters: []store.Filter{{Path: "kind", Op: store.OpEqual, Value: "a"}}, OrderBy: "n", Limit: 2},
+			func(d seeded) bool { return d.PK == "p0" && d.Kind == "a" }, func(a, b seeded) bool { return a.N < b.N }},
 	}
 	for _, tt := range ordered {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,8 +167,8 @@ func testQuery(t *testing.T, s store.Store) {
 	}
 
 	t.Run("PagesWithTiesCoverEverythingOnce", func(t *testing.T) {
-		items := queryAll(t, c, store.Query{OrderBy: "kind", Limit: 4})
-		if diff := cmp.Diff(want(docs, all, nil), sorted(ids(items))); diff != "" {
+		items := queryAll(t, c, store.Query{PartitionKey: "p1", OrderBy: "kind", Limit: 4})
+		if diff := cmp.Diff(want(docs, func(d seeded) bool { return d.PK == "p1" }, nil), sorted(ids(items))); diff != "" {
 			t.Errorf("ids over all pages (-want +got):\n%s", diff)
 		}
 		for i := 1; i < len(items); i++ {
@@ -207,17 +217,29 @@ func testQuery(t *testing.T, s store.Store) {
 		}
 	})
 
+	t.Run("CrossPartitionOrderByRefused", func(t *testing.T) {
+		// The Go SDK has no query plan, so the gateway refuses it; the
+		// client pages the unordered query and sorts the items itself.
+		for _, q := range []store.Query{{OrderBy: "n"}, {OrderBy: "createdAt", Desc: true, Limit: 5}} {
+			_, err := c.Query(ctx, q)
+			wantCode(t, fmt.Sprintf("cross-partition ORDER BY %s (desc %v)", q.OrderBy, q.Desc), err, domain.EINVALID)
+		}
+	})
+
 	t.Run("BadContinuation", func(t *testing.T) {
-		q := store.Query{OrderBy: "n", Limit: 3}
+		q := store.Query{PartitionKey: "p0", OrderBy: "n", Limit: 3}
 		p, err := c.Query(ctx, q)
 		wantCode(t, "Query", err, "")
 		tok := p.Continuation
+		if tok == "" {
+			t.Fatal("first page of 3 out of 10 has no continuation")
+		}
 		flipped := []byte(tok)
 		flipped[len(flipped)/2] ^= 1
-		other := store.Query{OrderBy: "createdAt", Limit: 3, Continuation: tok}
+		other := store.Query{PartitionKey: "p0", OrderBy: "createdAt", Limit: 3, Continuation: tok}
 		for name, q := range map[string]store.Query{
-			"garbage":            {OrderBy: "n", Limit: 3, Continuation: "not a token"},
-			"altered":            {OrderBy: "n", Limit: 3, Continuation: string(flipped)},
+			"garbage":            {PartitionKey: "p0", OrderBy: "n", Limit: 3, Continuation: "not a token"},
+			"altered":            {PartitionKey: "p0", OrderBy: "n", Limit: 3, Continuation: string(flipped)},
 			"from another query": other,
 		} {
 			_, err := c.Query(ctx, q)

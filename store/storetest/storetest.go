@@ -59,12 +59,40 @@ func ttl(seconds int) *int { return &seconds }
 // newContainer creates a container with a unique name and the /pk key.
 func newContainer(t *testing.T, s store.Store, defaultTTL *int) store.Container {
 	t.Helper()
-	def := store.ContainerDef{
+	return ensure(t, s, store.ContainerDef{
 		ID:               uniqueName(),
 		PartitionKeyPath: pkPath,
 		DefaultTTL:       defaultTTL,
 		IndexingPolicy:   store.IndexingPolicy{IncludedPaths: []string{"/*"}},
+	})
+}
+
+// order is one ORDER BY a test runs: a property and a direction.
+type order struct {
+	Path string
+	Desc bool
+}
+
+// newOrderedContainer is newContainer with the composite index every
+// given order needs. Adapters break ties by id, so ORDER BY x renders as
+// ORDER BY c.x, c.id in one direction: a real account refuses it without
+// a composite index (x, id) in that direction (index-composite).
+func newOrderedContainer(t *testing.T, s store.Store, orders []order) store.Container {
+	t.Helper()
+	policy := store.IndexingPolicy{IncludedPaths: []string{"/*"}}
+	for _, o := range orders {
+		dir := "ascending"
+		if o.Desc {
+			dir = "descending"
+		}
+		policy.CompositeIndexes = append(policy.CompositeIndexes,
+			[]store.CompositePath{{Path: "/" + o.Path, Order: dir}, {Path: "/id", Order: dir}})
 	}
+	return ensure(t, s, store.ContainerDef{ID: uniqueName(), PartitionKeyPath: pkPath, IndexingPolicy: policy})
+}
+
+func ensure(t *testing.T, s store.Store, def store.ContainerDef) store.Container {
+	t.Helper()
 	if _, err := s.EnsureContainer(context.Background(), def); err != nil {
 		t.Fatalf("EnsureContainer(%s): %v", def.ID, err)
 	}
