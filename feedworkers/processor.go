@@ -56,6 +56,11 @@ type ProcessorConfig struct {
 	Backoff time.Duration
 	// OnBatch, when set, sees every attempt at a batch.
 	OnBatch BatchHook
+	// TraceBatch, when set, wraps every attempt at a batch: it gets the
+	// context the handler will run in and returns the one to use (with a
+	// span, so the batch's store calls are its children) and a function
+	// called with the outcome.
+	TraceBatch func(ctx context.Context, lease string) (context.Context, func(items int, ru float64, err error))
 	// StartFromNow: a lease created for the first time starts at the
 	// current end of its feed range instead of the beginning (Cosmos's
 	// ChangeFeedStartFromNow), for a tool that writes consistent data

@@ -223,12 +223,19 @@ func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) 
 // not of the process: the poison hunt then finds the document causing it.
 func (p *Processor) call(ctx context.Context, lease string, items [][]byte) (err error) {
 	mctx, m := store.WithMeter(ctx)
+	var end func(items int, ru float64, err error)
+	if p.cfg.TraceBatch != nil {
+		mctx, end = p.cfg.TraceBatch(mctx, lease)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = domain.Errorf(domain.EINTERNAL, "handler panic: %v", r)
 		}
+		_, ru, _ := m.Totals()
+		if end != nil {
+			end(len(items), ru, err)
+		}
 		if p.cfg.OnBatch != nil {
-			_, ru, _ := m.Totals()
 			p.cfg.OnBatch(ctx, lease, len(items), ru, err)
 		}
 	}()

@@ -34,6 +34,9 @@ type Config struct {
 	FanoutConcurrency int
 	// OnBatch, when set, sees every attempt at every batch.
 	OnBatch func(ctx context.Context, processor, lease string, items int, ru float64, err error)
+	// TraceBatch, when set, wraps every attempt at every batch (see
+	// ProcessorConfig.TraceBatch).
+	TraceBatch func(ctx context.Context, processor, lease string) (context.Context, func(items int, ru float64, err error))
 	// StartFromNow: leases created for the first time start at the end
 	// of their feed (see ProcessorConfig.StartFromNow).
 	StartFromNow bool
@@ -72,10 +75,15 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 			PollEvery: cfg.PollEvery, MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff,
 			StartFromNow: cfg.StartFromNow,
 		}
+		name := def.name
 		if hook := cfg.OnBatch; hook != nil {
-			name := def.name
 			pc.OnBatch = func(ctx context.Context, lease string, items int, ru float64, err error) {
 				hook(ctx, name, lease, items, ru, err)
+			}
+		}
+		if trace := cfg.TraceBatch; trace != nil {
+			pc.TraceBatch = func(ctx context.Context, lease string) (context.Context, func(int, float64, error)) {
+				return trace(ctx, name, lease)
 			}
 		}
 		p, err := NewProcessor(st, pc)

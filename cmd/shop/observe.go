@@ -52,8 +52,9 @@ func adapterName(cfg config) string {
 // batches logged (they are retried, then dead-lettered).
 func feedConfig(logger *slog.Logger, tel *telemetry.Telemetry) feedworkers.Config {
 	return feedworkers.Config{
+		// The batch's span wraps the handler, so its store calls are children.
+		TraceBatch: tel.StartFeedBatch,
 		OnBatch: func(ctx context.Context, processor, lease string, items int, ru float64, err error) {
-			tel.RecordFeedBatch(ctx, processor, lease, items, ru, err)
 			if err != nil {
 				logger.WarnContext(ctx, "feed batch failed", "processor", processor, "lease", lease, "items", items, "err", err)
 			}

@@ -20,6 +20,7 @@ var environment = []setting{
 	{"", "COSMOS_AUTOSCALE_MAX_RU", "0 (no database throughput: serverless or per container)", "autoscale maximum RU/s of a database `shop migrate` creates"},
 	{"", "OTEL_TRACES_EXPORTER", "none", "otlp, console or none"},
 	{"", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318", "where otlp traces go (OTLP over HTTP)"},
+	{"", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", "the traces endpoint itself, overriding the one above"},
 	{"", "OTEL_SERVICE_NAME", "shop", "service name on traces and metrics"},
 }
 
