@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"shop/api"
 	"shop/feedworkers"
 	"shop/migrations"
@@ -22,13 +24,15 @@ import (
 )
 
 // openStore opens Cosmos when COSMOS_ENDPOINT (or a connection string) is
-// set, the embedded store in the data directory otherwise.
-func openStore(ctx context.Context, cfg config, getenv func(string) string) (store.Store, string, error) {
+// set, the embedded store in the data directory otherwise. tp, when set,
+// receives the Cosmos SDK's own spans.
+func openStore(ctx context.Context, cfg config, getenv func(string) string, tp trace.TracerProvider) (store.Store, string, error) {
 	if cfg.Cosmos {
 		cc, err := cosmos.ConfigFromEnv(getenv)
 		if err != nil {
 			return nil, "", err
 		}
+		cc.TracerProvider = tp
 		s, err := cosmos.Open(ctx, cc)
 		if err != nil {
 			return nil, "", err
@@ -88,7 +92,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer shutdownTelemetry(tel, logger)
-	raw, desc, err := openStore(ctx, cfg, getenv)
+	raw, desc, err := openStore(ctx, cfg, getenv, tel.TracerProvider())
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	s, desc, err := openStore(ctx, cfg, getenv)
+	s, desc, err := openStore(ctx, cfg, getenv, nil)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err != nil {
 		return err
 	}
-	s, desc, err := openStore(ctx, cfg, getenv)
+	s, desc, err := openStore(ctx, cfg, getenv, nil)
 	if err != nil {
 		return err
 	}
@@ -140,16 +140,16 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 	if !cfg.Cosmos {
 		return errors.New("the embedded store is one process: its feed workers run inside `shop serve`; `shop workers` is for Cosmos (set COSMOS_ENDPOINT)")
 	}
-	s, desc, err := openStore(ctx, cfg, getenv)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
 	tel, logger, err := setupTelemetry(ctx, cfg, getenv, stdout)
 	if err != nil {
 		return err
 	}
 	defer shutdownTelemetry(tel, logger)
+	s, desc, err := openStore(ctx, cfg, getenv, tel.TracerProvider())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
 	wk, err := feedworkers.Start(ctx, store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg)), feedConfig(logger, tel))
 	if err != nil {
 		return err

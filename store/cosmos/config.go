@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"shop/domain"
 )
 
@@ -50,6 +52,10 @@ type Config struct {
 	// Throughput is the autoscale maximum RU/s provisioned on the database
 	// when migrations create it; 0 provisions nothing (serverless accounts).
 	Throughput int
+	// TracerProvider, when set, receives the SDK's own spans (one per HTTP
+	// call to Cosmos, retries included) through azotel, beneath the shop's
+	// store spans.
+	TracerProvider trace.TracerProvider
 }
 
 // ConfigFromEnv reads COSMOS_ENDPOINT, COSMOS_KEY, COSMOS_CONNECTION_STRING,

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"shop/domain"
 )
@@ -167,5 +169,28 @@ func TestOpenSharesOneClient(t *testing.T) {
 	clientsMu.Unlock()
 	if alive {
 		t.Error("the client outlived its last Store")
+	}
+}
+
+// With a TracerProvider the SDK's own spans are on (azotel); without one
+// the SDK traces nothing.
+func TestClientOptionsTracing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tp   trace.TracerProvider
+		want bool
+	}{
+		{"Off", nil, false},
+		{"On", sdktrace.NewTracerProvider(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, err := clientOptions("https://example.documents.azure.com:443/", Config{TracerProvider: tc.tp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := opts.TracingProvider.NewTracer("azcosmos", "v1.5.0").Enabled(); got != tc.want {
+				t.Errorf("SDK tracer enabled = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel"
 
 	"shop/domain"
 	"shop/store"
@@ -149,6 +150,9 @@ func clientOptions(endpoint string, cfg Config) (*azcosmos.ClientOptions, error)
 		ShouldRetry:   shouldRetry(maxWait),
 	}
 	opts.PerCallPolicies = append(opts.PerCallPolicies, stampStart{})
+	if cfg.TracerProvider != nil {
+		opts.TracingProvider = azotel.NewTracingProvider(cfg.TracerProvider, nil)
+	}
 	if cfg.InsecureSkipVerify {
 		opts.Transport = &http.Client{Transport: &http.Transport{
 			Proxy:           http.ProxyFromEnvironment,
