@@ -61,25 +61,19 @@ func IssueToken(secret []byte, userID, name, email string, admin bool, ttl time.
 // key-confusion tokens are refused), an expiry required, and a sub that is
 // a valid id because it becomes a partition key.
 func authenticate(secret []byte, now func() time.Time) func(http.Handler) http.Handler {
-	parser := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithExpirationRequired(),
-		jwt.WithTimeFunc(now),
-	)
-	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
+	verify := tokenVerifier(secret, now)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// A signed-in answer is one user's data: no shared cache may
 			// keep it (RFC 9111 §5.2.2.5).
 			w.Header().Set("Cache-Control", "no-store")
-			// The scheme name is case-insensitive (RFC 9110 §11.1).
-			scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			if !strings.EqualFold(scheme, "Bearer") || raw == "" {
+			raw := bearerToken(r)
+			if raw == "" {
 				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "a Bearer token is required"))
 				return
 			}
-			var c claims
-			if _, err := parser.ParseWithClaims(raw, &c, keyFunc); err != nil {
+			c, err := verify(raw)
+			if err != nil {
 				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token is not valid or has expired"))
 				return
 			}
@@ -90,6 +84,32 @@ func authenticate(secret []byte, now func() time.Time) func(http.Handler) http.H
 			u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
 		})
+	}
+}
+
+// bearerToken returns the token of an "Authorization: Bearer <token>"
+// header, or "". The scheme name is case-insensitive (RFC 9110 §11.1).
+func bearerToken(r *http.Request) string {
+	scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return raw
+}
+
+// tokenVerifier checks a token's signature and expiry: HS256 only (so
+// alg:none and key-confusion tokens are refused), an expiry required.
+func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims, error) {
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(now),
+	)
+	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
+	return func(raw string) (claims, error) {
+		var c claims
+		_, err := parser.ParseWithClaims(raw, &c, keyFunc)
+		return c, err
 	}
 }
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/httprate"
-	"github.com/golang-jwt/jwt/v5"
 
 	"shop/domain"
 )
@@ -39,19 +37,14 @@ func rateLimit(rl RateLimit, secret []byte, now func() time.Time) func(http.Hand
 	}
 	// The subject is trusted only from a token whose signature checks: an
 	// unverified sub would let a client pick a fresh budget per request.
-	parser := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithExpirationRequired(),
-		jwt.WithTimeFunc(now),
-	)
-	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
+	verify := tokenVerifier(secret, now)
 	subject := func(r *http.Request) string {
-		raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || raw == "" {
+		raw := bearerToken(r)
+		if raw == "" {
 			return ""
 		}
-		var c claims
-		if _, err := parser.ParseWithClaims(raw, &c, keyFunc); err != nil {
+		c, err := verify(raw)
+		if err != nil {
 			return ""
 		}
 		return c.Subject
