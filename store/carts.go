@@ -54,7 +54,7 @@ func (r *Carts) ReplaceIfMatch(ctx context.Context, c domain.Cart, etag string) 
 // runs rarely (a price change) and reads only carts that need the update,
 // through ARRAY_CONTAINS on the flat productIds (indexed in migrations).
 func (r *Carts) WithProduct(ctx context.Context, productID string, limit int, continuation string) ([]domain.Cart, string, error) {
-	page, err := r.c.Query(ctx, Query{
+	return queryPage[domain.Cart](ctx, r.c, Query{
 		Filters: []Filter{
 			{Path: "type", Op: OpEqual, Value: domain.TypeCart},
 			{Path: "productIds", Op: OpArrayContains, Value: productID},
@@ -62,9 +62,4 @@ func (r *Carts) WithProduct(ctx context.Context, productID string, limit int, co
 		Limit:        limit,
 		Continuation: continuation,
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	carts, err := decodeItems[domain.Cart](page.Items)
-	return carts, page.Continuation, err
 }

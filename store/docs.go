@@ -40,6 +40,16 @@ func decodeItems[T any](items [][]byte) ([]T, error) {
 	return out, nil
 }
 
+// queryPage runs one page of q and decodes its items.
+func queryPage[T any](ctx context.Context, c Container, q Query) ([]T, string, error) {
+	page, err := c.Query(ctx, q)
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := decodeItems[T](page.Items)
+	return items, page.Continuation, err
+}
+
 func encode(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {

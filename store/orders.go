@@ -45,7 +45,7 @@ type OrderListItem struct {
 // single-partition query with a projection (only what the list shows is
 // returned and charged for).
 func (r *Orders) Page(ctx context.Context, userID string, limit int, continuation string) ([]OrderListItem, string, error) {
-	page, err := r.c.Query(ctx, Query{
+	return queryPage[OrderListItem](ctx, r.c, Query{
 		PartitionKey: userID,
 		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrder}},
 		OrderBy:      "createdAt",
@@ -54,11 +54,6 @@ func (r *Orders) Page(ctx context.Context, userID string, limit int, continuatio
 		Select:       []string{"id", "createdAt", "status", "itemCount", "totalCents"},
 		Continuation: continuation,
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	items, err := decodeItems[OrderListItem](page.Items)
-	return items, page.Continuation, err
 }
 
 // Summary returns the user's customerSummary (zeros for a new user): a

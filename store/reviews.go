@@ -36,7 +36,7 @@ func (r *Reviews) Create(ctx context.Context, rv domain.Review) (domain.Review, 
 // single-partition query (pk = productId) served by the composite index
 // (createdAt desc, id desc) of migrations.
 func (r *Reviews) Page(ctx context.Context, productID string, limit int, continuation string) ([]domain.Review, string, error) {
-	page, err := r.c.Query(ctx, Query{
+	return queryPage[domain.Review](ctx, r.c, Query{
 		PartitionKey: productID,
 		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeReview}},
 		OrderBy:      "createdAt",
@@ -44,11 +44,6 @@ func (r *Reviews) Page(ctx context.Context, productID string, limit int, continu
 		Limit:        limit,
 		Continuation: continuation,
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	reviews, err := decodeItems[domain.Review](page.Items)
-	return reviews, page.Continuation, err
 }
 
 // All returns every review of a product, for recomputing its stats from

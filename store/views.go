@@ -29,18 +29,13 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 	if sort == SortByPrice {
 		orderBy = "priceCents"
 	}
-	page, err := r.c.Query(ctx, Query{
+	return queryPage[domain.ProductSummary](ctx, r.c, Query{
 		PartitionKey: categoryID,
 		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
 		OrderBy:      orderBy,
 		Limit:        limit,
 		Continuation: continuation,
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	items, err := decodeItems[domain.ProductSummary](page.Items)
-	return items, page.Continuation, err
 }
 
 // IDs returns the ids of every product in a category (for pushing a
@@ -115,7 +110,7 @@ func NewOrderSummaries(s Store) *OrderSummaries {
 // Page returns one page of one status on one day, newest first: ONE
 // single-partition query.
 func (r *OrderSummaries) Page(ctx context.Context, statusDay string, limit int, continuation string) ([]domain.OrderSummary, string, error) {
-	page, err := r.c.Query(ctx, Query{
+	return queryPage[domain.OrderSummary](ctx, r.c, Query{
 		PartitionKey: statusDay,
 		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrderSummary}},
 		OrderBy:      "createdAt",
@@ -123,11 +118,6 @@ func (r *OrderSummaries) Page(ctx context.Context, statusDay string, limit int, 
 		Limit:        limit,
 		Continuation: continuation,
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	items, err := decodeItems[domain.OrderSummary](page.Items)
-	return items, page.Continuation, err
 }
 
 // Get point-reads one summary.
