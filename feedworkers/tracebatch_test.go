@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 type traceKey struct{}
@@ -47,4 +46,3 @@ func TestTraceBatchWrapsTheHandler(t *testing.T) {
 		return inHandler == 3 && ended == 3 && traced >= 1, ""
 	})
 }
-
