@@ -45,11 +45,7 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfgArgs := []string{}
-	if *dataDir != "" {
-		cfgArgs = append(cfgArgs, "--data-dir", *dataDir)
-	}
-	cfg, err := parseConfig("seed", cfgArgs, getenv, stdout)
+	cfg, err := configWithDataDir("seed", *dataDir, getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -102,11 +98,7 @@ func token(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfgArgs := []string{}
-	if *dataDir != "" {
-		cfgArgs = append(cfgArgs, "--data-dir", *dataDir)
-	}
-	cfg, err := parseConfig("token", cfgArgs, getenv, stdout)
+	cfg, err := configWithDataDir("token", *dataDir, getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -159,6 +151,16 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	return wk.Stop(sctx)
+}
+
+// configWithDataDir is the configuration of a tool whose only setting
+// is the data directory (a flag of its own, then SHOP_DATA_DIR).
+func configWithDataDir(name, dataDir string, getenv func(string) string, stdout io.Writer) (config, error) {
+	var args []string
+	if dataDir != "" {
+		args = []string{"--data-dir", dataDir}
+	}
+	return parseConfig(name, args, getenv, stdout)
 }
 
 // isTerminal reports whether w is a terminal (for the progress bar and the
