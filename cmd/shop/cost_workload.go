@@ -123,9 +123,10 @@ func (pc *priceChange) denormalized(ctx context.Context, productID string) (writ
 
 // propagate is the products feed's work for a price change (DESIGN.md §3):
 // read the feed, then run the shop's own products handler on what it
-// delivered, which refreshes the productsByCategory summary and the
-// category counts and fans the new price out to every open cart holding
-// the product (a cross-partition query, then one replace per cart).
+// delivered, which refreshes the productsByCategory summary, checks the
+// product's fan-out record and fans the new price out to every open cart
+// holding the product (a cross-partition query, then one replace per
+// cart), then records what it pushed.
 func (pc *priceChange) propagate(ctx context.Context, _ int) error {
 	feed := pc.raw.Container(store.ProductsContainer)
 	m := store.MeterFrom(ctx)
