@@ -16,7 +16,7 @@ func NewCarts(s Store) *Carts { return &Carts{s.Container(CartsContainer)} }
 // Get returns the user's cart, or an empty one (with no ETag) if the user
 // has none: point read by (userId, userId), 1 RU (query-point-reads).
 func (r *Carts) Get(ctx context.Context, userID string) (domain.Cart, error) {
-	c, err := readDoc[domain.Cart](ctx, r.c, userID, userID)
+	c, err := ReadDoc[domain.Cart](ctx, r.c, userID, userID)
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return domain.NewCart(userID), nil
 	}

@@ -12,10 +12,10 @@ import (
 // The generic helpers below are the only place the repositories touch
 // bytes: every typed repository reads, writes and updates through them.
 
-// readDoc point-reads one document and decodes it. The _etag system
+// ReadDoc point-reads one document and decodes it. The _etag system
 // property decodes into the document's Meta, so callers can pass it back
 // as If-Match.
-func readDoc[T any](ctx context.Context, c Container, pk, id string) (T, error) {
+func ReadDoc[T any](ctx context.Context, c Container, pk, id string) (T, error) {
 	var v T
 	r, err := c.Read(ctx, pk, id)
 	if err != nil {

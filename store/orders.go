@@ -22,7 +22,7 @@ const IdempotencyTTL = 7 * 24 * 3600
 // Get returns one of the user's orders: point read by (userId, orderId).
 // Another user's order id is simply not in this partition: ENOTFOUND.
 func (r *Orders) Get(ctx context.Context, userID, orderID string) (domain.Order, error) {
-	o, err := readDoc[domain.Order](ctx, r.c, userID, orderID)
+	o, err := ReadDoc[domain.Order](ctx, r.c, userID, orderID)
 	if err == nil && o.Type != domain.TypeOrder {
 		err = domain.Errorf(domain.ENOTFOUND, "order %q not found", orderID)
 	}
@@ -59,7 +59,7 @@ func (r *Orders) Page(ctx context.Context, userID string, limit int, continuatio
 // Summary returns the user's customerSummary (zeros for a new user): a
 // point read of a pre-computed aggregate instead of a query over orders.
 func (r *Orders) Summary(ctx context.Context, userID string) (domain.CustomerSummary, error) {
-	s, err := readDoc[domain.CustomerSummary](ctx, r.c, userID, domain.CustomerSummaryID)
+	s, err := ReadDoc[domain.CustomerSummary](ctx, r.c, userID, domain.CustomerSummaryID)
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return domain.NewCustomerSummary(userID), nil
 	}
@@ -68,7 +68,7 @@ func (r *Orders) Summary(ctx context.Context, userID string) (domain.CustomerSum
 
 // Idempotency returns the record of a checkout key, ENOTFOUND if unused.
 func (r *Orders) Idempotency(ctx context.Context, userID, key string) (domain.Idempotency, error) {
-	return readDoc[domain.Idempotency](ctx, r.c, userID, domain.IdempotencyID(key))
+	return ReadDoc[domain.Idempotency](ctx, r.c, userID, domain.IdempotencyID(key))
 }
 
 // Place commits a checkout as ONE transactional batch in the user's

@@ -38,7 +38,7 @@ func (r *Products) Get(ctx context.Context, id string) (domain.Product, error) {
 
 // GetAny returns the product even when soft-deleted (for the feed workers).
 func (r *Products) GetAny(ctx context.Context, id string) (domain.Product, error) {
-	p, err := readDoc[domain.Product](ctx, r.c, id, id)
+	p, err := ReadDoc[domain.Product](ctx, r.c, id, id)
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return p, domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
 	}
@@ -85,7 +85,7 @@ func (r *Products) UpdateAny(ctx context.Context, id string, fn func(*domain.Pro
 // Categories returns the categories index: the home screen's one point
 // read. A store without one has no categories yet.
 func (r *Products) Categories(ctx context.Context) (domain.Categories, error) {
-	c, err := readDoc[domain.Categories](ctx, r.c, domain.CategoriesID, domain.CategoriesID)
+	c, err := ReadDoc[domain.Categories](ctx, r.c, domain.CategoriesID, domain.CategoriesID)
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return newCategories(), nil
 	}

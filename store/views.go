@@ -71,7 +71,7 @@ func (r *ProductSummaries) IDs(ctx context.Context, categoryID string) ([]string
 
 // Get point-reads one summary.
 func (r *ProductSummaries) Get(ctx context.Context, categoryID, productID string) (domain.ProductSummary, error) {
-	return readDoc[domain.ProductSummary](ctx, r.c, categoryID, productID)
+	return ReadDoc[domain.ProductSummary](ctx, r.c, categoryID, productID)
 }
 
 // Put writes the summary unless the view already holds the same or a newer
@@ -122,7 +122,7 @@ func (r *OrderSummaries) Page(ctx context.Context, statusDay string, limit int, 
 
 // Get point-reads one summary.
 func (r *OrderSummaries) Get(ctx context.Context, statusDay, orderID string) (domain.OrderSummary, error) {
-	return readDoc[domain.OrderSummary](ctx, r.c, statusDay, orderID)
+	return ReadDoc[domain.OrderSummary](ctx, r.c, statusDay, orderID)
 }
 
 // Put writes the summary under the version guard (see ProductSummaries.Put).

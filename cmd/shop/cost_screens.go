@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,14 +76,14 @@ func labScreens(ms store.Store, d *labData) []screen {
 			return err
 		}},
 		normalized: design{"normalized", "product read + reviews query + category read", func(ctx context.Context, i int) error {
-			p, err := readJSON[normProduct](ctx, normProducts, product(i), product(i))
+			p, err := store.ReadDoc[normProduct](ctx, normProducts, product(i), product(i))
 			if err != nil {
 				return err
 			}
 			if _, _, err := repos.Reviews.Page(ctx, p.ID, productPageReviews, ""); err != nil {
 				return err
 			}
-			_, err = readJSON[normCategory](ctx, normCategories, p.CategoryID, p.CategoryID)
+			_, err = store.ReadDoc[normCategory](ctx, normCategories, p.CategoryID, p.CategoryID)
 			return err
 		}},
 	}, {
@@ -97,13 +96,13 @@ func labScreens(ms store.Store, d *labData) []screen {
 			return err
 		}},
 		normalized: design{"normalized", "cart read + 1 product read per line (N+1)", func(ctx context.Context, i int) error {
-			c, err := readJSON[normCart](ctx, normCarts, user(i), user(i))
+			c, err := store.ReadDoc[normCart](ctx, normCarts, user(i), user(i))
 			if err != nil {
 				return err
 			}
 			lines := make([]domain.CartLine, 0, len(c.Items))
 			for _, l := range c.Items {
-				p, err := readJSON[normProduct](ctx, normProducts, l.ProductID, l.ProductID)
+				p, err := store.ReadDoc[normProduct](ctx, normProducts, l.ProductID, l.ProductID)
 				if err != nil {
 					return err
 				}
@@ -212,19 +211,6 @@ func categoryPageAcrossPartitions(ctx context.Context, products store.Container,
 		return strings.Compare(a.ID, b.ID)
 	})
 	return rows[:min(len(rows), categoryPageSize)], nil
-}
-
-// readJSON point-reads a document of a scratch container.
-func readJSON[T any](ctx context.Context, c store.Container, pk, id string) (T, error) {
-	var v T
-	r, err := c.Read(ctx, pk, id)
-	if err != nil {
-		return v, err
-	}
-	if err := json.Unmarshal(r.Item, &v); err != nil {
-		return v, domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, err)
-	}
-	return v, nil
 }
 
 // sample is what one render cost.
