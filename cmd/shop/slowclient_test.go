@@ -128,7 +128,11 @@ func TestHugeAndDeepBodiesAreRefusedEarly(t *testing.T) {
 		if got, want := resp.StatusCode, http.StatusRequestEntityTooLarge; got != want {
 			t.Errorf("status = %d, want %d", got, want)
 		}
-		if read := body.n.Load(); read > 4<<20 {
+		// The server stops reading after 64 KB, but what the client manages
+		// to write before it sees the answer also fills the loopback
+		// socket buffers (several MB under load), so the bound is loose:
+		// a server that read the body to its end would take all 64 MB.
+		if read := body.n.Load(); read > 32<<20 {
 			t.Errorf("the client had to send %d bytes; want the server to stop reading soon after 64 KB", read)
 		}
 	})
