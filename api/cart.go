@@ -2,10 +2,9 @@ package api
 
 import (
 	"net/http"
-	"time"
 
-	"shop/domain"
 	"shop/store"
+	"shop/store/writes"
 )
 
 // handleCartGet is the cart screen: ONE point read in carts by (userId,
@@ -26,11 +25,10 @@ type cartItemRequest struct {
 	Quantity int `json:"quantity" validate:"required,min=1,max=99"`
 }
 
-// handleCartPut sets a line's quantity. It reads the product once for the
-// name and price copies, then runs the cart's read-modify-write: with the
+// handleCartPut sets a line's quantity (writes.SetCartLine): with the
 // client's If-Match a stale cart is 412; without it the server retries its
 // own lost races.
-func handleCartPut(products *store.Products, carts *store.Carts, now func() time.Time) http.HandlerFunc {
+func handleCartPut(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "productId")
 		if err != nil {
@@ -42,14 +40,7 @@ func handleCartPut(products *store.Products, carts *store.Carts, now func() time
 			writeProblem(w, r, err)
 			return
 		}
-		p, err := products.Get(r.Context(), id)
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		c, err := carts.Update(r.Context(), userFrom(r.Context()).ID, ifMatch(r), func(c *domain.Cart) error {
-			return c.SetQuantity(p, req.Quantity, now())
-		})
+		c, err := ws.SetCartLine(r.Context(), userFrom(r.Context()).ID, id, req.Quantity, ifMatch(r))
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -61,17 +52,14 @@ func handleCartPut(products *store.Products, carts *store.Carts, now func() time
 
 // handleCartDelete removes a line and answers the cart; removing a line
 // that is not there answers the cart too (DELETE is idempotent).
-func handleCartDelete(carts *store.Carts, now func() time.Time) http.HandlerFunc {
+func handleCartDelete(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "productId")
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		c, err := carts.Update(r.Context(), userFrom(r.Context()).ID, ifMatch(r), func(c *domain.Cart) error {
-			c.RemoveLine(id, now())
-			return nil
-		})
+		c, err := ws.RemoveCartLine(r.Context(), userFrom(r.Context()).ID, id, ifMatch(r))
 		if err != nil {
 			writeProblem(w, r, err)
 			return

@@ -1,12 +1,19 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"shop/domain"
+	"shop/feedworkers"
+	"shop/store"
 )
 
 type cartBody struct {
@@ -132,4 +139,79 @@ func (s *shop) adminCreateProduct(id string, price int64) {
 	s.do(req{method: "POST", path: "/v1/products", token: token(s.t, "boss", true), body: map[string]any{
 		"productId": id, "name": "Product " + id, "priceCents": price, "categoryId": "books",
 	}}).want(http.StatusCreated)
+}
+
+// hookedStore runs hook once, right after the first read of a products
+// item that it is armed for: the moment a cart PUT has read the product
+// and not yet written the cart.
+type hookedStore struct {
+	store.Store
+	armed atomic.Pointer[func()]
+}
+
+func (s *hookedStore) Container(name string) store.Container {
+	c := s.Store.Container(name)
+	if name != store.ProductsContainer {
+		return c
+	}
+	return hookedContainer{c, s}
+}
+
+type hookedContainer struct {
+	store.Container
+	s *hookedStore
+}
+
+func (c hookedContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
+	r, err := c.Container.Read(ctx, pk, id)
+	if hook := c.s.armed.Swap(nil); hook != nil {
+		(*hook)()
+	}
+	return r, err
+}
+
+// TestCartPutRacingAPriceChangeKeepsTheNewPrice: an admin changes the
+// price after a cart PUT read the product and before it wrote the cart,
+// and the price fan-out runs to the end in between (it finds no cart
+// holding the product yet). The line must still end at the new price: no
+// write pins an old copy.
+func TestCartPutRacingAPriceChangeKeepsTheNewPrice(t *testing.T) {
+	hooked := &hookedStore{}
+	s := newShop(t, func(o *options) {
+		o.wrap = func(st store.Store) store.Store { hooked.Store = st; return hooked }
+	})
+	s.fixture()
+	h := feedworkers.NewHandlers(s.store, feedworkers.HandlersConfig{})
+	price := int64(2499)
+	change := func() {
+		p, err := s.repos.Products.Update(t.Context(), "book-1", "", func(p *domain.Product) error {
+			p.Apply(domain.ProductChange{PriceCents: &price}, time.Now())
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		item, err := s.store.Container(store.ProductsContainer).Read(t.Context(), p.ID, p.ID)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := h.Products(t.Context(), [][]byte{item.Item}); err != nil {
+			t.Error(err)
+		}
+	}
+	hooked.armed.Store(&change)
+	alice := token(t, "alice", false)
+	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 1}}).want(200)
+	if hooked.armed.Load() != nil {
+		t.Fatal("the PUT never read the product")
+	}
+	c, err := s.repos.Carts.Get(t.Context(), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Items) != 1 || c.Items[0].UnitPriceCents != 2499 || c.Items[0].PriceVersion != 2 {
+		t.Errorf("cart lines = %+v, want book-1 at 2499 cents, priceVersion 2", c.Items)
+	}
 }

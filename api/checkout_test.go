@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -186,13 +187,17 @@ func TestCheckoutConcurrentDuplicates(t *testing.T) {
 	}
 }
 
-// crashedCheckout runs the first two steps of a checkout of the user's
-// cart as the API does, the marker on the cart (If-Match) and the order
-// batch, and stops there: a process that died before settling the cart.
+// crashedCheckout runs the order batch of a checkout of the user's cart
+// as the API does, under the id the cart names for its next order (here
+// orderID), and stops there: a process that died before settling the
+// cart.
 func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order {
 	t.Helper()
 	ctx := t.Context()
-	cart, err := s.repos.Carts.Get(ctx, userID)
+	cart, err := s.repos.Carts.Update(ctx, userID, "", func(c *domain.Cart) error {
+		c.NextOrderID = orderID
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,10 +208,6 @@ func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order
 	}
 	o, err := domain.NewOrder(orderID, cart, domain.Customer{Name: "User " + userID}, addr, "crashed-"+orderID, time.Now())
 	if err != nil {
-		t.Fatal(err)
-	}
-	cart.PendingOrderID = orderID
-	if _, err := s.repos.Carts.ReplaceIfMatch(ctx, cart, cart.ETag); err != nil {
 		t.Fatal(err)
 	}
 	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "crashed-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
@@ -300,16 +301,16 @@ func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
 	}
 }
 
-// TestCheckoutReplacesAMarkerWithoutOrder: a marker whose order never
-// committed (the batch failed, or the process died before it) is replaced
-// by the next checkout, which orders the whole cart.
-func TestCheckoutReplacesAMarkerWithoutOrder(t *testing.T) {
+// TestCheckoutOfACartWithoutNextOrderID: a cart stored before carts named
+// their next order is given an id at its first checkout, and ordered
+// whole.
+func TestCheckoutOfACartWithoutNextOrderID(t *testing.T) {
 	s := newShop(t)
 	s.fixture()
 	alice := token(t, "alice", false)
 	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 2}}).want(200)
 	if _, err := s.repos.Carts.Update(t.Context(), "alice", "", func(c *domain.Cart) error {
-		c.PendingOrderID = "o-never-committed"
+		c.NextOrderID = ""
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -322,7 +323,56 @@ func TestCheckoutReplacesAMarkerWithoutOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Items) != 0 || c.PendingOrderID != "" {
-		t.Errorf("cart after checkout = %d lines, marker %q; want empty, no marker", len(c.Items), c.PendingOrderID)
+	if len(c.Items) != 0 || c.NextOrderID == "" || c.NextOrderID == o.ID {
+		t.Errorf("cart after checkout = %d lines, next order %q; want empty, naming a new order", len(c.Items), c.NextOrderID)
+	}
+	checkout(s, alice, "k2", address).want(409)
+}
+
+// TestCheckoutConcurrentKeysPayOnce: two tabs, or rapid clicks, check out
+// the same cart at once, each with its own Idempotency-Key. As if they ran
+// one after the other: one order, and the cart is empty for the rest.
+func TestCheckoutConcurrentKeysPayOnce(t *testing.T) {
+	for _, n := range []int{2, 10} {
+		t.Run(fmt.Sprintf("%d at once", n), func(t *testing.T) {
+			s := newShop(t)
+			s.fixture()
+			for round := range 10 {
+				user := fmt.Sprintf("u%d", round)
+				tok := token(t, user, false)
+				s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: tok, body: map[string]int{"quantity": 2}}).want(200)
+				s.do(req{method: "PUT", path: "/v1/cart/items/game-1", token: tok, body: map[string]int{"quantity": 1}}).want(200)
+				codes := make([]int, n)
+				var wg sync.WaitGroup
+				for i := range n {
+					wg.Go(func() { codes[i] = checkout(s, tok, fmt.Sprintf("k%d", i), address).Code })
+				}
+				wg.Wait()
+				created := 0
+				for i, c := range codes {
+					switch c {
+					case http.StatusCreated:
+						created++
+					case http.StatusConflict:
+					default:
+						t.Errorf("round %d: checkout %d = %d, want 201 or 409", round, i, c)
+					}
+				}
+				items, _, err := s.repos.Orders.Page(t.Context(), user, 100, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum, err := s.repos.Orders.Summary(t.Context(), user)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if created != 1 || len(items) != 1 || sum.TotalOrders != 1 {
+					t.Errorf("round %d: %d × 201, %d orders, summary %d; want one of each", round, created, len(items), sum.TotalOrders)
+				}
+				if got := cartQuantities(t, s, tok); len(got) != 0 {
+					t.Errorf("round %d: cart after checkout = %v, want empty", round, got)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/writes"
 )
 
 // handleSummary is the account screen: ONE point read of the user's
@@ -61,14 +62,14 @@ func handleOrder(orders *store.Orders) http.HandlerFunc {
 
 // handleOrderCancel lets the owner cancel a placed order: the order and
 // the customerSummary change in ONE transactional batch, If-Match on both.
-func handleOrderCancel(orders *store.Orders) http.HandlerFunc {
+func handleOrderCancel(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "orderId")
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		o, err := orders.SetStatus(r.Context(), userFrom(r.Context()).ID, id, ifMatch(r), domain.StatusCancelled)
+		o, err := ws.SetOrderStatus(r.Context(), userFrom(r.Context()).ID, id, ifMatch(r), domain.StatusCancelled)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -84,7 +85,7 @@ type orderStatusRequest struct {
 
 // handleAdminOrderPatch moves any user's order along the status machine;
 // the admin names the partition (userId) explicitly, a point operation.
-func handleAdminOrderPatch(orders *store.Orders) http.HandlerFunc {
+func handleAdminOrderPatch(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		userID, err := pathID(r, "userId")
 		if err != nil {
@@ -101,7 +102,7 @@ func handleAdminOrderPatch(orders *store.Orders) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		o, err := orders.SetStatus(r.Context(), userID, id, ifMatch(r), req.Status)
+		o, err := ws.SetOrderStatus(r.Context(), userID, id, ifMatch(r), req.Status)
 		if err != nil {
 			writeProblem(w, r, err)
 			return

@@ -38,13 +38,13 @@ func (s *server) routes(d Deps) http.Handler {
 			r.Use(authenticate(s.secret, s.now))
 			r.Post("/products/{productId}/reviews", handleReviewCreate(s.repos.Products, s.repos.Reviews, s.now))
 			r.Get("/cart", handleCartGet(s.repos.Carts))
-			r.Put("/cart/items/{productId}", handleCartPut(s.repos.Products, s.repos.Carts, s.now))
-			r.Delete("/cart/items/{productId}", handleCartDelete(s.repos.Carts, s.now))
-			r.Post("/checkout", handleCheckout(s.repos.Carts, s.repos.Orders, s.checkouts, s.now))
+			r.Put("/cart/items/{productId}", handleCartPut(s.writes))
+			r.Delete("/cart/items/{productId}", handleCartDelete(s.writes))
+			r.Post("/checkout", handleCheckout(s.writes))
 			r.Get("/me/summary", handleSummary(s.repos.Orders))
 			r.Get("/orders", handleOrders(s.repos.Orders))
 			r.Get("/orders/{orderId}", handleOrder(s.repos.Orders))
-			r.Post("/orders/{orderId}/cancel", handleOrderCancel(s.repos.Orders))
+			r.Post("/orders/{orderId}/cancel", handleOrderCancel(s.writes))
 
 			// Admin routes: the admin role.
 			r.Group(func(r chi.Router) {
@@ -54,7 +54,7 @@ func (s *server) routes(d Deps) http.Handler {
 				r.Delete("/products/{productId}", handleProductDelete(s.repos.Products, s.now))
 				r.Put("/categories/{categoryId}", handleCategoryPut(s.repos.Products))
 				r.Get("/admin/orders", handleAdminOrders(s.repos.OrderSummaries, s.now))
-				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.repos.Orders))
+				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.writes))
 				r.Get("/admin/feeds", handleFeeds(d.Feeds))
 			})
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shop/store"
+	"shop/store/writes"
 )
 
 // FeedStatus reports the change-feed workers' state for GET /v1/admin/feeds.
@@ -39,13 +40,13 @@ type Deps struct {
 }
 
 // server holds what the handlers share: the repositories built once over
-// the metered store, and the checkouts in flight.
+// the metered store, and the write protocols over them.
 type server struct {
-	repos     *store.Repos
-	log       *slog.Logger
-	secret    []byte
-	now       func() time.Time
-	checkouts *inFlight
+	repos  *store.Repos
+	writes *writes.Writes
+	log    *slog.Logger
+	secret []byte
+	now    func() time.Time
 }
 
 // NewServer returns the shop's HTTP handler.
@@ -59,14 +60,15 @@ func NewServer(d Deps) http.Handler {
 	if d.Ready == nil {
 		d.Ready = d.Store.Ping
 	}
+	// Metered: every store call adds its Request Units to the request's
+	// Meter, which the cost middleware turns into response headers.
+	repos := store.NewRepos(store.Metered(d.Store))
 	s := &server{
-		// Metered: every store call adds its Request Units to the request's
-		// Meter, which the cost middleware turns into response headers.
-		repos:     store.NewRepos(store.Metered(d.Store)),
-		log:       d.Logger,
-		secret:    d.Secret,
-		now:       d.Now,
-		checkouts: new(inFlight),
+		repos:  repos,
+		writes: writes.New(repos, d.Now),
+		log:    d.Logger,
+		secret: d.Secret,
+		now:    d.Now,
 	}
 	return s.routes(d)
 }

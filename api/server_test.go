@@ -61,6 +61,9 @@ type options struct {
 	devMode   bool
 	feeds     api.FeedStatus
 	rateLimit api.RateLimit
+	// wrap, when set, decorates the store the server uses (the fixtures
+	// and s.repos still use the bare store).
+	wrap func(store.Store) store.Store
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -77,7 +80,11 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if err := migrations.Apply(context.Background(), st, io.Discard); err != nil {
 		t.Fatalf("migrations: %v", err)
 	}
-	h := api.NewServer(api.Deps{Store: st, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit})
+	var served store.Store = st
+	if o.wrap != nil {
+		served = o.wrap(st)
+	}
+	h := api.NewServer(api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit})
 	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st)}
 }
 

@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"slices"
 	"time"
 )
@@ -17,11 +19,21 @@ const (
 // cart screen is a point read by (userId, userId).
 func NewCart(userID string) Cart {
 	return Cart{
-		Meta:       Meta{ID: userID, Type: TypeCart, SchemaVersion: SchemaVersion},
-		UserID:     userID,
-		Items:      []CartLine{},
-		ProductIDs: []string{},
+		Meta:        Meta{ID: userID, Type: TypeCart, SchemaVersion: SchemaVersion},
+		UserID:      userID,
+		Items:       []CartLine{},
+		ProductIDs:  []string{},
+		NextOrderID: NewOrderID(),
 	}
+}
+
+// NewOrderID returns a fresh order id: "o-" and 20 random hex digits. A
+// cart draws the id of its next order ahead of time (Cart.NextOrderID),
+// so the id says nothing of when the order was placed; CreatedAt does.
+func NewOrderID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return "o-" + hex.EncodeToString(b[:])
 }
 
 // SetQuantity puts quantity of p in the cart, copying the product's name
@@ -35,22 +47,24 @@ func (c *Cart) SetQuantity(p Product, quantity int, now time.Time) error {
 	if p.Deleted {
 		return Errorf(ENOTFOUND, "product %q not found", p.ID)
 	}
-	line := CartLine{
-		ProductID:      p.ID,
-		Name:           p.Name,
-		UnitPriceCents: p.PriceCents,
-		PriceVersion:   p.PriceVersion,
-		ProductVersion: p.Version,
-		Quantity:       quantity,
-		Available:      true,
-	}
 	if i := c.lineIndex(p.ID); i >= 0 {
-		c.Items[i] = line
+		// The line may already hold a newer copy than p (the price
+		// fan-out got there first): Refresh keeps the newer one.
+		c.Items[i].Refresh(p)
+		c.Items[i].Quantity = quantity
 	} else {
 		if len(c.Items) >= MaxCartLines {
 			return Errorf(ECONFLICT, "a cart holds at most %d lines", MaxCartLines)
 		}
-		c.Items = append(c.Items, line)
+		c.Items = append(c.Items, CartLine{
+			ProductID:      p.ID,
+			Name:           p.Name,
+			UnitPriceCents: p.PriceCents,
+			PriceVersion:   p.PriceVersion,
+			ProductVersion: p.Version,
+			Quantity:       quantity,
+			Available:      true,
+		})
 	}
 	c.Recompute(now)
 	return nil
@@ -67,26 +81,57 @@ func (c *Cart) RemoveLine(productID string, now time.Time) bool {
 	return true
 }
 
-// ApplyProduct refreshes the copies in the product's line from p, under the
-// version guard: a line only ever takes a newer product version, so a
-// change feed that delivers v3 and then, late, v2 leaves v3 (at least once
-// delivery, no ordering across partitions). It reports whether the cart
-// changed.
-func (c *Cart) ApplyProduct(p Product, now time.Time) bool {
-	i := c.lineIndex(p.ID)
-	if i < 0 {
+// CartCopy is what a cart line copies from its product: the fields that a
+// product change must carry to every open cart holding it.
+type CartCopy struct {
+	Name         string `json:"name"`
+	PriceCents   int64  `json:"priceCents"`
+	PriceVersion int64  `json:"priceVersion"`
+	Available    bool   `json:"available"`
+}
+
+// CartCopyOf is the copy a cart line of p should carry.
+func CartCopyOf(p Product) CartCopy {
+	return CartCopy{Name: p.Name, PriceCents: p.PriceCents, PriceVersion: p.PriceVersion, Available: !p.Deleted}
+}
+
+func (l CartLine) copy() CartCopy {
+	return CartCopy{Name: l.Name, PriceCents: l.UnitPriceCents, PriceVersion: l.PriceVersion, Available: l.Available}
+}
+
+// Refresh is the freshness rule of every cart line copy, whoever writes
+// it (the cart PUT, the price fan-out): the line takes p's name and
+// availability only from a newer product version than the one it copied
+// (ProductVersion), and p's price only with a newer priceVersion. So a
+// copy never goes backwards, whatever order the writes land in: at least
+// once delivery and two writers racing can only bring it forward. It
+// reports whether what the line shows changed; a product write that
+// touched none of it (new review stats) changes nothing worth a write.
+func (l *CartLine) Refresh(p Product) bool {
+	if p.ID != l.ProductID || p.Version <= l.ProductVersion {
 		return false
 	}
-	l := &c.Items[i]
-	if p.Version <= l.ProductVersion {
-		return false
-	}
+	before := l.copy()
 	l.Name = p.Name
-	l.ProductVersion = p.Version
 	l.Available = !p.Deleted
+	l.ProductVersion = p.Version
 	if p.PriceVersion > l.PriceVersion {
 		l.UnitPriceCents = p.PriceCents
 		l.PriceVersion = p.PriceVersion
+	}
+	return l.copy() != before
+}
+
+// IsStale reports whether a line copied from an older version of p shows
+// something p no longer says (see Refresh).
+func (l CartLine) IsStale(p Product) bool { return l.Refresh(p) }
+
+// ApplyProduct refreshes the product's line from p (Refresh) and reports
+// whether what the cart shows changed.
+func (c *Cart) ApplyProduct(p Product, now time.Time) bool {
+	i := c.lineIndex(p.ID)
+	if i < 0 || !c.Items[i].Refresh(p) {
+		return false
 	}
 	c.Recompute(now)
 	return true
@@ -94,14 +139,14 @@ func (c *Cart) ApplyProduct(p Product, now time.Time) bool {
 
 // Settle takes out of the cart what order o paid for, once the order is
 // committed: each order line's quantity is subtracted from the cart line
-// of that product (a line left at 0 or less goes), and the pending
-// checkout marker is cleared. What the owner added or changed after the
-// marker was written stays, and a price refreshed since does not matter:
-// the guard is the marker, not the cart's _etag. Guarded by the marker
-// (PendingOrderID == o.ID), so a replay or a second settler changes
-// nothing; it reports whether the cart changed.
+// of that product (a line left at 0 or less goes). What the owner added
+// or changed since the checkout read the cart stays, and a price
+// refreshed since does not matter. Guarded by the order's id: only the
+// order the cart said it would take (NextOrderID) settles, and the cart
+// then draws the id of its next order, so a replay or a second settler
+// changes nothing. It reports whether the cart changed.
 func (c *Cart) Settle(o Order, now time.Time) bool {
-	if o.ID == "" || c.PendingOrderID != o.ID {
+	if o.ID == "" || c.NextOrderID != o.ID {
 		return false
 	}
 	for _, ol := range o.Items {
@@ -114,7 +159,7 @@ func (c *Cart) Settle(o Order, now time.Time) bool {
 			c.Items = slices.Delete(c.Items, i, i+1)
 		}
 	}
-	c.PendingOrderID = ""
+	c.NextOrderID = NewOrderID()
 	c.Recompute(now)
 	return true
 }

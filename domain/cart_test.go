@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"shop/domain"
 )
@@ -53,8 +54,33 @@ func TestNewCart(t *testing.T) {
 		Items:      []domain.CartLine{},
 		ProductIDs: []string{},
 	}
-	if diff := cmp.Diff(want, c); diff != "" {
+	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(domain.Cart{}, "NextOrderID")); diff != "" {
 		t.Errorf("NewCart (-want +got):\n%s", diff)
+	}
+	// The id its first order will take: a valid id, drawn anew per cart.
+	if err := domain.ValidateID("nextOrderId", c.NextOrderID); err != nil || c.NextOrderID == domain.NewCart("u1").NextOrderID {
+		t.Errorf("nextOrderId = %q (%v), want a valid id unique to the cart", c.NextOrderID, err)
+	}
+}
+
+// TestCartSetQuantityKeepsANewerCopy: a PUT that read the product before
+// the price fan-out wrote a newer copy into the line only changes the
+// quantity; the newer copy stays.
+func TestCartSetQuantityKeepsANewerCopy(t *testing.T) {
+	old := product("a", 100)
+	newer := old
+	newer.Version, newer.PriceVersion, newer.PriceCents, newer.Name = 2, 2, 80, "Renamed"
+	c := cartWith(t, old)
+	c.ApplyProduct(newer, now)
+	if err := c.SetQuantity(old, 3, now); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := c.Line("a")
+	if l.Quantity != 3 || l.UnitPriceCents != 80 || l.PriceVersion != 2 || l.ProductVersion != 2 || l.Name != "Renamed" {
+		t.Errorf("line = %+v, want quantity 3 with the v2 copy (80 cents, priceVersion 2, Renamed)", l)
+	}
+	if got, want := c.SubtotalCents, int64(240); got != want {
+		t.Errorf("subtotal = %d, want %d", got, want)
 	}
 }
 
@@ -347,22 +373,22 @@ func TestCartSettle(t *testing.T) {
 	tests := []struct {
 		name string
 		// cart is the cart as the settler reads it (a quantity per product).
-		cart    []line
-		pending string
+		cart []line
+		// next is the cart's NextOrderID as the settler reads it.
+		next string
 		// priceNow, when set, is a's price refreshed after the checkout.
 		priceNow    int64
 		wantLines   []line
 		wantChanged bool
-		wantPending string
 	}{
-		{"untouched since checkout: empty", []line{{"a", 2}, {"b", 1}}, "o1", 0, []line{}, true, ""},
-		{"owner added a product: it stays", []line{{"a", 2}, {"b", 1}, {"c", 4}}, "o1", 0, []line{{"c", 4}}, true, ""},
-		{"owner raised a paid quantity: the surplus stays", []line{{"a", 5}, {"b", 1}}, "o1", 0, []line{{"a", 3}}, true, ""},
-		{"owner lowered a paid quantity: the line goes", []line{{"a", 1}, {"b", 1}}, "o1", 0, []line{}, true, ""},
-		{"owner removed a paid line", []line{{"b", 1}, {"c", 1}}, "o1", 0, []line{{"c", 1}}, true, ""},
-		{"price refreshed since: same lines go", []line{{"a", 2}, {"b", 1}, {"c", 1}}, "o1", 150, []line{{"c", 1}}, true, ""},
-		{"already settled: nothing changes", []line{{"a", 2}, {"c", 1}}, "", 0, []line{{"a", 2}, {"c", 1}}, false, ""},
-		{"marker of another checkout: nothing changes", []line{{"a", 2}, {"b", 1}}, "o2", 0, []line{{"a", 2}, {"b", 1}}, false, "o2"},
+		{"untouched since checkout: empty", []line{{"a", 2}, {"b", 1}}, "o1", 0, []line{}, true},
+		{"owner added a product: it stays", []line{{"a", 2}, {"b", 1}, {"c", 4}}, "o1", 0, []line{{"c", 4}}, true},
+		{"owner raised a paid quantity: the surplus stays", []line{{"a", 5}, {"b", 1}}, "o1", 0, []line{{"a", 3}}, true},
+		{"owner lowered a paid quantity: the line goes", []line{{"a", 1}, {"b", 1}}, "o1", 0, []line{}, true},
+		{"owner removed a paid line", []line{{"b", 1}, {"c", 1}}, "o1", 0, []line{{"c", 1}}, true},
+		{"price refreshed since: same lines go", []line{{"a", 2}, {"b", 1}, {"c", 1}}, "o1", 150, []line{{"c", 1}}, true},
+		{"already settled: nothing changes", []line{{"a", 2}, {"c", 1}}, "o0", 0, []line{{"a", 2}, {"c", 1}}, false},
+		{"the cart names another order: nothing changes", []line{{"a", 2}, {"b", 1}}, "o2", 0, []line{{"a", 2}, {"b", 1}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -376,7 +402,7 @@ func TestCartSettle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cart.PendingOrderID = tt.pending
+			cart.NextOrderID = tt.next
 			later := now.Add(time.Minute)
 			if got, want := cart.Settle(order, later), tt.wantChanged; got != want {
 				t.Errorf("Settle = %v, want %v", got, want)
@@ -388,8 +414,11 @@ func TestCartSettle(t *testing.T) {
 			if diff := cmp.Diff(tt.wantLines, got); diff != "" {
 				t.Errorf("lines after Settle (-want +got):\n%s", diff)
 			}
-			if got, want := cart.PendingOrderID, tt.wantPending; got != want {
-				t.Errorf("pendingOrderId = %q, want %q", got, want)
+			switch next := cart.NextOrderID; {
+			case tt.wantChanged && (next == "" || next == order.ID):
+				t.Errorf("nextOrderId after Settle = %q, want a new id", next)
+			case !tt.wantChanged && next != tt.next:
+				t.Errorf("nextOrderId = %q, want %q unchanged", next, tt.next)
 			}
 			if cart.Items == nil || cart.ProductIDs == nil {
 				t.Errorf("items %#v, productIds %#v: want empty slices, not nil", cart.Items, cart.ProductIDs)
@@ -415,7 +444,7 @@ func TestCartSettleTwiceTakesOnce(t *testing.T) {
 	if err := cart.SetQuantity(product("a", 100), 3, now); err != nil {
 		t.Fatal(err)
 	}
-	cart.PendingOrderID = "o1"
+	cart.NextOrderID = "o1"
 	order := domain.Order{Meta: domain.Meta{ID: "o1"}, Items: []domain.OrderLine{{ProductID: "a", Quantity: 1}}}
 	cart.Settle(order, now)
 	cart.Settle(order, now)

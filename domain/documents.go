@@ -140,13 +140,17 @@ type Cart struct {
 	ItemCount     int       `json:"itemCount"`
 	SubtotalCents int64     `json:"subtotalCents"`
 	LastUpdated   time.Time `json:"lastUpdated"`
-	// PendingOrderID marks a checkout in progress: it is written on the
-	// cart (If-Match) before the order batch commits in `orders`, and
-	// cleared when the order's lines are taken out of the cart (Settle).
-	// No transaction spans two containers, so the marker is what lets the
-	// orders feed, or the next checkout, finish a checkout that stopped
-	// between the two writes. Internal: the API does not show it.
-	PendingOrderID string `json:"pendingOrderId,omitempty"`
+	// NextOrderID is the id the cart's next order will take. Checkout
+	// creates the order under this id in the order's transactional batch,
+	// so two checkouts of the same cart contents cannot both commit: the
+	// second Create of the id is a 409 in the orders partition, whatever
+	// the keys, tabs or instances. Settling the paid lines (Settle) draws
+	// the next id. No transaction spans `orders` and `carts`, and this is
+	// what makes the pair safe: a checkout that stops after its batch
+	// leaves the cart still naming the paid order, and whoever comes next
+	// (the orders feed, the next checkout) settles it. Internal: the API
+	// does not show it.
+	NextOrderID string `json:"nextOrderId,omitempty"`
 }
 
 // CartLine is one product in a cart, with copies of its name and price.
@@ -188,10 +192,9 @@ type Order struct {
 	CreatedAt       time.Time   `json:"createdAt"`
 	LastUpdated     time.Time   `json:"lastUpdated"`
 	IdempotencyKey  string      `json:"idempotencyKey"`
-	// CartETag is the _etag of the cart the order was made from, as the
-	// checkout's marker write left it (Cart.PendingOrderID = this order's
-	// id): a trace of the version ordered, not a guard; settling the cart
-	// follows the marker, whatever the cart's _etag has become since.
+	// CartETag is the _etag of the cart the order was made from: a trace
+	// of the version ordered, not a guard; settling the cart follows its
+	// NextOrderID, whatever the cart's _etag has become since.
 	CartETag string `json:"cartEtag,omitempty"`
 	// Version counts every write of the order; the ordersByStatus copy
 	// keeps it as sourceVersion.

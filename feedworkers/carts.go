@@ -51,22 +51,24 @@ func (h *Handlers) FanoutStats() FanoutStats {
 	return h.stats.s
 }
 
-// maxCartAttempts bounds the re-reads of one cart that keeps changing
-// under the fan-out (its owner is editing it); the batch is then retried
-// by the processor.
-const maxCartAttempts = 20
-
 // ProductToCarts pushes the product's name, price and availability into
 // every open cart holding it: page through the carts with ARRAY_CONTAINS
 // on their flat productIds (the shop's one cross-partition query; its
-// cost is counted), then update each cart with If-Match, at most
-// FanoutConcurrency at a time. Cart.ApplyProduct is the version guard: a
-// line only ever takes a newer product version, so applying twice, or v3
-// then v2, leaves v3. p should be the product's current version (Products
+// cost is counted), then refresh each cart (writes.RefreshCart, If-Match
+// on the version the query returned), at most FanoutConcurrency at a
+// time. The freshness rule (domain.CartLine.Refresh) is the guard: a line
+// only ever takes a newer product version, so applying twice, or v3 then
+// v2, leaves v3. p should be the product's current version (Products
 // reads it): a line whose copies already match it is not rewritten.
 func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (FanoutStats, error) {
 	res := FanoutStats{Products: 1}
 	var mu sync.Mutex
+	// The cart writes count their lost races on the Meter.
+	meter := store.MeterFrom(ctx)
+	if meter == nil {
+		ctx, meter = store.WithMeter(ctx)
+	}
+	retriesBefore := meter.Retries()
 	defer func() {
 		h.stats.mu.Lock()
 		h.stats.s.add(res)
@@ -105,9 +107,8 @@ func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (Fanout
 	for range h.fanout {
 		g.Go(func() error {
 			for c := range work {
-				updated, retries, err := h.applyToCart(gctx, c, p)
+				updated, err := h.applyToCart(gctx, c, p)
 				mu.Lock()
-				res.Retries += retries
 				if updated {
 					res.CartsUpdated++
 				}
@@ -122,6 +123,7 @@ func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (Fanout
 	err := g.Wait()
 	mu.Lock()
 	defer mu.Unlock()
+	res.Retries = meter.Retries() - retriesBefore
 	return res, err
 }
 
@@ -136,44 +138,13 @@ func (h *Handlers) cartsWith(ctx context.Context, productID, cont string) ([]dom
 	return carts, next, ru, err
 }
 
-// applyToCart updates one cart's line of p with If-Match on the _etag the
-// query returned; on 412 (the owner changed the cart meanwhile) it
-// re-reads the cart (point read) and applies again.
-func (h *Handlers) applyToCart(ctx context.Context, c domain.Cart, p domain.Product) (updated bool, retries int, err error) {
-	for attempt := 1; ; attempt++ {
-		line, ok := c.Line(p.ID)
-		if !ok || !needsUpdate(line, p) {
-			return false, retries, nil
-		}
-		etag := c.ETag
-		c.ApplyProduct(p, h.now())
-		_, err := h.repos.Carts.ReplaceIfMatch(ctx, c, etag)
-		switch {
-		case err == nil:
-			return true, retries, nil
-		case domain.IsCode(err, domain.ENOTFOUND):
-			// Expired by TTL since the query: nothing to update.
-			return false, retries, nil
-		case !domain.IsCode(err, domain.EPRECONDITION) || attempt >= maxCartAttempts:
-			return false, retries, err
-		}
-		retries++
-		store.MeterFrom(ctx).AddRetry()
-		if c, err = h.repos.Carts.Get(ctx, c.UserID); err != nil {
-			return false, retries, err
-		}
+// applyToCart refreshes one cart's line of p when it is stale, starting
+// from the copy the query returned (no read unless the owner changed the
+// cart since).
+func (h *Handlers) applyToCart(ctx context.Context, c domain.Cart, p domain.Product) (bool, error) {
+	if l, ok := c.Line(p.ID); !ok || !l.IsStale(p) {
+		return false, nil
 	}
-}
-
-// needsUpdate reports whether the line's copies would change: p is newer
-// than the version the line was copied from (the guard) AND its name,
-// price or availability differs. A product write that touched none of
-// them (new review stats) writes no cart; syncCarts usually spares it the
-// query too. Safe because p is the product's current version, never a
-// stale one.
-func needsUpdate(l domain.CartLine, p domain.Product) bool {
-	if p.Version <= l.ProductVersion {
-		return false
-	}
-	return l.Name != p.Name || l.Available == p.Deleted || p.PriceVersion > l.PriceVersion
+	_, updated, err := h.writes.RefreshCart(ctx, c, p)
+	return updated, err
 }

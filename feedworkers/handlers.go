@@ -8,13 +8,15 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/writes"
 )
 
 // Handlers holds what the handlers write through: the typed repositories.
 // Each handler is a plain method over decoded documents, so tests call it
 // directly, twice, shuffled or duplicated, without a processor.
 type Handlers struct {
-	repos *store.Repos
+	repos  *store.Repos
+	writes *writes.Writes
 	// leases holds the fan-out records (see fanout.go).
 	leases store.Container
 	now    func() time.Time
@@ -48,8 +50,9 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	repos := store.NewRepos(st)
 	return &Handlers{
-		repos: store.NewRepos(st), leases: st.Container(store.LeasesContainer),
+		repos: repos, writes: writes.New(repos, cfg.Now), leases: st.Container(store.LeasesContainer),
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
 	}
 }

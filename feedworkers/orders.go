@@ -6,53 +6,19 @@ import (
 	"shop/domain"
 )
 
-// settleAttempts bounds the re-reads of a cart that changed between the
-// handler's read and its write (412).
-const settleAttempts = 10
-
 // OrdersToCarts finishes the checkouts that stopped after committing the
-// order but before settling the cart: no transaction spans `orders` and
-// `carts`, so checkout writes a marker on the cart (PendingOrderID) before
-// the order batch. A cart still marked with this order keeps the paid
-// lines: they are taken out (Cart.Settle) with If-Match on the version
-// read, and on 412 the cart is read again, so a user's change or a price
-// refresh since the checkout is kept, not lost, and does not stop the
-// settle. A cart without this order's marker was settled already (by the
-// checkout, a replay, or the user's next checkout) or never marked: left
-// alone, which makes the handler idempotent. The order's status does not
-// matter: latest-version mode may deliver an order first as cancelled,
-// and its lines were checked out all the same. Cost: one cart point read
-// (1 RU) per delivered order version, and a cart replace only for a
-// checkout that did not settle.
+// order but before settling the cart (writes.SettleOrder): a cart that
+// still names the order as its next one gives up the paid lines; any
+// other cart was settled already, which makes the handler idempotent.
+// Cost: one cart point read per delivered order version, and a cart
+// replace only for a checkout that did not settle.
 func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) error {
 	for _, o := range orders {
-		if err := h.settleCart(ctx, o); err != nil {
+		if err := h.writes.SettleOrder(ctx, o); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (h *Handlers) settleCart(ctx context.Context, o domain.Order) error {
-	for attempt := 1; ; attempt++ {
-		// Point read by (userId, userId), 1 RU (query-point-reads).
-		c, err := h.repos.Carts.Get(ctx, o.UserID)
-		if err != nil {
-			return err
-		}
-		if !c.Settle(o, h.now()) {
-			return nil
-		}
-		_, err = h.repos.Carts.ReplaceIfMatch(ctx, c, c.ETag)
-		if domain.IsCode(err, domain.EPRECONDITION) && attempt < settleAttempts {
-			continue
-		}
-		if domain.IsCode(err, domain.ENOTFOUND) {
-			// The cart expired (ttl) since the read: nothing left to settle.
-			return nil
-		}
-		return err
-	}
 }
 
 // earlier lists, for each status, the statuses an order can have held

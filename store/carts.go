@@ -23,30 +23,30 @@ func (r *Carts) Get(ctx context.Context, userID string) (domain.Cart, error) {
 	return c, err
 }
 
-// Update is the cart's read-modify-write, creating the cart on first use:
+// Update is the cart's read-modify-write (see update), creating the cart
+// on first use:
 //
 //	carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error { return c.SetQuantity(p, q, now) })
 //
-// ifMatch is the client's If-Match ("" lets the server retry its own
-// races on 412).
-func (r *Carts) Update(ctx context.Context, userID, ifMatch string, fn func(*domain.Cart) error) (domain.Cart, error) {
-	return update(ctx, r.c, userID, userID, ifMatch, func() domain.Cart { return domain.NewCart(userID) }, fn)
+// ifMatch is the client's If-Match (see Precondition). fn may return
+// ErrUnchanged to write nothing.
+func (r *Carts) Update(ctx context.Context, userID string, ifMatch Precondition, fn func(*domain.Cart) error) (domain.Cart, error) {
+	c, _, err := update(ctx, r.c, userID, userID, rmw[domain.Cart]{ifMatch: ifMatch, create: func() domain.Cart { return domain.NewCart(userID) }}, fn)
+	return c, err
 }
 
-// ReplaceIfMatch writes the cart only if it is still at etag, and never
-// retries: the feed workers use it to apply a change to the version they
-// read, and the orders feed to settle a checkout on the cart version it
-// read.
-func (r *Carts) ReplaceIfMatch(ctx context.Context, c domain.Cart, etag string) (domain.Cart, error) {
-	b, err := encode(c)
-	if err != nil {
-		return domain.Cart{}, err
+// UpdateExisting is Update for the server's own writes to a cart that
+// should exist (settling a checkout, refreshing a line): a missing cart
+// (expired by its TTL) is ENOTFOUND, never created. from, when it has an
+// _etag, is the cart as the caller already read it, and the first attempt
+// starts from it instead of reading again.
+func (r *Carts) UpdateExisting(ctx context.Context, from domain.Cart, fn func(*domain.Cart) error) (domain.Cart, error) {
+	o := rmw[domain.Cart]{}
+	if from.ETag != "" {
+		o.from, o.fromETag = &from, from.ETag
 	}
-	w, err := r.c.Replace(ctx, c.UserID, c.ID, b, &WriteOptions{IfMatch: etag})
-	if err != nil {
-		return domain.Cart{}, err
-	}
-	return decodeOne[domain.Cart](w.Item)
+	c, _, err := update(ctx, r.c, from.UserID, from.UserID, o, fn)
+	return c, err
 }
 
 // WithProduct returns one page of the open carts that hold productID.

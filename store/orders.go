@@ -71,12 +71,24 @@ func (r *Orders) Idempotency(ctx context.Context, userID, key string) (domain.Id
 	return ReadDoc[domain.Idempotency](ctx, r.c, userID, domain.IdempotencyID(key))
 }
 
+// The two ways a checkout's batch is refused because its documents exist.
+var (
+	// ErrOrderExists: an order with the new order's id is committed. The
+	// id comes from the cart (Cart.NextOrderID), so these cart contents
+	// were paid by another checkout.
+	ErrOrderExists = domain.Errorf(domain.ECONFLICT, "this cart was checked out by another request")
+	// ErrKeyUsed: the Idempotency-Key's record is committed.
+	ErrKeyUsed = domain.Errorf(domain.ECONFLICT, "this Idempotency-Key was used by another request")
+)
+
 // Place commits a checkout as ONE transactional batch in the user's
-// partition: create the order, create the idempotency record (its id comes
-// from the key, so a duplicate checkout fails as a whole with ECONFLICT),
-// and write the customerSummary with If-Match (Create when it is new). A
-// summary changed by a concurrent checkout is re-read and the batch
-// retried; nothing is half-written, ever.
+// partition: create the order, create the idempotency record (its id
+// comes from the key), and write the customerSummary with If-Match
+// (Create when it is new). Nothing is half-written, ever. A taken order id
+// is ErrOrderExists and a taken key ErrKeyUsed (the batch reports the
+// first operation that failed, so the order's comes first); a summary
+// changed by a concurrent checkout or cancel is re-read and the batch
+// retried (Retry).
 func (r *Orders) Place(ctx context.Context, o domain.Order, idem domain.Idempotency) (domain.Order, error) {
 	ttl := IdempotencyTTL
 	idem.Meta = domain.Meta{ID: domain.IdempotencyID(idem.Key), Type: domain.TypeIdempotency, SchemaVersion: domain.SchemaVersion, TTL: &ttl}
@@ -89,34 +101,50 @@ func (r *Orders) Place(ctx context.Context, o domain.Order, idem domain.Idempote
 	if err != nil {
 		return domain.Order{}, err
 	}
-	for attempt := 1; ; attempt++ {
+	var placed domain.Order
+	err = Retry(ctx, func() error {
 		sum, err := r.Summary(ctx, o.UserID)
 		if err != nil {
-			return domain.Order{}, err
+			return err
 		}
 		etag := sum.ETag
 		sum.AddOrder(o, o.CreatedAt)
 		sumOp, err := summaryOp(sum, etag)
 		if err != nil {
-			return domain.Order{}, err
+			return err
 		}
 		res, err := r.c.ExecuteBatch(ctx, o.UserID, []BatchOp{
 			{Kind: BatchCreate, Item: orderDoc},
 			{Kind: BatchCreate, Item: idemDoc},
 			sumOp,
 		})
-		if err == nil {
-			return decodeOne[domain.Order](res.Results[0].Item)
+		switch failed := firstFailed(res); {
+		case err == nil:
+			placed, err = decodeOne[domain.Order](res.Results[0].Item)
+			return err
+		case failed == 0 && domain.IsCode(err, domain.ECONFLICT):
+			return ErrOrderExists
+		case failed == 1 && domain.IsCode(err, domain.ECONFLICT):
+			return ErrKeyUsed
+		case failed == 2:
+			// The summary changed (412), or another first checkout
+			// created it (409).
+			return Lost(err)
 		}
-		if summaryRaced(res, err) && attempt < MaxUpdateAttempts {
-			MeterFrom(ctx).AddRetry()
-			if err := backoff(ctx, attempt); err != nil {
-				return domain.Order{}, err
-			}
-			continue
+		return err
+	})
+	return placed, err
+}
+
+// firstFailed is the index of the batch operation that failed, -1 if none
+// did (or the batch never ran).
+func firstFailed(res BatchResponse) int {
+	for i, r := range res.Results {
+		if r.Code != "" && r.Code != CodeFailedDependency {
+			return i
 		}
-		return domain.Order{}, err
 	}
+	return -1
 }
 
 // summaryOp writes the summary: Replace with If-Match on the version read,
@@ -133,72 +161,58 @@ func summaryOp(s domain.CustomerSummary, etag string) (BatchOp, error) {
 	return BatchOp{Kind: BatchReplace, ID: domain.CustomerSummaryID, Item: doc, IfMatch: etag}, nil
 }
 
-// summaryRaced reports whether a failed batch failed only because the
-// customerSummary (its last operation) changed underneath it.
-func summaryRaced(res BatchResponse, err error) bool {
-	if len(res.Results) == 0 {
-		return false
-	}
-	last := res.Results[len(res.Results)-1]
-	code := domain.ErrorCode(err)
-	switch {
-	case code == domain.EPRECONDITION:
-		return true
-	case code == domain.ECONFLICT && last.Code == domain.ECONFLICT:
-		// Two first checkouts both tried to Create the summary.
-		return res.Results[0].Code != domain.ECONFLICT && res.Results[1].Code != domain.ECONFLICT
-	}
-	return false
-}
-
-// SetStatus moves an order along the status machine with If-Match
-// (ifMatch "" retries the server's own races). Cancelling also takes the
-// order out of the customerSummary: both change in ONE transactional batch
-// with If-Match on both.
-func (r *Orders) SetStatus(ctx context.Context, userID, orderID, ifMatch, to string) (domain.Order, error) {
-	for attempt := 1; ; attempt++ {
+// SetStatus moves an order along the status machine with If-Match (see
+// Precondition). Cancelling also takes the order out of the
+// customerSummary: both change in ONE transactional batch with If-Match on
+// both, retried when either changed underneath (Retry).
+func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch Precondition, to string, now time.Time) (domain.Order, error) {
+	var out domain.Order
+	err := Retry(ctx, func() error {
 		o, err := r.Get(ctx, userID, orderID)
 		if err != nil {
-			return domain.Order{}, err
+			return err
 		}
-		if ifMatch != "" && o.ETag != ifMatch {
-			return domain.Order{}, domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
+		if ifMatch != "" && ifMatch != "*" && o.ETag != ifMatch {
+			return domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
 		}
 		etag := o.ETag
-		now := time.Now()
 		if err := o.SetStatus(to, now); err != nil {
-			return domain.Order{}, err
+			return err
 		}
 		doc, err := encode(o)
 		if err != nil {
-			return domain.Order{}, err
+			return err
 		}
 		ops := []BatchOp{{Kind: BatchReplace, ID: o.ID, Item: doc, IfMatch: etag}}
 		if to == domain.StatusCancelled {
 			sum, err := r.Summary(ctx, userID)
 			if err != nil {
-				return domain.Order{}, err
+				return err
 			}
 			sumETag := sum.ETag
 			sum.RemoveOrder(o, now)
 			op, err := summaryOp(sum, sumETag)
 			if err != nil {
-				return domain.Order{}, err
+				return err
 			}
 			ops = append(ops, op)
 		}
 		res, err := r.c.ExecuteBatch(ctx, userID, ops)
 		if err == nil {
-			return decodeOne[domain.Order](res.Results[0].Item)
+			out, err = decodeOne[domain.Order](res.Results[0].Item)
+			return err
 		}
-		raced := domain.IsCode(err, domain.EPRECONDITION) || (domain.IsCode(err, domain.ECONFLICT) && len(ops) == 2)
-		if raced && ifMatch == "" && attempt < MaxUpdateAttempts {
-			MeterFrom(ctx).AddRetry()
-			if err := backoff(ctx, attempt); err != nil {
-				return domain.Order{}, err
-			}
-			continue
+		// The summary is the server's own business: its race is always
+		// retried. The order's is the client's when it sent an _etag.
+		switch failed := firstFailed(res); {
+		case failed == 1:
+			return Lost(err)
+		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION) && (ifMatch == "" || ifMatch == "*"):
+			return Lost(err)
+		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION):
+			return domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
 		}
-		return domain.Order{}, err
-	}
+		return err
+	})
+	return out, err
 }

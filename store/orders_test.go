@@ -180,7 +180,7 @@ func TestOrdersSetStatus(t *testing.T) {
 		{"o3", domain.StatusCancelled, "", 1, 2000},
 	}
 	for _, st := range steps {
-		_, err := orders.SetStatus(ctx, "u1", st.order, "", st.to)
+		_, err := orders.SetStatus(ctx, "u1", st.order, "", st.to, time.Now())
 		wantCode(t, st.order+" to "+st.to, err, st.wantCode)
 		sum, err := orders.Summary(ctx, "u1")
 		if err != nil {
@@ -214,10 +214,10 @@ func TestOrdersSetStatusStaleIfMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := orders.SetStatus(ctx, "u1", "o1", placed.ETag, domain.StatusShipped); err != nil {
+	if _, err := orders.SetStatus(ctx, "u1", "o1", placed.ETag, domain.StatusShipped, now); err != nil {
 		t.Fatal(err)
 	}
-	_, err = orders.SetStatus(ctx, "u1", "o1", placed.ETag, domain.StatusDelivered)
+	_, err = orders.SetStatus(ctx, "u1", "o1", placed.ETag, domain.StatusDelivered, now)
 	wantCode(t, "SetStatus with a stale If-Match", err, domain.EPRECONDITION)
 	o, err := orders.Get(ctx, "u1", "o1")
 	if err != nil {
@@ -246,7 +246,7 @@ func TestOrdersGetIsPerUser(t *testing.T) {
 			wantCode(t, "Get", err, domain.ENOTFOUND)
 		})
 	}
-	_, err := orders.SetStatus(ctx, "bob", "o1", "", domain.StatusCancelled)
+	_, err := orders.SetStatus(ctx, "bob", "o1", "", domain.StatusCancelled, now)
 	wantCode(t, "bob cancelling alice's order", err, domain.ENOTFOUND)
 	o, err := orders.Get(ctx, "alice", "o1")
 	if err != nil {

@@ -150,9 +150,13 @@ type BatchResponse struct {
 	RequestCharge float64
 }
 
+// CodeFailedDependency is BatchResult.Code of an operation that a failure
+// elsewhere in its batch rolled back (Cosmos answers 424 for those).
+const CodeFailedDependency = "failed_dependency"
+
 // BatchResult is the outcome of one operation of a batch. Code is "" for an
 // operation that succeeded, the domain code of the failure otherwise, and
-// "failed_dependency" for the operations a failure elsewhere rolled back.
+// CodeFailedDependency for the operations a failure elsewhere rolled back.
 type BatchResult struct {
 	StatusCode int
 	Code       string

@@ -69,17 +69,19 @@ func (r *Products) Create(ctx context.Context, p domain.Product) (domain.Product
 // client's If-Match, "" to let the server retry its own races. A deleted
 // product is not found.
 func (r *Products) Update(ctx context.Context, id, ifMatch string, fn func(*domain.Product) error) (domain.Product, error) {
-	return update(ctx, r.c, id, id, ifMatch, nil, func(p *domain.Product) error {
+	p, _, err := update(ctx, r.c, id, id, rmw[domain.Product]{ifMatch: ifMatch}, func(p *domain.Product) error {
 		if p.Deleted {
 			return domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
 		}
 		return fn(p)
 	})
+	return p, err
 }
 
 // UpdateAny is Update for the feed workers: it sees deleted products too.
 func (r *Products) UpdateAny(ctx context.Context, id string, fn func(*domain.Product) error) (domain.Product, error) {
-	return update(ctx, r.c, id, id, "", nil, fn)
+	p, _, err := update(ctx, r.c, id, id, rmw[domain.Product]{}, fn)
+	return p, err
 }
 
 // Categories returns the categories index: the home screen's one point
@@ -95,13 +97,14 @@ func (r *Products) Categories(ctx context.Context) (domain.Categories, error) {
 // UpdateCategories is the read-modify-write of the categories index,
 // creating it on first use.
 func (r *Products) UpdateCategories(ctx context.Context, ifMatch string, fn func(*domain.Categories) error) (domain.Categories, error) {
-	return update(ctx, r.c, domain.CategoriesID, domain.CategoriesID, ifMatch, newCategories, func(c *domain.Categories) error {
+	c, _, err := update(ctx, r.c, domain.CategoriesID, domain.CategoriesID, rmw[domain.Categories]{ifMatch: ifMatch, create: newCategories}, func(c *domain.Categories) error {
 		if err := fn(c); err != nil {
 			return err
 		}
 		c.LastUpdated = time.Now().UTC()
 		return nil
 	})
+	return c, err
 }
 
 func newCategories() domain.Categories {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"shop/domain"
 )
@@ -86,8 +87,10 @@ func (r *ProductSummaries) Put(ctx context.Context, s domain.ProductSummary) (bo
 // member of its category partition, the one case where a put changes the
 // category's product count.
 func (r *ProductSummaries) PutReport(ctx context.Context, s domain.ProductSummary) (PutResult, error) {
-	return putGuarded(ctx, r.c, s.CategoryID, s.ID, s.SourceVersion, s)
+	return putGuarded(ctx, r.c, s.CategoryID, s.ID, productSummaryVersion, s)
 }
+
+func productSummaryVersion(s domain.ProductSummary) int64 { return s.SourceVersion }
 
 // Delete removes a summary; a missing one is fine (idempotent).
 func (r *ProductSummaries) Delete(ctx context.Context, categoryID, productID string) error {
@@ -127,9 +130,11 @@ func (r *OrderSummaries) Get(ctx context.Context, statusDay, orderID string) (do
 
 // Put writes the summary under the version guard (see ProductSummaries.Put).
 func (r *OrderSummaries) Put(ctx context.Context, s domain.OrderSummary) (bool, error) {
-	res, err := putGuarded(ctx, r.c, s.StatusDay, s.ID, s.SourceVersion, s)
+	res, err := putGuarded(ctx, r.c, s.StatusDay, s.ID, orderSummaryVersion, s)
 	return res.Wrote, err
 }
+
+func orderSummaryVersion(s domain.OrderSummary) int64 { return s.SourceVersion }
 
 // Delete removes a summary; a missing one is fine (idempotent).
 func (r *OrderSummaries) Delete(ctx context.Context, statusDay, orderID string) error {
@@ -148,47 +153,26 @@ type PutResult struct {
 	Created bool
 }
 
-// putGuarded writes doc at (pk, id) only if the stored copy's
-// sourceVersion is older than version: read, compare, then Create (a
-// concurrent creator is a 409) or Replace with If-Match (a concurrent
-// writer is a 412), retried. Idempotent: a replayed change writes nothing.
-func putGuarded(ctx context.Context, c Container, pk, id string, version int64, doc any) (PutResult, error) {
-	b, err := encode(doc)
+// putGuarded writes doc at (pk, id) only if the stored copy was made from
+// an older source version (the version guard of every copy: an older
+// change never overwrites a newer one). It is update with the guard as
+// its function, so a replayed change writes nothing and costs one read.
+func putGuarded[T any](ctx context.Context, c Container, pk, id string, version func(T) int64, doc T) (PutResult, error) {
+	var zero T
+	_, done, err := update(ctx, c, pk, id, rmw[T]{create: func() T { return zero }}, func(cur *T) error {
+		if version(*cur) >= version(doc) {
+			return ErrUnchanged
+		}
+		*cur = doc
+		return nil
+	})
+	if errors.Is(err, ErrUnchanged) {
+		return PutResult{}, nil
+	}
 	if err != nil {
 		return PutResult{}, err
 	}
-	for attempt := 1; ; attempt++ {
-		cur, err := c.Read(ctx, pk, id)
-		created := false
-		switch {
-		case domain.IsCode(err, domain.ENOTFOUND):
-			_, err = c.Create(ctx, pk, b)
-			created = true
-		case err != nil:
-			return PutResult{}, err
-		default:
-			stored, derr := Decode[struct {
-				SourceVersion int64 `json:"sourceVersion"`
-			}](cur.Item)
-			if derr != nil {
-				return PutResult{}, domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, derr)
-			}
-			if stored.SourceVersion >= version {
-				return PutResult{}, nil
-			}
-			_, err = c.Replace(ctx, pk, id, b, &WriteOptions{IfMatch: cur.ETag})
-		}
-		if err == nil {
-			return PutResult{Wrote: true, Created: created}, nil
-		}
-		raced := domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ECONFLICT)
-		if !raced || attempt >= MaxUpdateAttempts {
-			return PutResult{}, err
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return PutResult{}, err
-		}
-	}
+	return PutResult{Wrote: true, Created: done.Created}, nil
 }
 
 // Repos bundles the typed repositories, all written once over the port.

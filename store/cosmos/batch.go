@@ -12,10 +12,6 @@ import (
 	"shop/store"
 )
 
-// failedDependency is the port's code for an operation a failure elsewhere
-// in the batch rolled back (Cosmos answers 424 for those).
-const failedDependency = "failed_dependency"
-
 // ExecuteBatch runs ops as one transaction in the logical partition pk
 // (model-transactional-batch). A failed batch is NOT a Go error from the
 // SDK: the response says Success=false and each operation's status, 424
@@ -127,7 +123,7 @@ func (c *Container) batchResponse(ops []store.BatchOp, r azcosmos.TransactionalB
 		switch {
 		case status >= 200 && status < 300:
 		case status == http.StatusFailedDependency:
-			br.Code = failedDependency
+			br.Code = store.CodeFailedDependency
 		default:
 			kind := "operation"
 			if i < len(ops) {

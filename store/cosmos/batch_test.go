@@ -59,9 +59,9 @@ func TestBatchResponse(t *testing.T) {
 			want: store.BatchResponse{
 				RequestCharge: 4,
 				Results: []store.BatchResult{
-					{StatusCode: 424, Code: failedDependency},
+					{StatusCode: 424, Code: store.CodeFailedDependency},
 					{StatusCode: 409, Code: domain.ECONFLICT},
-					{StatusCode: 424, Code: failedDependency},
+					{StatusCode: 424, Code: store.CodeFailedDependency},
 				},
 			},
 			wantCode:  domain.ECONFLICT,
@@ -76,8 +76,8 @@ func TestBatchResponse(t *testing.T) {
 			},
 			want: store.BatchResponse{
 				Results: []store.BatchResult{
-					{StatusCode: 424, Code: failedDependency},
-					{StatusCode: 424, Code: failedDependency},
+					{StatusCode: 424, Code: store.CodeFailedDependency},
+					{StatusCode: 424, Code: store.CodeFailedDependency},
 					{StatusCode: 412, Code: domain.EPRECONDITION},
 				},
 			},
@@ -90,7 +90,7 @@ func TestBatchResponse(t *testing.T) {
 				OperationResults: []azcosmos.TransactionalBatchResult{{StatusCode: 424}},
 			},
 			want: store.BatchResponse{
-				Results: []store.BatchResult{{StatusCode: 424, Code: failedDependency}},
+				Results: []store.BatchResult{{StatusCode: 424, Code: store.CodeFailedDependency}},
 			},
 			wantCode: domain.EINTERNAL,
 		},

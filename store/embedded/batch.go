@@ -12,10 +12,6 @@ import (
 	"shop/store"
 )
 
-// failedDependency marks the operations of a batch that did not commit
-// because another one failed (Cosmos answers 424 for them).
-const failedDependency = "failed_dependency"
-
 // errRolledBack aborts the bbolt transaction of a batch that failed after
 // writing: its earlier operations must not commit.
 var errRolledBack = errors.New("batch rolled back")
@@ -49,7 +45,7 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 				failed = err
 				resp.RequestCharge += failedCharge(err)
 				for j := range resp.Results {
-					resp.Results[j] = store.BatchResult{StatusCode: http.StatusFailedDependency, Code: failedDependency}
+					resp.Results[j] = store.BatchResult{StatusCode: http.StatusFailedDependency, Code: store.CodeFailedDependency}
 				}
 				resp.Results[i] = store.BatchResult{StatusCode: statusOf(err), Code: domain.ErrorCode(err)}
 				if !wrote {

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"shop/domain"
+)
+
+// This file is the one read-modify-write of the shop. Every write that
+// depends on what it read (a cart line, a checkout's customerSummary, a
+// guarded copy) goes through Retry, so there is one retry policy and one
+// backoff: optimistic concurrency with If-Match, no locks.
+
+// MaxUpdateAttempts bounds the optimistic-concurrency attempts of one
+// write: enough for 50 writers racing on one cart, finite so a hot
+// document cannot hold a request forever.
+const MaxUpdateAttempts = 100
+
+// lostRace marks an attempt that lost to a concurrent writer: its If-Match
+// no longer matched (412), or the document it meant to create appeared
+// (409). Only the attempt knows which of its 412s and 409s are races and
+// which are answers, so it says so with Lost.
+type lostRace struct{ err error }
+
+func (e *lostRace) Error() string { return e.err.Error() }
+func (e *lostRace) Unwrap() error { return e.err }
+
+// Lost marks err as a lost race: Retry runs the attempt again.
+func Lost(err error) error { return &lostRace{err} }
+
+// Retry runs attempt until it returns anything but a lost race (see Lost),
+// waiting a jittered, growing delay between attempts. An attempt re-reads
+// what it depends on each time, so a retry decides on the current
+// versions. After MaxUpdateAttempts lost races the write gives up with
+// ECONFLICT: the document is too contended to change now.
+func Retry(ctx context.Context, attempt func() error) error {
+	for n := 1; ; n++ {
+		err := attempt()
+		lr, ok := errors.AsType[*lostRace](err)
+		if !ok {
+			return err
+		}
+		if n >= MaxUpdateAttempts {
+			return domain.Errorf(domain.ECONFLICT, "gave up after %d concurrent updates; try again (%s)", n, domain.ErrorMessage(lr.err))
+		}
+		MeterFrom(ctx).AddRetry()
+		if err := backoff(ctx, n); err != nil {
+			return err
+		}
+	}
+}
+
+// backoff waits a jittered, growing delay (at most ~20 ms) before the next
+// attempt, or returns the context's error.
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond)) + 1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return domain.Errorf(domain.EUNAVAILABLE, "gave up after %d concurrent updates: %v", attempt, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// ErrUnchanged, returned by an update's function, skips the write: the
+// document already says what the caller would write. Update then returns
+// the document as read, with ErrUnchanged, so a caller can tell.
+var ErrUnchanged = errors.New("unchanged")
+
+// Precondition is the client's If-Match on an update (RFC 9110 §13.1.1):
+//   - "": none; the server retries its own lost races.
+//   - "*": the document must exist (412 if not); then as "".
+//   - an _etag: the document must be at exactly that version, or it is
+//     412 at once, never retried: the client decides again.
+type Precondition = string
+
+// Updated says what an update did.
+type Updated struct {
+	// Created: there was no document, so it was created.
+	Created bool
+}
+
+// rmw says how update starts and what it may assume.
+type rmw[T any] struct {
+	ifMatch Precondition
+	// create, when set, makes a missing document: it is then written with
+	// Create, and a concurrent creator is a lost race (409).
+	create func() T
+	// from, when set, is a copy of the document the caller has already
+	// read (with its _etag fromETag): the first attempt starts from it
+	// instead of reading again.
+	from     *T
+	fromETag string
+}
+
+// update is the read-modify-write of one document: read it, apply fn, and
+// write the result with If-Match on the _etag read. A lost race reads the
+// current version and applies fn again (Retry).
+func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn func(*T) error) (T, Updated, error) {
+	var out T
+	var done Updated
+	err := Retry(ctx, func() error {
+		v, etag, err := readFor(ctx, c, pk, id, &o)
+		missing := domain.IsCode(err, domain.ENOTFOUND)
+		switch {
+		case missing && o.ifMatch != "":
+			return domain.Errorf(domain.EPRECONDITION, "%s does not exist (If-Match %s)", id, o.ifMatch)
+		case missing && o.create != nil:
+			v = o.create()
+		case err != nil:
+			return err
+		case o.ifMatch != "" && o.ifMatch != "*" && etag != o.ifMatch:
+			return domain.Errorf(domain.EPRECONDITION, "%s has changed since you read it (If-Match %s)", id, o.ifMatch)
+		}
+		if err := fn(&v); err != nil {
+			out = v
+			return err
+		}
+		b, err := encode(v)
+		if err != nil {
+			return err
+		}
+		var w ItemResponse
+		if missing {
+			w, err = c.Create(ctx, pk, b)
+		} else {
+			w, err = c.Replace(ctx, pk, id, b, &WriteOptions{IfMatch: etag})
+		}
+		lost := domain.IsCode(err, domain.EPRECONDITION) || (missing && domain.IsCode(err, domain.ECONFLICT))
+		switch {
+		case lost && (o.ifMatch == "" || o.ifMatch == "*"):
+			return Lost(err)
+		case err != nil:
+			return err
+		}
+		done.Created = missing
+		out, err = decodeOne[T](w.Item)
+		return err
+	})
+	return out, done, err
+}
+
+// readFor returns the document an attempt starts from: o.from the first
+// time (then forgotten), a point read after that.
+func readFor[T any](ctx context.Context, c Container, pk, id string, o *rmw[T]) (T, string, error) {
+	if o.from != nil {
+		v, etag := *o.from, o.fromETag
+		o.from = nil
+		return v, etag, nil
+	}
+	var v T
+	r, err := c.Read(ctx, pk, id)
+	if err != nil {
+		return v, "", err
+	}
+	if err := json.Unmarshal(r.Item, &v); err != nil {
+		return v, "", domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, err)
+	}
+	return v, r.ETag, nil
+}

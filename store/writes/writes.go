@@ -1,0 +1,106 @@
+// Package writes holds the shop's write protocols: each method is one
+// write a user or a feed worker makes that spans more than one document,
+// from its reads to the copies it settles. The HTTP handlers and the
+// change-feed workers both call it, so each protocol is written once, and
+// a handler only decodes, calls one method and encodes.
+//
+// Every read-modify-write beneath it goes through the repositories and
+// store.Retry: one retry policy, one backoff, If-Match everywhere.
+package writes
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// Writes runs the write protocols over the repositories.
+type Writes struct {
+	repos     *store.Repos
+	now       func() time.Time
+	checkouts inFlight
+}
+
+// New returns the write protocols over repos; now is the clock of every
+// lastUpdated and createdAt they write (nil: time.Now).
+func New(repos *store.Repos, now func() time.Time) *Writes {
+	if now == nil {
+		now = time.Now
+	}
+	return &Writes{repos: repos, now: now}
+}
+
+// SetCartLine puts quantity of the product in the user's cart (the cart
+// PUT): it reads the product for the line's copies, writes the cart
+// (ifMatch as the client sent it), and then reads the product once more.
+// The second read closes a race no version guard can: a price change
+// committed between the first read and the cart write fans out to the
+// carts that hold the product, and this cart did not hold it yet, so
+// nothing else would ever refresh the line. Cost: one point read more per
+// PUT, and a cart write only when the product did move.
+func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch store.Precondition) (domain.Cart, error) {
+	p, err := w.repos.Products.Get(ctx, productID)
+	if err != nil {
+		return domain.Cart{}, err
+	}
+	c, err := w.repos.Carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error {
+		return c.SetQuantity(p, quantity, w.now())
+	})
+	if err != nil {
+		return domain.Cart{}, err
+	}
+	cur, err := w.repos.Products.GetAny(ctx, productID)
+	switch {
+	case domain.IsCode(err, domain.ENOTFOUND):
+		return c, nil
+	case err != nil:
+		return domain.Cart{}, err
+	case cur.Version == p.Version:
+		return c, nil
+	}
+	refreshed, _, err := w.RefreshCart(ctx, c, cur)
+	return refreshed, err
+}
+
+// RemoveCartLine takes the product's line out of the user's cart;
+// removing a line that is not there changes nothing (DELETE is
+// idempotent).
+func (w *Writes) RemoveCartLine(ctx context.Context, userID, productID string, ifMatch store.Precondition) (domain.Cart, error) {
+	return w.repos.Carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error {
+		c.RemoveLine(productID, w.now())
+		return nil
+	})
+}
+
+// RefreshCart brings the cart's line of p up to p under the freshness rule
+// (domain.CartLine.Refresh), starting from c as the caller read it and
+// reading again only if the cart changed since. It reports the cart and
+// whether it was written; a cart that expired meanwhile is not an error.
+// The price fan-out and the cart PUT both end here.
+func (w *Writes) RefreshCart(ctx context.Context, c domain.Cart, p domain.Product) (domain.Cart, bool, error) {
+	out, err := w.repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
+		if !c.ApplyProduct(p, w.now()) {
+			return store.ErrUnchanged
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrUnchanged):
+		return out, false, nil
+	case domain.IsCode(err, domain.ENOTFOUND):
+		return c, false, nil
+	case err != nil:
+		return domain.Cart{}, false, err
+	}
+	return out, true, nil
+}
+
+// SetOrderStatus moves one of the user's orders to status to (the owner's
+// cancel, the admin's PATCH): the order and, on a cancel, the
+// customerSummary change in one transactional batch (Orders.SetStatus).
+func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifMatch store.Precondition, to string) (domain.Order, error) {
+	return w.repos.Orders.SetStatus(ctx, userID, orderID, ifMatch, to, w.now())
+}
