@@ -55,4 +55,3 @@ func encode(v any) ([]byte, error) {
 	}
 	return b, nil
 }
-
