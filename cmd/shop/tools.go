@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"shop/api"
+	"shop/cmd/shop/internal/progress"
 	"shop/feedworkers"
 	"shop/migrations"
 	"shop/store"
@@ -66,15 +64,7 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	fmt.Fprintf(stdout, "seeding %s\n", desc)
 	opts := migrations.SampleOptions{Products: *products, Reviews: *reviews, Users: *users, Categories: *categories}
-	if isTerminal(stdout) {
-		var bar *progressbar.ProgressBar
-		opts.Progress = func(done, total int) {
-			if bar == nil {
-				bar = progressbar.Default(int64(total), "seeding")
-			}
-			_ = bar.Set(done)
-		}
-	}
+	opts.Progress = progress.Default(stdout, "seeding")
 	start := time.Now()
 	stats, err := migrations.Sample(ctx, s, opts)
 	if err != nil {
@@ -161,15 +151,4 @@ func configWithDataDir(name, dataDir string, getenv func(string) string, stdout 
 		args = []string{"--data-dir", dataDir}
 	}
 	return parseConfig(name, args, getenv, stdout)
-}
-
-// isTerminal reports whether w is a terminal (for the progress bar and the
-// log format).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

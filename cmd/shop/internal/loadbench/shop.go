@@ -1,9 +1,10 @@
-package main
+package loadbench
 
 import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -132,7 +133,7 @@ func loadBenchData(ctx context.Context, path string, opts embedded.Options, o be
 		return err
 	}
 	defer s.Close()
-	if err := migrations.Apply(ctx, s, nopWriter{}); err != nil {
+	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		return err
 	}
 	if _, err := migrations.Sample(ctx, s, migrations.SampleOptions{

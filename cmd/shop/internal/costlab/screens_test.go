@@ -1,4 +1,4 @@
-package main
+package costlab
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // store's own operations are benchmarked in store/embedded; these time the
 // screens made of them. Run with
 //
-//	go test ./cmd/shop -run '^$' -bench Screens -benchmem
+//	go test ./cmd/shop/internal/costlab -run '^$' -bench Screens -benchmem
 func newBenchLab(b *testing.B) (store.Store, *labData) {
 	b.Helper()
 	s, _, _, closeStore, err := openLabStore(context.Background(), noEnv, 4)
