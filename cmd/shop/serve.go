@@ -17,6 +17,7 @@ import (
 	"shop/api"
 	"shop/feedworkers"
 	"shop/migrations"
+	"shop/migrations/sample"
 	"shop/store"
 	"shop/store/cosmos"
 	"shop/store/embedded"
@@ -67,11 +68,11 @@ func prepare(ctx context.Context, cfg config, s store.Store, stdout io.Writer) (
 	if !cfg.Seed || cfg.Cosmos {
 		return false, nil
 	}
-	empty, err := migrations.IsEmpty(ctx, s)
+	empty, err := sample.IsEmpty(ctx, s)
 	if err != nil || !empty {
 		return false, err
 	}
-	stats, err := migrations.Sample(ctx, s, migrations.SampleOptions{})
+	stats, err := sample.Load(ctx, s, sample.Options{})
 	if err != nil {
 		return false, fmt.Errorf("sample data: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"shop/cmd/shop/internal/progress"
 	"shop/feedworkers"
 	"shop/migrations"
+	"shop/migrations/sample"
 	"shop/store"
 )
 
@@ -55,7 +56,7 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		return err
 	}
-	empty, err := migrations.IsEmpty(ctx, s)
+	empty, err := sample.IsEmpty(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -63,10 +64,10 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 		return errors.New("the store already holds a catalog; seed an empty data directory (--data-dir)")
 	}
 	fmt.Fprintf(stdout, "seeding %s\n", desc)
-	opts := migrations.SampleOptions{Products: *products, Reviews: *reviews, Users: *users, Categories: *categories}
+	opts := sample.Options{Products: *products, Reviews: *reviews, Users: *users, Categories: *categories}
 	opts.Progress = progress.Default(stdout, "seeding")
 	start := time.Now()
-	stats, err := migrations.Sample(ctx, s, opts)
+	stats, err := sample.Load(ctx, s, opts)
 	if err != nil {
 		return err
 	}
