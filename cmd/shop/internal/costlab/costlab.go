@@ -10,16 +10,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"shop/cmd/shop/internal/progress"
 	"shop/cmd/shop/internal/report"
+	"shop/cmd/shop/internal/shopstore"
 	"shop/store"
-	"shop/store/cosmos"
-	"shop/store/embedded"
 )
 
 // costOptions are the settings of `shop cost`.
@@ -85,7 +82,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if o.reps < 1 || o.readRPS < 0 || o.writeRPS < 0 {
 		return errors.New("reps must be at least 1, rates at least 0")
 	}
-	s, desc, estimate, closeStore, err := openLabStore(ctx, getenv, o.partitions)
+	s, desc, estimate, closeStore, err := shopstore.OpenScratch(ctx, getenv, "costlab", o.partitions)
 	if err != nil {
 		return err
 	}
@@ -99,45 +96,6 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	rep.Command = strings.TrimSpace("go run ./cmd/shop cost " + strings.Join(args, " "))
 	return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
 		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
-}
-
-// openLabStore opens the scratch store of a measurement run: a database of
-// its own on Cosmos when one is configured (never the shop's data), else a
-// temporary embedded store that closeStore removes. The embedded store
-// skips fsync: nothing in it needs to survive the run.
-func openLabStore(ctx context.Context, getenv func(string) string, partitions int) (s store.Store, desc string, estimate bool, closeStore func(), err error) {
-	if getenv("COSMOS_ENDPOINT") != "" || getenv("COSMOS_CONNECTION_STRING") != "" {
-		cc, err := cosmos.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, "", false, nil, err
-		}
-		cc.Database += "-costlab"
-		cs, err := cosmos.Open(ctx, cc)
-		if err != nil {
-			return nil, "", false, nil, err
-		}
-		return cs, "Azure Cosmos DB " + cc.Endpoint + ", database " + cc.Database, false, func() {
-			_ = cs.DeleteDatabase(context.WithoutCancel(ctx))
-			_ = cs.Close()
-		}, nil
-	}
-	if partitions < 1 {
-		return nil, "", false, nil, fmt.Errorf("partitions: want at least 1, got %d", partitions)
-	}
-	dir, err := os.MkdirTemp("", "shop-lab-")
-	if err != nil {
-		return nil, "", false, nil, err
-	}
-	es, err := embedded.Open(filepath.Join(dir, "lab.db"), embedded.Options{PhysicalPartitions: partitions, NoSync: true})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, "", false, nil, err
-	}
-	desc = fmt.Sprintf("embedded store, %d simulated physical partitions (temporary)", partitions)
-	return es, desc, true, func() {
-		_ = es.Close()
-		_ = os.RemoveAll(dir)
-	}, nil
 }
 
 // runCostLab builds the data set in s and measures both designs.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"shop/cmd/shop/internal/shopstore"
 	"shop/store"
 )
 
@@ -15,7 +16,7 @@ import (
 //	go test ./cmd/shop/internal/costlab -run '^$' -bench Screens -benchmem
 func newBenchLab(b *testing.B) (store.Store, *labData) {
 	b.Helper()
-	s, _, _, closeStore, err := openLabStore(context.Background(), noEnv, 4)
+	s, _, _, closeStore, err := shopstore.OpenScratch(context.Background(), noEnv, "costlab", 4)
 	if err != nil {
 		b.Fatal(err)
 	}
