@@ -9,7 +9,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
-	"shop/migrations"
+	"shop/migrations/sample"
 	"shop/store"
 	"shop/store/embedded"
 )
@@ -51,7 +51,7 @@ func catchUp(b *testing.B, n int, fromNow bool) (time.Duration, float64) {
 	b.StopTimer()
 	st := openStoreWith(b, embedded.Options{})
 	ctx := context.Background()
-	if _, err := migrations.Sample(ctx, st, migrations.SampleOptions{Products: n, Reviews: n, Users: n}); err != nil {
+	if _, err := sample.Load(ctx, st, sample.Options{Products: n, Reviews: n, Users: n}); err != nil {
 		b.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -108,7 +108,7 @@ func BenchmarkReviewOnlyChange(b *testing.B) {
 	const n = 2_000
 	st := newStore(b)
 	ctx := context.Background()
-	if _, err := migrations.Sample(ctx, st, migrations.SampleOptions{Products: n, Reviews: n, Users: n}); err != nil {
+	if _, err := sample.Load(ctx, st, sample.Options{Products: n, Reviews: n, Users: n}); err != nil {
 		b.Fatal(err)
 	}
 	repos := store.NewRepos(st)

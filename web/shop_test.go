@@ -11,6 +11,7 @@ import (
 	"shop/api"
 	"shop/feedworkers"
 	"shop/migrations"
+	"shop/migrations/sample"
 	"shop/store/embedded"
 	"shop/web"
 )
@@ -30,7 +31,7 @@ func newShop(t *testing.T) string {
 	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrations.Sample(ctx, s, migrations.SampleOptions{Categories: 3, Products: 30, Reviews: 120}); err != nil {
+	if _, err := sample.Load(ctx, s, sample.Options{Categories: 3, Products: 30, Reviews: 120}); err != nil {
 		t.Fatal(err)
 	}
 	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{PollEvery: 50 * time.Millisecond})

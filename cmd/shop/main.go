@@ -14,6 +14,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"shop/cmd/shop/internal/costlab"
+	"shop/cmd/shop/internal/loadbench"
 )
 
 func main() {
@@ -32,8 +35,8 @@ var commands = map[string]func(ctx context.Context, args []string, getenv func(s
 	"seed":    seed,
 	"token":   token,
 	"workers": workers,
-	"cost":    cost,
-	"bench":   bench,
+	"cost":    costlab.Run,
+	"bench":   loadbench.Run,
 }
 
 // run is the whole program, so that tests can start it as it runs.

@@ -7,76 +7,21 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"shop/api"
+	"shop/cmd/shop/internal/shopstore"
 	"shop/feedworkers"
-	"shop/migrations"
 	"shop/store"
-	"shop/store/cosmos"
-	"shop/store/embedded"
 	"shop/web"
 )
 
-// openStore opens Cosmos when COSMOS_ENDPOINT (or a connection string) is
-// set, the embedded store in the data directory otherwise. tp, when set,
-// receives the Cosmos SDK's own spans.
+// openStore opens the shop's store as cfg says (shopstore.Open).
 func openStore(ctx context.Context, cfg config, getenv func(string) string, tp trace.TracerProvider) (store.Store, string, error) {
-	if cfg.Cosmos {
-		cc, err := cosmos.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, "", err
-		}
-		cc.TracerProvider = tp
-		s, err := cosmos.Open(ctx, cc)
-		if err != nil {
-			return nil, "", err
-		}
-		return s, "cosmos " + cc.Endpoint, nil
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, "", err
-	}
-	path := filepath.Join(cfg.DataDir, "shop.db")
-	s, err := embedded.Open(path, embedded.Options{PhysicalPartitions: cfg.Partitions})
-	if err != nil {
-		return nil, "", fmt.Errorf("open %s: %w", path, err)
-	}
-	return s, fmt.Sprintf("embedded %s (%d simulated physical partitions)", path, cfg.Partitions), nil
-}
-
-// prepare applies the migrations and loads the sample catalog into an
-// empty embedded store, as configured; with Cosmos and migrations off it
-// checks that the containers exist. It reports whether it loaded the
-// sample just now.
-func prepare(ctx context.Context, cfg config, s store.Store, stdout io.Writer) (seeded bool, err error) {
-	if cfg.Migrate {
-		if err := migrations.Apply(ctx, s, io.Discard); err != nil {
-			return false, fmt.Errorf("migrate: %w", err)
-		}
-	} else if cs, ok := s.(*cosmos.Store); ok {
-		if err := cs.CheckContainers(ctx, migrations.Containers); err != nil {
-			return false, err
-		}
-	}
-	if !cfg.Seed || cfg.Cosmos {
-		return false, nil
-	}
-	empty, err := migrations.IsEmpty(ctx, s)
-	if err != nil || !empty {
-		return false, err
-	}
-	stats, err := migrations.Sample(ctx, s, migrations.SampleOptions{})
-	if err != nil {
-		return false, fmt.Errorf("sample data: %w", err)
-	}
-	fmt.Fprintf(stdout, "sample data: %s\n", stats)
-	return true, nil
+	return shopstore.Open(ctx, shopstore.Location{Cosmos: cfg.Cosmos, DataDir: cfg.DataDir, Partitions: cfg.Partitions}, getenv, tp)
 }
 
 // serve runs the API, the frontend and (by default) the feed workers until
@@ -100,7 +45,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Every store call the API and the workers make is a span and a
 	// measurement; migrations and the sample load below are not.
 	s := store.Traced(raw, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg))
-	seeded, err := prepare(ctx, cfg, raw, stdout)
+	seeded, err := shopstore.Prepare(ctx, raw, shopstore.Preparation{Migrate: cfg.Migrate, Seed: cfg.Seed && !cfg.Cosmos}, stdout)
 	if err != nil {
 		return err
 	}

@@ -6,14 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"shop/api"
+	"shop/cmd/shop/internal/progress"
 	"shop/feedworkers"
 	"shop/migrations"
+	"shop/migrations/sample"
 	"shop/store"
 )
 
@@ -57,7 +56,7 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		return err
 	}
-	empty, err := migrations.IsEmpty(ctx, s)
+	empty, err := sample.IsEmpty(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -65,18 +64,10 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 		return errors.New("the store already holds a catalog; seed an empty data directory (--data-dir)")
 	}
 	fmt.Fprintf(stdout, "seeding %s\n", desc)
-	opts := migrations.SampleOptions{Products: *products, Reviews: *reviews, Users: *users, Categories: *categories}
-	if isTerminal(stdout) {
-		var bar *progressbar.ProgressBar
-		opts.Progress = func(done, total int) {
-			if bar == nil {
-				bar = progressbar.Default(int64(total), "seeding")
-			}
-			_ = bar.Set(done)
-		}
-	}
+	opts := sample.Options{Products: *products, Reviews: *reviews, Users: *users, Categories: *categories}
+	opts.Progress = progress.Default(stdout, "seeding")
 	start := time.Now()
-	stats, err := migrations.Sample(ctx, s, opts)
+	stats, err := sample.Load(ctx, s, opts)
 	if err != nil {
 		return err
 	}
@@ -161,15 +152,4 @@ func configWithDataDir(name, dataDir string, getenv func(string) string, stdout 
 		args = []string{"--data-dir", dataDir}
 	}
 	return parseConfig(name, args, getenv, stdout)
-}
-
-// isTerminal reports whether w is a terminal (for the progress bar and the
-// log format).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

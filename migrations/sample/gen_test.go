@@ -1,4 +1,4 @@
-package migrations
+package sample
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 
 func TestGenerateSampleIsDeterministic(t *testing.T) {
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
-	opts := SampleOptions{Products: 120, Reviews: 700, Users: 15, Categories: 12}
+	opts := Options{Products: 120, Reviews: 700, Users: 15, Categories: 12}
 	a, b := generateSample(opts, now), generateSample(opts, now)
 	if diff := cmp.Diff(a, b, cmp.AllowUnexported(samplePlan{})); diff != "" {
 		t.Errorf("two runs with the same options differ (-first +second):\n%s", diff)

@@ -1,4 +1,4 @@
-package migrations
+package sample
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ type sampleReviewer struct{ id, name string }
 
 // generateSample builds the catalog deterministically from opts; now only
 // anchors the dates (reviews over the past year, lastUpdated).
-func generateSample(opts SampleOptions, now time.Time) *samplePlan {
+func generateSample(opts Options, now time.Time) *samplePlan {
 	rng := rand.New(rand.NewPCG(sampleSeed1, sampleSeed2))
 	cats := sampleCategories[:opts.Categories]
 	p := &samplePlan{categories: make([]domain.Category, len(cats))}

@@ -1,4 +1,4 @@
-package migrations
+package sample
 
 // The word lists of the sample catalog. Each category builds product names
 // from its own lists, so a category page reads like a real shop's:
@@ -17,8 +17,8 @@ type sampleCategory struct {
 	minDollars, maxDollars int
 }
 
-// sampleCategories lists every category Sample can create, most familiar
-// first: SampleOptions.Categories takes a prefix.
+// sampleCategories lists every category Load can create, most familiar
+// first: Options.Categories takes a prefix.
 var sampleCategories = []sampleCategory{
 	{
 		id: "coffee-tea", name: "Coffee & Tea",

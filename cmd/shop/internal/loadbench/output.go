@@ -1,4 +1,4 @@
-package main
+package loadbench
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"shop/cmd/shop/internal/report"
 )
 
 // statusText renders a status histogram, e.g. "200×4999 201×250".
@@ -79,7 +81,7 @@ func writeBenchText(out io.Writer, r benchReport) {
 	}
 	fmt.Fprintln(out, "\ngoals:")
 	for _, g := range r.Goals {
-		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, metText(g.Met))
+		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
 	}
 }
 
@@ -135,6 +137,6 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 	fmt.Fprintln(out, "| goal | target | measured | |")
 	fmt.Fprintln(out, "|---|--:|--:|---|")
 	for _, g := range r.Goals {
-		fmt.Fprintf(out, "| %s | %s | %.2f%s | %s |\n", g.Name, g.Want, g.Got, g.Unit, metText(g.Met))
+		fmt.Fprintf(out, "| %s | %s | %.2f%s | %s |\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package costlab
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"shop/cmd/shop/internal/report"
 	"shop/domain"
 	"shop/feedworkers"
 	"shop/store"
@@ -121,7 +122,7 @@ func (pc *priceChange) denormalized(ctx context.Context, productID string) (writ
 	return write, propagate, err
 }
 
-// propagate is the products feed's work for a price change (DESIGN.md §3):
+// propagate is the products feed's work for a price change (docs/feeds.md):
 // read the feed, then run the shop's own products handler on what it
 // delivered, which refreshes the productsByCategory summary, checks the
 // product's fan-out record and fans the new price out to every open cart
@@ -225,10 +226,10 @@ func measureWorkload(ctx context.Context, raw, ms store.Store, d *labData, scree
 	w.Denormalized.PropagationRU, w.Denormalized.PropagateOps = prop.RequestUnits, prop.StoreOps
 	w.Normalized.WriteRU, w.Normalized.WriteOps = norm.RequestUnits, norm.StoreOps
 	for _, l := range []*designLoad{&w.Denormalized, &w.Normalized} {
-		l.ReadRU = round2(l.ReadRU)
-		l.ReadRUs = round2(readRPS * l.ReadRU)
-		l.WriteRUs = round2(writeRPS * (l.WriteRU + l.PropagationRU))
-		l.TotalRUs = round2(l.ReadRUs + l.WriteRUs)
+		l.ReadRU = report.Round2(l.ReadRU)
+		l.ReadRUs = report.Round2(readRPS * l.ReadRU)
+		l.WriteRUs = report.Round2(writeRPS * (l.WriteRU + l.PropagationRU))
+		l.TotalRUs = report.Round2(l.ReadRUs + l.WriteRUs)
 	}
 	w.Cheaper, w.Factor = "denormalized", 0
 	lo, hi := w.Denormalized.TotalRUs, w.Normalized.TotalRUs
@@ -236,11 +237,11 @@ func measureWorkload(ctx context.Context, raw, ms store.Store, d *labData, scree
 		w.Cheaper, lo, hi = "normalized", hi, lo
 	}
 	if lo > 0 {
-		w.Factor = round2(hi / lo)
+		w.Factor = report.Round2(hi / lo)
 	}
 	extra := w.Denormalized.WriteRU + w.Denormalized.PropagationRU - w.Normalized.WriteRU
 	if saved := w.Normalized.ReadRU - w.Denormalized.ReadRU; extra > 0 && saved > 0 {
-		w.BreakEvenWriteRPS = round2(readRPS * saved / extra)
+		w.BreakEvenWriteRPS = report.Round2(readRPS * saved / extra)
 	}
 	return w, nil
 }

@@ -1,4 +1,8 @@
-package main
+// Package costlab is `shop cost`: it builds a data set in a scratch store
+// and measures, screen by screen, the shop's denormalized reads against the
+// normalized alternative, then the read/write workload template of
+// model-denormalize-reads.
+package costlab
 
 import (
 	"context"
@@ -6,17 +10,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
+	"shop/cmd/shop/internal/progress"
+	"shop/cmd/shop/internal/report"
+	"shop/cmd/shop/internal/shopstore"
 	"shop/store"
-	"shop/store/cosmos"
-	"shop/store/embedded"
 )
 
 // costOptions are the settings of `shop cost`.
@@ -34,23 +34,14 @@ type costReport struct {
 	// Estimate is true on the embedded store: its Request Units are the
 	// documented estimate of store/embedded/charge.go, not a bill.
 	Estimate    bool           `json:"estimate"`
-	Machine     machine        `json:"machine"`
+	Machine     report.Machine `json:"machine"`
 	Command     string         `json:"command"`
 	DataSet     string         `json:"dataSet"`
 	Repetitions int            `json:"repetitions"`
 	Screens     []screenResult `json:"screens"`
 	Workload    workloadResult `json:"workload"`
-	Goals       []goal         `json:"goals"`
+	Goals       []report.Goal  `json:"goals"`
 	BuildTime   string         `json:"buildTime"`
-}
-
-// goal is one of the issue's targets and how the run did against it.
-type goal struct {
-	Name string  `json:"name"`
-	Want string  `json:"want"`
-	Got  float64 `json:"got"`
-	Unit string  `json:"unit"`
-	Met  bool    `json:"met"`
 }
 
 // costGoals: the denormalized design at least 2× cheaper on the product
@@ -63,10 +54,11 @@ var costGoals = []struct {
 	{"cart (10 lines)", 5},
 }
 
-// cost builds a data set in a scratch store and measures, screen by
-// screen, the shop's denormalized reads against the normalized alternative,
-// then the read/write workload template of model-denormalize-reads.
-func cost(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// Run is `shop cost` with its flags in args: it measures both designs and
+// prints the report (text, --json or --markdown) or writes it into the cost
+// section of a markdown file (--write-docs). getenv selects Cosmos
+// (COSMOS_*) over the temporary embedded store.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("cost", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -90,74 +82,25 @@ func cost(ctx context.Context, args []string, getenv func(string) string, stdout
 	if o.reps < 1 || o.readRPS < 0 || o.writeRPS < 0 {
 		return errors.New("reps must be at least 1, rates at least 0")
 	}
-	s, desc, estimate, closeStore, err := openLabStore(ctx, getenv, o.partitions)
+	s, desc, estimate, closeStore, err := shopstore.OpenScratch(ctx, getenv, "costlab", o.partitions)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	if isTerminal(os.Stderr) {
-		var bar *progressbar.ProgressBar
-		o.lab.Progress = func(done, total int) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
-					progressbar.OptionSetDescription("building the data set"), progressbar.OptionShowCount(),
-					progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
-			}
-			_ = bar.Set(done)
-		}
-	}
+	o.lab.Progress = progress.OnStderr("building the data set")
 	rep, err := runCostLab(ctx, s, o)
 	if err != nil {
 		return err
 	}
 	rep.Store, rep.Estimate = desc, estimate
 	rep.Command = strings.TrimSpace("go run ./cmd/shop cost " + strings.Join(args, " "))
-	return writeReport(stdout, rep, reportOutput{json: *jsonOut, markdown: *markdown, docs: *writeDocs},
+	return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
 		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
-}
-
-// openLabStore opens the scratch store of a measurement run: a database of
-// its own on Cosmos when one is configured (never the shop's data), else a
-// temporary embedded store that closeStore removes. The embedded store
-// skips fsync: nothing in it needs to survive the run.
-func openLabStore(ctx context.Context, getenv func(string) string, partitions int) (s store.Store, desc string, estimate bool, closeStore func(), err error) {
-	if getenv("COSMOS_ENDPOINT") != "" || getenv("COSMOS_CONNECTION_STRING") != "" {
-		cc, err := cosmos.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, "", false, nil, err
-		}
-		cc.Database += "-costlab"
-		cs, err := cosmos.Open(ctx, cc)
-		if err != nil {
-			return nil, "", false, nil, err
-		}
-		return cs, "Azure Cosmos DB " + cc.Endpoint + ", database " + cc.Database, false, func() {
-			_ = cs.DeleteDatabase(context.WithoutCancel(ctx))
-			_ = cs.Close()
-		}, nil
-	}
-	if partitions < 1 {
-		return nil, "", false, nil, fmt.Errorf("partitions: want at least 1, got %d", partitions)
-	}
-	dir, err := os.MkdirTemp("", "shop-lab-")
-	if err != nil {
-		return nil, "", false, nil, err
-	}
-	es, err := embedded.Open(filepath.Join(dir, "lab.db"), embedded.Options{PhysicalPartitions: partitions, NoSync: true})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, "", false, nil, err
-	}
-	desc = fmt.Sprintf("embedded store, %d simulated physical partitions (temporary)", partitions)
-	return es, desc, true, func() {
-		_ = es.Close()
-		_ = os.RemoveAll(dir)
-	}, nil
 }
 
 // runCostLab builds the data set in s and measures both designs.
 func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, error) {
-	rep := costReport{Machine: thisMachine(), Repetitions: o.reps}
+	rep := costReport{Machine: report.ThisMachine(), Repetitions: o.reps}
 	start := time.Now()
 	d, err := buildLab(ctx, s, o.lab)
 	if err != nil {
@@ -185,7 +128,7 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 				got = r.Ratio
 			}
 		}
-		rep.Goals = append(rep.Goals, goal{
+		rep.Goals = append(rep.Goals, report.Goal{
 			Name: g.screen + ": denormalized RU advantage",
 			Want: fmt.Sprintf(">= %g×", g.ratio),
 			Got:  got,
@@ -195,5 +138,3 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 	}
 	return rep, nil
 }
-
-func round2(v float64) float64 { return math.Round(v*100) / 100 }

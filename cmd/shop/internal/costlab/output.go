@@ -1,10 +1,12 @@
-package main
+package costlab
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"shop/cmd/shop/internal/report"
 )
 
 // ruLabel says what the Request Unit figures are.
@@ -28,13 +30,6 @@ func mixText(mix []mixShare) string {
 		parts[i] = fmt.Sprintf("%.0f%% %s", m.Share*100, m.Screen)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func metText(met bool) string {
-	if met {
-		return "met"
-	}
-	return "MISSED"
 }
 
 // loadFormula renders one design's line of the workload template.
@@ -88,7 +83,7 @@ func writeCostText(out io.Writer, r costReport) {
 	fmt.Fprintln(out, verdict(w))
 	fmt.Fprintln(out, "\ngoals:")
 	for _, g := range r.Goals {
-		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, metText(g.Met))
+		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
 	}
 }
 
@@ -126,6 +121,6 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 	fmt.Fprintln(out, "| goal | target | measured | |")
 	fmt.Fprintln(out, "|---|--:|--:|---|")
 	for _, g := range r.Goals {
-		fmt.Fprintf(out, "| %s | %s | %.2f%s | %s |\n", g.Name, g.Want, g.Got, g.Unit, metText(g.Met))
+		fmt.Fprintf(out, "| %s | %s | %.2f%s | %s |\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
 	}
 }

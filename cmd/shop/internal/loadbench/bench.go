@@ -1,4 +1,8 @@
-package main
+// Package loadbench is `shop bench`: a bounded load test on loopback of
+// the shop (started in process, or already running at --url) under a mixed
+// workload at a constant rate, against a bare net/http handler serving the
+// same bytes, and a ramp of the product page.
+package loadbench
 
 import (
 	"context"
@@ -10,6 +14,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"shop/cmd/shop/internal/report"
 )
 
 // benchOptions are the settings of `shop bench`.
@@ -41,10 +47,10 @@ const (
 // benchReport is everything `shop bench` measured, in the shape --json
 // prints.
 type benchReport struct {
-	Target  string  `json:"target"`
-	Machine machine `json:"machine"`
-	Command string  `json:"command"`
-	DataSet string  `json:"dataSet"`
+	Target  string         `json:"target"`
+	Machine report.Machine `json:"machine"`
+	Command string         `json:"command"`
+	DataSet string         `json:"dataSet"`
 	// SetupTime is how long loading the data, letting the feed workers
 	// catch up and preparing the users took.
 	SetupTime string `json:"setupTime"`
@@ -62,17 +68,19 @@ type benchReport struct {
 	BaselineClosed  runResult `json:"baselineClosedLoop"`
 	ThroughputRatio float64   `json:"throughputRatio"`
 	// Ramp raises the product page's rate until p99 > 10 ms or an error.
-	Ramp               []runResult  `json:"ramp"`
-	MaxSustainableRate int          `json:"maxSustainableRate"`
-	RampStopped        string       `json:"rampStopped"`
-	Memory             memoryReport `json:"memory"`
-	Goals              []goal       `json:"goals"`
+	Ramp               []runResult   `json:"ramp"`
+	MaxSustainableRate int           `json:"maxSustainableRate"`
+	RampStopped        string        `json:"rampStopped"`
+	Memory             memoryReport  `json:"memory"`
+	Goals              []report.Goal `json:"goals"`
 }
 
-// bench runs a bounded load test on loopback: the shop (in process by
-// default) under a mixed workload at a constant rate, a bare net/http
-// baseline serving the same product bytes, and a ramp of the product page.
-func bench(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// Run is `shop bench` with its flags in args: it runs the load and prints
+// the report (text, --json or --markdown) or writes it into the bench
+// section of a markdown file (--write-docs). The load never leaves this
+// machine (see checkLoopback); getenv is unused, for the commands' common
+// signature.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -106,7 +114,7 @@ func bench(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	rep.Command = strings.TrimSpace("go run ./cmd/shop bench " + strings.Join(args, " "))
-	return writeReport(stdout, rep, reportOutput{json: *jsonOut, markdown: *markdown, docs: *writeDocs},
+	return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
 		"bench", func(w io.Writer) { writeBenchMarkdown(w, rep) }, func(w io.Writer) { writeBenchText(w, rep) })
 }
 

@@ -1,4 +1,8 @@
-package main
+// Package report is the one report writer of `shop cost` and `shop bench`:
+// the machine a measurement ran on, the goals it is judged by, and the
+// output as text, JSON, markdown or the command's generated section of a
+// markdown file (docs/performance.md).
+package report
 
 import (
 	"bufio"
@@ -7,13 +11,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"runtime"
 	"strings"
 )
 
-// machine is what a measurement ran on: figures mean little without it.
-type machine struct {
+// Machine is what a measurement ran on: figures mean little without it.
+type Machine struct {
 	CPUs      int    `json:"cpus"`
 	CPUModel  string `json:"cpuModel"`
 	GoVersion string `json:"goVersion"`
@@ -23,8 +28,9 @@ type machine struct {
 	LoadAverage string `json:"loadAverage"`
 }
 
-func thisMachine() machine {
-	return machine{
+// ThisMachine describes the machine the process runs on, now.
+func ThisMachine() Machine {
+	return Machine{
 		CPUs:        runtime.NumCPU(),
 		CPUModel:    cpuModel(),
 		GoVersion:   runtime.Version(),
@@ -33,7 +39,7 @@ func thisMachine() machine {
 	}
 }
 
-func (m machine) String() string {
+func (m Machine) String() string {
 	return fmt.Sprintf("%d CPUs (%s), %s, %s; load average %s at the start", m.CPUs, m.CPUModel, m.GoVersion, m.OS, m.LoadAverage)
 }
 
@@ -99,31 +105,51 @@ func writeDocSection(path, name, body string) error {
 	return os.WriteFile(path, []byte(doc), 0o644)
 }
 
-// reportOutput is how `shop cost` and `shop bench` print their report.
-type reportOutput struct {
-	json, markdown bool
-	docs           string // write the markdown into this file's section
+// Output is how `shop cost` and `shop bench` print their report.
+type Output struct {
+	JSON, Markdown bool
+	Docs           string // write the markdown into this file's section
 }
 
-// writeReport prints rep as JSON, markdown or text, or writes its markdown
-// into the named generated section of out.docs.
-func writeReport(stdout io.Writer, rep any, out reportOutput, section string, markdown, text func(io.Writer)) error {
+// Write prints rep as JSON, markdown or text, or writes its markdown into
+// the named generated section of out.Docs.
+func Write(stdout io.Writer, rep any, out Output, section string, markdown, text func(io.Writer)) error {
 	switch {
-	case out.docs != "":
+	case out.Docs != "":
 		var b strings.Builder
 		markdown(&b)
-		if err := writeDocSection(out.docs, section, b.String()); err != nil {
+		if err := writeDocSection(out.Docs, section, b.String()); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote the %s section of %s\n", section, out.docs)
-	case out.json:
+		fmt.Fprintf(stdout, "wrote the %s section of %s\n", section, out.Docs)
+	case out.JSON:
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
-	case out.markdown:
+	case out.Markdown:
 		markdown(stdout)
 	default:
 		text(stdout)
 	}
 	return nil
 }
+
+// Goal is one of the issue's targets and how the run did against it.
+type Goal struct {
+	Name string  `json:"name"`
+	Want string  `json:"want"`
+	Got  float64 `json:"got"`
+	Unit string  `json:"unit"`
+	Met  bool    `json:"met"`
+}
+
+// MetText is how the reports print whether a goal was met.
+func MetText(met bool) string {
+	if met {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// Round2 rounds v to two decimals.
+func Round2(v float64) float64 { return math.Round(v*100) / 100 }

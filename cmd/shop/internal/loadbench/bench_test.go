@@ -1,4 +1,4 @@
-package main
+package loadbench
 
 import (
 	"bytes"
@@ -8,15 +8,17 @@ import (
 	"testing"
 )
 
+func noEnv(string) string { return "" }
+
 // TestBench runs a short, slow `shop bench --json` against the in-process
 // shop and checks the report: every run answered, every request of the
 // mix succeeded, and each kind of the mix is reported apart.
 func TestBench(t *testing.T) {
 	var out bytes.Buffer
-	args := []string{"shop", "bench", "--json", "--products", "40", "--users", "10", "--reviews", "40",
+	args := []string{"--json", "--products", "40", "--users", "10", "--reviews", "40",
 		"--rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
 		"--ramp-from", "40", "--ramp-max", "80", "--ramp-step", "300ms"}
-	if err := run(context.Background(), args, noEnv, &out); err != nil {
+	if err := Run(context.Background(), args, noEnv, &out); err != nil {
 		t.Fatalf("shop bench: %v", err)
 	}
 	var rep benchReport
@@ -100,7 +102,7 @@ func TestCheckLoopback(t *testing.T) {
 
 func TestBenchRefusesRemoteURL(t *testing.T) {
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"shop", "bench", "--url", "http://192.0.2.1:8080"}, noEnv, &out)
+	err := Run(context.Background(), []string{"--url", "http://192.0.2.1:8080"}, noEnv, &out)
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("shop bench --url http://192.0.2.1:8080: err = %v, want a refusal naming loopback", err)
 	}

@@ -1,10 +1,11 @@
-package main
+package costlab
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"shop/cmd/shop/internal/shopstore"
 	"shop/store"
 )
 
@@ -12,10 +13,10 @@ import (
 // store's own operations are benchmarked in store/embedded; these time the
 // screens made of them. Run with
 //
-//	go test ./cmd/shop -run '^$' -bench Screens -benchmem
+//	go test ./cmd/shop/internal/costlab -run '^$' -bench Screens -benchmem
 func newBenchLab(b *testing.B) (store.Store, *labData) {
 	b.Helper()
-	s, _, _, closeStore, err := openLabStore(context.Background(), noEnv, 4)
+	s, _, _, closeStore, err := shopstore.OpenScratch(context.Background(), noEnv, "costlab", 4)
 	if err != nil {
 		b.Fatal(err)
 	}

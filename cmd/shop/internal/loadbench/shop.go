@@ -1,9 +1,10 @@
-package main
+package loadbench
 
 import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"shop/api"
 	"shop/feedworkers"
 	"shop/migrations"
+	"shop/migrations/sample"
 	"shop/store/embedded"
 )
 
@@ -62,7 +64,7 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 	cleanup = append(cleanup, func() { _ = s.Close() })
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	cleanup = append(cleanup, cancel)
-	// The sample data is consistent from the start (migrations.Sample
+	// The sample data is consistent from the start (sample.Load
 	// writes every copy), so the workers start at the feed's end, as a
 	// Cosmos processor started from "now" does: replaying the bulk load
 	// would only redo it.
@@ -132,10 +134,10 @@ func loadBenchData(ctx context.Context, path string, opts embedded.Options, o be
 		return err
 	}
 	defer s.Close()
-	if err := migrations.Apply(ctx, s, nopWriter{}); err != nil {
+	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		return err
 	}
-	if _, err := migrations.Sample(ctx, s, migrations.SampleOptions{
+	if _, err := sample.Load(ctx, s, sample.Options{
 		Products: o.products, Reviews: o.reviews, Users: o.users, Progress: progress,
 	}); err != nil {
 		return fmt.Errorf("sample data: %w", err)

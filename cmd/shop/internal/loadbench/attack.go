@@ -1,4 +1,4 @@
-package main
+package loadbench
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"shop/cmd/shop/internal/report"
 )
 
 // runResult is one load run.
@@ -68,8 +70,8 @@ func (c *collector) result(name string, rate, clients int, d time.Duration) runR
 	r := runResult{
 		Name: name, Rate: rate, Clients: clients, Duration: d.String(),
 		Requests:   c.m.Requests,
-		SentRate:   round2(c.m.Rate),
-		Throughput: round2(c.m.Throughput),
+		SentRate:   report.Round2(c.m.Rate),
+		Throughput: report.Round2(c.m.Throughput),
 		P50Ms:      ms(c.m.Latencies.P50),
 		P90Ms:      ms(c.m.Latencies.P90),
 		P99Ms:      ms(c.m.Latencies.P99),
@@ -79,8 +81,8 @@ func (c *collector) result(name string, rate, clients int, d time.Duration) runR
 		Errors:     c.m.Errors[:min(len(c.m.Errors), 5)],
 	}
 	if c.costed > 0 {
-		r.RUPerRequest = round2(c.ru / float64(c.costed))
-		r.OpsPerRequest = round2(c.ops / float64(c.costed))
+		r.RUPerRequest = report.Round2(c.ru / float64(c.costed))
+		r.OpsPerRequest = report.Round2(c.ops / float64(c.costed))
 	}
 	return r
 }
@@ -157,8 +159,8 @@ func alternate(ctx context.Context, segments int, la, lb load, ta, tb vegeta.Tar
 	for k := range out {
 		out[k] = cs[k].result(loads[k].name, loads[k].rate, loads[k].clients, loads[k].duration)
 		if secs := active[k].Seconds(); secs > 0 {
-			out[k].SentRate = round2(float64(out[k].Requests) / secs)
-			out[k].Throughput = round2(float64(out[k].Requests) * out[k].Success / secs)
+			out[k].SentRate = report.Round2(float64(out[k].Requests) / secs)
+			out[k].Throughput = report.Round2(float64(out[k].Requests) * out[k].Success / secs)
 		}
 	}
 	return out[0], out[1]

@@ -1,4 +1,4 @@
-package migrations_test
+package sample_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"shop/domain"
 	"shop/migrations"
+	"shop/migrations/sample"
 	"shop/store"
 	"shop/store/embedded"
 )
@@ -66,11 +67,11 @@ func TestSampleDefaultCatalog(t *testing.T) {
 	s := openStore(t, embedded.Options{NoSync: true})
 	repos := store.NewRepos(s)
 
-	empty, err := migrations.IsEmpty(ctx, s)
+	empty, err := sample.IsEmpty(ctx, s)
 	if err != nil || !empty {
 		t.Fatalf("IsEmpty before Sample = %v, %v; want true", empty, err)
 	}
-	stats, err := migrations.Sample(ctx, s, migrations.SampleOptions{})
+	stats, err := sample.Load(ctx, s, sample.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestSampleDefaultCatalog(t *testing.T) {
 	if stats.RequestCharge <= 0 {
 		t.Errorf("request charge = %v, want > 0", stats.RequestCharge)
 	}
-	empty, err = migrations.IsEmpty(ctx, s)
+	empty, err = sample.IsEmpty(ctx, s)
 	if err != nil || empty {
 		t.Fatalf("IsEmpty after Sample = %v, %v; want false", empty, err)
 	}
@@ -170,18 +171,18 @@ func TestSampleCarts(t *testing.T) {
 	s := openStore(t, embedded.Options{NoSync: true})
 	repos := store.NewRepos(s)
 	var calls, lastDone, lastTotal int
-	opts := migrations.SampleOptions{Products: 30, Reviews: 40, Users: 25, Categories: 10,
+	opts := sample.Options{Products: 30, Reviews: 40, Users: 25, Categories: 10,
 		Progress: func(done, total int) {
 			if done < lastDone {
 				t.Errorf("progress went back from %d to %d", lastDone, done)
 			}
 			calls, lastDone, lastTotal = calls+1, done, total
 		}}
-	stats, err := migrations.Sample(ctx, s, opts)
+	stats, err := sample.Load(ctx, s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := migrations.SampleStats{Categories: 10, Products: 30, Reviews: 40, Carts: 25, RequestCharge: stats.RequestCharge}
+	want := sample.Stats{Categories: 10, Products: 30, Reviews: 40, Carts: 25, RequestCharge: stats.RequestCharge}
 	if diff := cmp.Diff(want, stats); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}
@@ -226,13 +227,13 @@ func TestSampleCarts(t *testing.T) {
 func TestSampleTwiceConverges(t *testing.T) {
 	ctx := t.Context()
 	s := openStore(t, embedded.Options{NoSync: true})
-	opts := migrations.SampleOptions{Products: 40, Reviews: 120, Categories: 8}
-	first, err := migrations.Sample(ctx, s, opts)
+	opts := sample.Options{Products: 40, Reviews: 120, Categories: 8}
+	first, err := sample.Load(ctx, s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// As after a load that stopped half way: running it again is safe.
-	second, err := migrations.Sample(ctx, s, opts)
+	second, err := sample.Load(ctx, s, opts)
 	if err != nil {
 		t.Fatalf("second Sample: %v", err)
 	}
@@ -261,23 +262,23 @@ func TestSampleTwiceConverges(t *testing.T) {
 func TestSampleOptionsRefused(t *testing.T) {
 	tests := []struct {
 		name string
-		opts migrations.SampleOptions
+		opts sample.Options
 	}{
-		{"negative products", migrations.SampleOptions{Products: -1}},
-		{"negative reviews", migrations.SampleOptions{Reviews: -5}},
-		{"negative users", migrations.SampleOptions{Users: -1}},
-		{"more categories than the sample has", migrations.SampleOptions{Categories: 1000}},
+		{"negative products", sample.Options{Products: -1}},
+		{"negative reviews", sample.Options{Reviews: -5}},
+		{"negative users", sample.Options{Users: -1}},
+		{"more categories than the sample has", sample.Options{Categories: 1000}},
 	}
 	s := openStore(t, embedded.Options{NoSync: true})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := migrations.Sample(t.Context(), s, tt.opts)
+			_, err := sample.Load(t.Context(), s, tt.opts)
 			if got, want := domain.ErrorCode(err), domain.EINVALID; got != want {
 				t.Errorf("code = %q, want %q (err %v)", got, want, err)
 			}
 		})
 	}
-	if empty, err := migrations.IsEmpty(t.Context(), s); err != nil || !empty {
+	if empty, err := sample.IsEmpty(t.Context(), s); err != nil || !empty {
 		t.Errorf("IsEmpty after refused options = %v, %v; want true", empty, err)
 	}
 }
@@ -286,15 +287,15 @@ func TestSampleOptionsRefused(t *testing.T) {
 // --products 10000 --reviews 10000 --users 10000` data set into a fresh
 // embedded store per iteration, with and without fsync on commit:
 //
-//	go test -run '^$' -bench Sample -benchtime 1x ./migrations
+//	go test -run '^$' -bench Sample -benchtime 1x ./migrations/sample
 func BenchmarkSample(b *testing.B) {
-	seed := migrations.SampleOptions{Products: 10000, Reviews: 10000, Users: 10000, Categories: 12}
+	seed := sample.Options{Products: 10000, Reviews: 10000, Users: 10000, Categories: 12}
 	for _, bc := range []struct {
 		name   string
 		store  embedded.Options
-		sample migrations.SampleOptions
+		sample sample.Options
 	}{
-		{"first-start/fsync", embedded.Options{}, migrations.SampleOptions{}},
+		{"first-start/fsync", embedded.Options{}, sample.Options{}},
 		{"seed-10k/fsync", embedded.Options{}, seed},
 		{"seed-10k/nosync", embedded.Options{NoSync: true}, seed},
 	} {
@@ -303,7 +304,7 @@ func BenchmarkSample(b *testing.B) {
 				b.StopTimer()
 				s := openStore(b, bc.store)
 				b.StartTimer()
-				stats, err := migrations.Sample(context.Background(), s, bc.sample)
+				stats, err := sample.Load(context.Background(), s, bc.sample)
 				if err != nil {
 					b.Fatal(err)
 				}

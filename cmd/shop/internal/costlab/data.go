@@ -1,9 +1,10 @@
-package main
+package costlab
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -132,7 +133,7 @@ func buildLab(ctx context.Context, s store.Store, o labOptions) (*labData, error
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	if err := migrations.Apply(ctx, s, nopWriter{}); err != nil {
+	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		return nil, err
 	}
 	for _, def := range normContainers {
@@ -144,10 +145,6 @@ func buildLab(ctx context.Context, s store.Store, o labOptions) (*labData, error
 	b.total = 1 + o.Categories + o.Products*(o.ReviewsPerProduct+1) + o.Users*(1+o.OrdersPerUser) + o.PriceChanges*o.CartsPerProduct
 	return b.build(ctx)
 }
-
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 type labBuilder struct {
 	s           store.Store

@@ -1,4 +1,4 @@
-package main
+package costlab
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"shop/cmd/shop/internal/report"
 	"shop/domain"
 	"shop/store"
 )
@@ -261,7 +262,7 @@ func measureScreen(ctx context.Context, sc screen, reps int) (screenResult, erro
 		Normalized:   summarize(sc.normalized, norm),
 	}
 	if r.Denormalized.RequestUnits > 0 {
-		r.Ratio = round2(r.Normalized.RequestUnits / r.Denormalized.RequestUnits)
+		r.Ratio = report.Round2(r.Normalized.RequestUnits / r.Denormalized.RequestUnits)
 	}
 	return r, nil
 }
@@ -280,9 +281,9 @@ func summarize(d design, samples []sample) designResult {
 		nanos[i] = s.nanos
 	}
 	n := float64(len(samples))
-	r.StoreOps = round2(r.StoreOps / n)
-	r.RequestUnits = round2(r.RequestUnits / n)
-	r.MedianMicros = round2(float64(median(nanos)) / 1e3)
+	r.StoreOps = report.Round2(r.StoreOps / n)
+	r.RequestUnits = report.Round2(r.RequestUnits / n)
+	r.MedianMicros = report.Round2(float64(median(nanos)) / 1e3)
 	return r
 }
 

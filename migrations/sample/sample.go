@@ -1,4 +1,9 @@
-package migrations
+// Package sample generates the shop's sample catalog (categories,
+// products with their reviews, the productsByCategory view, open carts)
+// and loads it into a store whose containers migrations.Apply created:
+// the first-start data of `shop serve`, the data sets of `shop seed` and
+// of the load benchmark.
+package sample
 
 import (
 	"context"
@@ -8,34 +13,35 @@ import (
 	"time"
 
 	"shop/domain"
+	"shop/migrations"
 	"shop/store"
 )
 
 // The catalog of a first start: enough to browse every screen.
 const (
-	DefaultSampleCategories = 8
-	DefaultSampleProducts   = 240
-	DefaultSampleReviews    = 1500
+	DefaultCategories = 8
+	DefaultProducts   = 240
+	DefaultReviews    = 1500
 )
 
-// sampleWorkers is how many writes Sample keeps in flight. On Cosmos each
+// sampleWorkers is how many writes Load keeps in flight. On Cosmos each
 // write is a network round trip, so concurrency is what makes a bulk load
 // fast (throughput-bulk); the embedded store serializes its commits but
 // encodes and validates in parallel.
 const sampleWorkers = 16
 
-// SampleOptions says how much sample data to create. The zero value is the
-// catalog of a first start: DefaultSampleCategories categories,
-// DefaultSampleProducts products and DefaultSampleReviews reviews, no carts.
-type SampleOptions struct {
-	// Products to create (0 = DefaultSampleProducts).
+// Options says how much sample data to create. The zero value is the
+// catalog of a first start: DefaultCategories categories,
+// DefaultProducts products and DefaultReviews reviews, no carts.
+type Options struct {
+	// Products to create (0 = DefaultProducts).
 	Products int
 	// Reviews to spread over the products; 0 means none, except in the
-	// zero SampleOptions, which means DefaultSampleReviews.
+	// zero Options, which means DefaultReviews.
 	Reviews int
 	// Users with an open cart (1 to 10 lines each) to create.
 	Users int
-	// Categories to create (0 = DefaultSampleCategories), at most
+	// Categories to create (0 = DefaultCategories), at most
 	// len(sampleCategories).
 	Categories int
 	// Progress, if set, is called as writes complete with how many of
@@ -43,25 +49,25 @@ type SampleOptions struct {
 	Progress func(done, total int)
 }
 
-// SampleStats says what Sample wrote and what it cost.
-type SampleStats struct {
+// Stats says what Load wrote and what it cost.
+type Stats struct {
 	Categories, Products, Reviews, Carts int
 	// RequestCharge is the Request Units of every write (an estimate on
 	// the embedded store).
 	RequestCharge float64
 }
 
-func (s SampleStats) String() string {
+func (s Stats) String() string {
 	return fmt.Sprintf("%d categories, %d products, %d reviews, %d carts (%.2f RU)",
 		s.Categories, s.Products, s.Reviews, s.Carts, s.RequestCharge)
 }
 
 // IsEmpty reports whether the store holds no catalog yet: the categories
-// index is missing. Sample writes that index last, so a load that stopped
+// index is missing. Load writes that index last, so a load that stopped
 // half way still counts as empty and is simply run again.
 func IsEmpty(ctx context.Context, s store.Store) (bool, error) {
 	// Point read, not a query: 1 RU (query-point-reads).
-	_, err := s.Container(Products).Read(ctx, domain.CategoriesID, domain.CategoriesID)
+	_, err := s.Container(migrations.Products).Read(ctx, domain.CategoriesID, domain.CategoriesID)
 	switch {
 	case domain.IsCode(err, domain.ENOTFOUND):
 		return true, nil
@@ -71,7 +77,7 @@ func IsEmpty(ctx context.Context, s store.Store) (bool, error) {
 	return false, nil
 }
 
-// Sample loads a generated catalog into s: categories, products with their
+// Load loads a generated catalog into s: categories, products with their
 // reviews, the productsByCategory view, the categories index and open
 // carts. The same options always produce the same catalog (a fixed seed);
 // review dates are spread over the year before now.
@@ -80,11 +86,11 @@ func IsEmpty(ctx context.Context, s store.Store) (bool, error) {
 // any feed worker runs: a product's topReviews and reviewStats come from
 // domain.ComputeReviewStats over exactly the reviews written to its
 // partition, and its summary from domain.SummaryOfProduct. Writes are
-// upserts, so running Sample again over a half-loaded store converges.
-func Sample(ctx context.Context, s store.Store, opts SampleOptions) (SampleStats, error) {
+// upserts, so running Load again over a half-loaded store converges.
+func Load(ctx context.Context, s store.Store, opts Options) (Stats, error) {
 	opts, err := opts.resolve()
 	if err != nil {
-		return SampleStats{}, err
+		return Stats{}, err
 	}
 	p := generateSample(opts, time.Now().UTC().Truncate(time.Second))
 	w := &sampleWriter{s: s, progress: opts.Progress, total: len(p.products) + p.reviewCount + len(p.carts)}
@@ -109,15 +115,15 @@ func Sample(ctx context.Context, s store.Store, opts SampleOptions) (SampleStats
 	return w.stats(p), nil
 }
 
-func (o SampleOptions) resolve() (SampleOptions, error) {
+func (o Options) resolve() (Options, error) {
 	if o.Products == 0 && o.Reviews == 0 && o.Users == 0 && o.Categories == 0 {
-		o.Reviews = DefaultSampleReviews
+		o.Reviews = DefaultReviews
 	}
 	if o.Products == 0 {
-		o.Products = DefaultSampleProducts
+		o.Products = DefaultProducts
 	}
 	if o.Categories == 0 {
-		o.Categories = DefaultSampleCategories
+		o.Categories = DefaultCategories
 	}
 	switch {
 	case o.Products < 0 || o.Reviews < 0 || o.Users < 0 || o.Categories < 0:
@@ -150,10 +156,10 @@ func (w *sampleWriter) add(n int, ru float64) {
 	}
 }
 
-func (w *sampleWriter) stats(p *samplePlan) SampleStats {
+func (w *sampleWriter) stats(p *samplePlan) Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return SampleStats{
+	return Stats{
 		Categories:    len(p.categories),
 		Products:      len(p.products),
 		Reviews:       p.reviewCount,
@@ -167,7 +173,7 @@ func (w *sampleWriter) stats(p *samplePlan) SampleStats {
 // partition (pk productId), so they go in transactional batches of at
 // most 100 operations (one round trip per batch, not per review).
 func (w *sampleWriter) writeProduct(p *samplePlan) func(context.Context, int) error {
-	products, reviews := w.s.Container(Products), w.s.Container(Reviews)
+	products, reviews := w.s.Container(migrations.Products), w.s.Container(migrations.Reviews)
 	return func(ctx context.Context, i int) error {
 		prod := p.products[i]
 		doc, err := json.Marshal(prod)
@@ -219,7 +225,7 @@ func summaryBatches(p *samplePlan) [][]domain.ProductSummary {
 }
 
 func (w *sampleWriter) writeSummaries(batches [][]domain.ProductSummary) func(context.Context, int) error {
-	view := w.s.Container(ProductsByCategory)
+	view := w.s.Container(migrations.ProductsByCategory)
 	return func(ctx context.Context, i int) error {
 		batch := batches[i]
 		ops := make([]store.BatchOp, len(batch))
@@ -241,7 +247,7 @@ func (w *sampleWriter) writeSummaries(batches [][]domain.ProductSummary) func(co
 
 // writeCart writes cart i: one per user, its own partition (pk userId).
 func (w *sampleWriter) writeCart(p *samplePlan) func(context.Context, int) error {
-	carts := w.s.Container(Carts)
+	carts := w.s.Container(migrations.Carts)
 	return func(ctx context.Context, i int) error {
 		c := p.carts[i]
 		doc, err := json.Marshal(c)

@@ -1,4 +1,4 @@
-package main
+package loadbench
 
 import (
 	"bufio"
@@ -17,8 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"shop/cmd/shop/internal/progress"
+	"shop/cmd/shop/internal/report"
 )
 
 // memSample is the process's resident memory, from /proc/self/status.
@@ -51,7 +53,7 @@ func readMem() memSample {
 	return m
 }
 
-func mb(kb int64) float64 { return round2(float64(kb) / 1024) }
+func mb(kb int64) float64 { return report.Round2(float64(kb) / 1024) }
 
 // memoryReport is the resident memory of the bench process, which holds
 // the shop (in process) and the load generator.
@@ -123,28 +125,16 @@ const benchSegments = 4
 // constant rate; the product page and the baseline at the same rate; both
 // in a closed loop (throughput); the product page ramp.
 func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
-	rep := benchReport{Machine: thisMachine()}
+	rep := benchReport{Machine: report.ThisMachine()}
 	start := time.Now()
 	shop := &benchShop{
 		url: strings.TrimRight(o.url, "/"), desc: "shop at " + o.url, close: func() {},
 		settle: func(context.Context) error { return nil },
 	}
 	if o.url == "" {
-		var progress func(done, total int)
-		if isTerminal(os.Stderr) {
-			var bar *progressbar.ProgressBar
-			progress = func(done, total int) {
-				if bar == nil {
-					bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
-						progressbar.OptionSetDescription("loading the sample data"), progressbar.OptionShowCount(),
-						progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
-				}
-				_ = bar.Set(done)
-			}
-		}
 		runtime.GC()
 		var err error
-		if shop, err = startBenchShop(ctx, o, progress); err != nil {
+		if shop, err = startBenchShop(ctx, o, progress.OnStderr("loading the sample data")); err != nil {
 			return rep, err
 		}
 		runtime.GC()
@@ -208,7 +198,7 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		closed("product page"), closed(baselineName),
 		productTarget(shop.url, cat.products), productTarget(baseURL, cat.products[:1]))
 	if rep.BaselineClosed.Throughput > 0 {
-		rep.ThroughputRatio = round2(rep.ProductClosed.Throughput / rep.BaselineClosed.Throughput)
+		rep.ThroughputRatio = report.Round2(rep.ProductClosed.Throughput / rep.BaselineClosed.Throughput)
 	}
 	if err := shop.settle(ctx); err != nil {
 		return rep, err
@@ -234,8 +224,8 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 }
 
 // benchGoals are the targets for the HTTP path.
-func benchGoals(o benchOptions, rep benchReport) []goal {
-	goals := []goal{{
+func benchGoals(o benchOptions, rep benchReport) []report.Goal {
+	goals := []report.Goal{{
 		Name: "product page throughput / bare-handler baseline (closed loop, same run)",
 		Want: ">= 0.5", Got: rep.ThroughputRatio, Met: rep.ThroughputRatio >= 0.5,
 	}, {
@@ -246,7 +236,7 @@ func benchGoals(o benchOptions, rep benchReport) []goal {
 	if rep.Memory.InProcess && o.products >= 10000 && o.users >= 10000 {
 		// Measured before the load starts: once the runs begin, the same
 		// process also holds the load generator (reported apart).
-		goals = append(goals, goal{
+		goals = append(goals, report.Goal{
 			Name: fmt.Sprintf("resident memory with %d products and %d open carts loaded, shop ready", o.products, o.users),
 			Want: "< 150 MB", Got: rep.Memory.LoadedMB, Unit: " MB", Met: rep.Memory.LoadedMB < 150,
 		})

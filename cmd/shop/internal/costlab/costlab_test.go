@@ -1,13 +1,13 @@
-package main
+package costlab
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"shop/cmd/shop/internal/report"
 )
 
 func noEnv(string) string { return "" }
@@ -17,10 +17,10 @@ func noEnv(string) string { return "" }
 // design needs fewer store operations and fewer Request Units.
 func TestCostLab(t *testing.T) {
 	var out bytes.Buffer
-	args := []string{"shop", "cost", "--json", "--products", "30", "--categories", "2", "--reviews", "6",
+	args := []string{"--json", "--products", "30", "--categories", "2", "--reviews", "6",
 		"--users", "4", "--orders", "11", "--price-changes", "2", "--carts-per-product", "3", "--reps", "5",
 		"--read-rps", "100", "--write-rps", "1"}
-	if err := run(context.Background(), args, noEnv, &out); err != nil {
+	if err := Run(context.Background(), args, noEnv, &out); err != nil {
 		t.Fatalf("shop cost: %v", err)
 	}
 	var rep costReport
@@ -63,7 +63,7 @@ func TestCostLab(t *testing.T) {
 		t.Errorf("RU per read: denormalized %v, normalized %v; want denormalized lower", w.Denormalized.ReadRU, w.Normalized.ReadRU)
 	}
 	for name, l := range map[string]designLoad{"denormalized": w.Denormalized, "normalized": w.Normalized} {
-		if got, want := l.TotalRUs, round2(l.ReadRUs+l.WriteRUs); got != want {
+		if got, want := l.TotalRUs, report.Round2(l.ReadRUs+l.WriteRUs); got != want {
 			t.Errorf("%s total = %v RU/s, want reads + writes = %v", name, got, want)
 		}
 	}
@@ -77,63 +77,5 @@ func TestCostLab(t *testing.T) {
 		if !strings.Contains(md.String(), "| "+s.Screen+" |") {
 			t.Errorf("markdown has no row for %q", s.Screen)
 		}
-	}
-}
-
-func TestWriteDocSection(t *testing.T) {
-	costSection := "<!-- begin: shop cost (generated) -->\nold cost\n<!-- end: shop cost -->\n"
-	benchSection := "<!-- begin: shop bench (generated) -->\nbench\n<!-- end: shop bench -->\n"
-	tests := []struct {
-		name    string
-		before  string // "" = no file
-		want    string
-		wantErr bool
-	}{
-		{
-			name: "NewFile",
-			want: docsHeader + "\n" + strings.Replace(costSection, "old cost", "new cost", 1),
-		},
-		{
-			name:   "ReplacesOnlyItsSection",
-			before: "# Title\n\n" + costSection + "\n" + benchSection,
-			want:   "# Title\n\n" + strings.Replace(costSection, "old cost", "new cost", 1) + "\n" + benchSection,
-		},
-		{
-			name:   "AppendsAfterOtherSections",
-			before: "# Title\n\n" + benchSection,
-			want:   "# Title\n\n" + benchSection + "\n" + strings.Replace(costSection, "old cost", "new cost", 1),
-		},
-		{
-			name:    "BrokenMarkers",
-			before:  "# Title\n\n<!-- begin: shop cost (generated) -->\nno end\n",
-			wantErr: true,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "performance.md")
-			if tt.before != "" {
-				if err := os.WriteFile(path, []byte(tt.before), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err := writeDocSection(path, "cost", "new cost\n")
-			if tt.wantErr {
-				if err == nil {
-					t.Fatal("writeDocSection succeeded, want an error")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("file =\n%s\nwant\n%s", got, tt.want)
-			}
-		})
 	}
 }

@@ -1,0 +1,135 @@
+// Package shopstore opens and prepares the store a command of cmd/shop
+// works on: the shop's own (Cosmos when the environment names an account,
+// the embedded store in the data directory otherwise), or the scratch
+// store of a measurement, which never touches the shop's data.
+package shopstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"shop/migrations"
+	"shop/migrations/sample"
+	"shop/store"
+	"shop/store/cosmos"
+	"shop/store/embedded"
+)
+
+// Location is where the shop's own store is.
+type Location struct {
+	Cosmos     bool   // open Cosmos from the COSMOS_* environment
+	DataDir    string // else the embedded store's directory (shop.db)
+	Partitions int    // simulated physical partitions of the embedded store
+}
+
+// Open opens the shop's store at loc and describes it. tp, when set,
+// receives the Cosmos SDK's own spans.
+func Open(ctx context.Context, loc Location, getenv func(string) string, tp trace.TracerProvider) (store.Store, string, error) {
+	if loc.Cosmos {
+		cs, cc, err := openCosmos(ctx, getenv, "", tp)
+		if err != nil {
+			return nil, "", err
+		}
+		return cs, "cosmos " + cc.Endpoint, nil
+	}
+	if err := os.MkdirAll(loc.DataDir, 0o755); err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(loc.DataDir, "shop.db")
+	s, err := embedded.Open(path, embedded.Options{PhysicalPartitions: loc.Partitions})
+	if err != nil {
+		return nil, "", fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, fmt.Sprintf("embedded %s (%d simulated physical partitions)", path, loc.Partitions), nil
+}
+
+// openCosmos opens the account getenv names, in its database with suffix
+// appended to the name.
+func openCosmos(ctx context.Context, getenv func(string) string, suffix string, tp trace.TracerProvider) (*cosmos.Store, cosmos.Config, error) {
+	cc, err := cosmos.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, cc, err
+	}
+	cc.Database += suffix
+	cc.TracerProvider = tp
+	cs, err := cosmos.Open(ctx, cc)
+	return cs, cc, err
+}
+
+// Preparation is what Prepare does to the shop's store at start.
+type Preparation struct {
+	// Migrate applies the migrations; without it the containers of a
+	// Cosmos store must already exist.
+	Migrate bool
+	// Seed loads the sample catalog into an empty store.
+	Seed bool
+}
+
+// Prepare applies the migrations and loads the sample catalog into an
+// empty store, as p says; with Cosmos and migrations off it checks that
+// the containers exist. It reports whether it loaded the sample just now.
+func Prepare(ctx context.Context, s store.Store, p Preparation, stdout io.Writer) (seeded bool, err error) {
+	if p.Migrate {
+		if err := migrations.Apply(ctx, s, io.Discard); err != nil {
+			return false, fmt.Errorf("migrate: %w", err)
+		}
+	} else if cs, ok := s.(*cosmos.Store); ok {
+		if err := cs.CheckContainers(ctx, migrations.Containers); err != nil {
+			return false, err
+		}
+	}
+	if !p.Seed {
+		return false, nil
+	}
+	empty, err := sample.IsEmpty(ctx, s)
+	if err != nil || !empty {
+		return false, err
+	}
+	stats, err := sample.Load(ctx, s, sample.Options{})
+	if err != nil {
+		return false, fmt.Errorf("sample data: %w", err)
+	}
+	fmt.Fprintf(stdout, "sample data: %s\n", stats)
+	return true, nil
+}
+
+// OpenScratch opens the scratch store of a measurement run: a database of
+// its own on Cosmos when getenv names an account (the shop's database with
+// "-"+name appended, never the shop's data), else a temporary embedded
+// store. closeStore deletes the one or removes the other. The embedded
+// store skips fsync: nothing in it needs to survive the run. estimate is
+// true on the embedded store, whose Request Units are estimates.
+func OpenScratch(ctx context.Context, getenv func(string) string, name string, partitions int) (s store.Store, desc string, estimate bool, closeStore func(), err error) {
+	if getenv("COSMOS_ENDPOINT") != "" || getenv("COSMOS_CONNECTION_STRING") != "" {
+		cs, cc, err := openCosmos(ctx, getenv, "-"+name, nil)
+		if err != nil {
+			return nil, "", false, nil, err
+		}
+		return cs, "Azure Cosmos DB " + cc.Endpoint + ", database " + cc.Database, false, func() {
+			_ = cs.DeleteDatabase(context.WithoutCancel(ctx))
+			_ = cs.Close()
+		}, nil
+	}
+	if partitions < 1 {
+		return nil, "", false, nil, fmt.Errorf("partitions: want at least 1, got %d", partitions)
+	}
+	dir, err := os.MkdirTemp("", "shop-lab-")
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	es, err := embedded.Open(filepath.Join(dir, "lab.db"), embedded.Options{PhysicalPartitions: partitions, NoSync: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", false, nil, err
+	}
+	desc = fmt.Sprintf("embedded store, %d simulated physical partitions (temporary)", partitions)
+	return es, desc, true, func() {
+		_ = es.Close()
+		_ = os.RemoveAll(dir)
+	}, nil
+}
