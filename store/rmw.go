@@ -58,13 +58,47 @@ func Retry(ctx context.Context, attempt func() error) error {
 // attempt, or returns the context's error.
 func backoff(ctx context.Context, attempt int) error {
 	d := time.Duration(rand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond)) + 1)
+	if err := sleep(ctx, d); err != nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "gave up after %d concurrent updates: %v", attempt, err)
+	}
+	return nil
+}
+
+// sleep waits d or until ctx ends, and then returns ctx's error.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return domain.Errorf(domain.EUNAVAILABLE, "gave up after %d concurrent updates: %v", attempt, ctx.Err())
+		return ctx.Err()
 	case <-t.C:
 		return nil
+	}
+}
+
+// MaxPersistAttempts bounds Persist: the tries of a write that must finish
+// while the store is throttled or unavailable.
+const MaxPersistAttempts = 5
+
+// Persist runs write until it returns anything but EUNAVAILABLE, at most
+// MaxPersistAttempts times, waiting between tries as long as the store
+// asked (RetryAfter, Cosmos's x-ms-retry-after-ms) or a doubling delay
+// from 20 ms. It is for the writes that must finish once begun, such as
+// settling the cart of an order already placed; a request's own writes
+// answer 503 with Retry-After instead and leave the retry to the client.
+func Persist(ctx context.Context, write func() error) error {
+	for n := 1; ; n++ {
+		err := write()
+		if !domain.IsCode(err, domain.EUNAVAILABLE) || n >= MaxPersistAttempts {
+			return err
+		}
+		d := 10 * time.Millisecond << n
+		if e, ok := errors.AsType[*domain.Error](err); ok && e.RetryAfter > d {
+			d = e.RetryAfter
+		}
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
 	}
 }
 

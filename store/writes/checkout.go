@@ -91,9 +91,11 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 		case err != nil:
 			return domain.Order{}, err
 		}
-		// Best effort: a settle that fails now is finished by the orders
-		// feed or by the next checkout; the order stands either way.
-		_ = w.SettleOrder(ctx, placed)
+		// The order stands whatever happens now. The settle rides out a
+		// throttled store (Persist) so that the cart the user sees next
+		// no longer holds what was paid; if it still fails, the orders
+		// feed or the next checkout settles it.
+		_ = store.Persist(ctx, func() error { return w.SettleOrder(ctx, placed) })
 		return placed, nil
 	}
 	return domain.Order{}, domain.Errorf(domain.ECONFLICT, "the cart kept being checked out by other requests; try again")
