@@ -129,7 +129,7 @@ const DevTokenTTL = 12 * time.Hour
 
 type devTokenRequest struct {
 	UserID string `json:"userId" validate:"required,shopid"`
-	Name   string `json:"name" validate:"max=200"`
+	Name   string `json:"name" validate:"max=200,line"`
 	Email  string `json:"email" validate:"omitempty,email,max=254"`
 	Admin  bool   `json:"admin"`
 }
