@@ -66,10 +66,11 @@ const MaxUpdateAttempts = 100
 // update is the read-modify-write of STYLE.md: read the document, apply
 // fn, write it back with If-Match on the _etag just read (optimistic
 // concurrency, no locks). Two callers:
-//   - ifMatch != "": the client said which version it changed; if the
-//     document is not at that version it is 412 at once, no retry.
-//   - ifMatch == "": the server retries its own read-modify-write when a
-//     concurrent writer won the race (412), with jittered backoff.
+//   - ifMatch names versions: the client said which version it changed;
+//     if the document is at none of them it is 412 at once, no retry.
+//   - ifMatch == "" or "*": the server retries its own read-modify-write
+//     when a concurrent writer won the race (412), with jittered backoff;
+//     with "*" a missing document is a 412.
 //
 // With create set, a missing document starts as create() and is written
 // with Create (a concurrent creator makes it a 409, which retries too).
@@ -88,7 +89,7 @@ func update[T any](ctx context.Context, c Container, pk, id, ifMatch string, cre
 			}
 			v = create()
 		} else {
-			if ifMatch != "" && r.ETag != ifMatch {
+			if ifMatch != "" && !etagMatches(ifMatch, r.ETag) {
 				return zero, domain.Errorf(domain.EPRECONDITION, "%s has changed since you read it (If-Match %s)", id, ifMatch)
 			}
 			if err := json.Unmarshal(r.Item, &v); err != nil {
@@ -109,7 +110,7 @@ func update[T any](ctx context.Context, c Container, pk, id, ifMatch string, cre
 			w, err = c.Replace(ctx, pk, id, b, &WriteOptions{IfMatch: r.ETag})
 		}
 		lost := domain.IsCode(err, domain.EPRECONDITION) || (missing && domain.IsCode(err, domain.ECONFLICT))
-		if lost && ifMatch == "" && attempt < MaxUpdateAttempts {
+		if lost && serverRetries(ifMatch) && attempt < MaxUpdateAttempts {
 			MeterFrom(ctx).AddRetry()
 			if err := backoff(ctx, attempt); err != nil {
 				return zero, err

@@ -152,7 +152,7 @@ func summaryRaced(res BatchResponse, err error) bool {
 }
 
 // SetStatus moves an order along the status machine with If-Match
-// (ifMatch "" retries the server's own races). Cancelling also takes the
+// (ifMatch "" or "*" retries the server's own races). Cancelling also takes the
 // order out of the customerSummary: both change in ONE transactional batch
 // with If-Match on both.
 func (r *Orders) SetStatus(ctx context.Context, userID, orderID, ifMatch, to string) (domain.Order, error) {
@@ -161,7 +161,7 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID, ifMatch, to str
 		if err != nil {
 			return domain.Order{}, err
 		}
-		if ifMatch != "" && o.ETag != ifMatch {
+		if ifMatch != "" && !etagMatches(ifMatch, o.ETag) {
 			return domain.Order{}, domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
 		}
 		etag := o.ETag
@@ -192,7 +192,7 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID, ifMatch, to str
 			return decodeOne[domain.Order](res.Results[0].Item)
 		}
 		raced := domain.IsCode(err, domain.EPRECONDITION) || (domain.IsCode(err, domain.ECONFLICT) && len(ops) == 2)
-		if raced && ifMatch == "" && attempt < MaxUpdateAttempts {
+		if raced && serverRetries(ifMatch) && attempt < MaxUpdateAttempts {
 			MeterFrom(ctx).AddRetry()
 			if err := backoff(ctx, attempt); err != nil {
 				return domain.Order{}, err
