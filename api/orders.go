@@ -79,7 +79,7 @@ func handleOrderCancel(orders *store.Orders) http.HandlerFunc {
 }
 
 type orderStatusRequest struct {
-	Status string `json:"status" validate:"required,oneof=shipped delivered cancelled"`
+	Status string `json:"status" validate:"required,orderstatus"`
 }
 
 // handleAdminOrderPatch moves any user's order along the status machine;

@@ -29,6 +29,9 @@ var validate = func() func(any) error {
 		"line":     func(s string) bool { return cleanText(s, false) },
 		"text":     func(s string) bool { return cleanText(s, true) },
 		"notblank": notBlank,
+		// Any status, even one no order can move to: the machine answers
+		// that with a 409 naming both statuses, not a 400.
+		"orderstatus": domain.ValidStatus,
 	} {
 		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
 			return fn(fl.Field().String())
@@ -95,6 +98,8 @@ func detailOf(fe validator.FieldError) string {
 		return "must be text: no control characters other than tab and line breaks, no bidirectional overrides or invalid UTF-8"
 	case "notblank":
 		return "must not be blank"
+	case "orderstatus":
+		return "must be an order status: placed, shipped, delivered or cancelled"
 	}
 	return "is not valid (" + fe.Tag() + ")"
 }
