@@ -2,7 +2,8 @@
 # The shop as one static binary on a distroless base, run as a non-root user.
 #
 #   docker build -t shop .
-#   docker run -p 8080:8080 shop            # embedded store in /home/nonroot/data
+#   docker run -p 8080:8080 shop            # embedded store in /home/nonroot/data, no dev tokens
+#   docker run -e SHOP_DEV=true -p 127.0.0.1:8080:8080 shop   # with dev tokens, this machine only
 #   docker compose up --build               # on the Cosmos emulator (docs/cosmos.md)
 
 FROM golang:1.26 AS build
@@ -21,5 +22,9 @@ COPY --from=build /out/shop /shop
 USER nonroot:nonroot
 WORKDIR /home/nonroot
 EXPOSE 8080
+# A container is reached through its published port, so it listens on every
+# interface; dev mode (tokens for anyone, admin ones included) is off unless
+# the run turns it on, whatever the store.
+ENV SHOP_ADDR=0.0.0.0:8080 SHOP_DEV=false
 ENTRYPOINT ["/shop"]
 CMD ["serve"]

@@ -15,12 +15,12 @@ const DeletedProductTTL = 7 * 24 * 3600
 
 type productCreateRequest struct {
 	ProductID   string `json:"productId" validate:"omitempty,shopid,ne=categories"`
-	Name        string `json:"name" validate:"required,max=200"`
-	Description string `json:"description" validate:"max=5000"`
+	Name        string `json:"name" validate:"required,notblank,max=200,line"`
+	Description string `json:"description" validate:"max=5000,text"`
 	PriceCents  int64  `json:"priceCents" validate:"required,min=1,max=100000000"`
 	Currency    string `json:"currency" validate:"omitempty,iso4217"`
 	CategoryID  string `json:"categoryId" validate:"required,shopid"`
-	ImageURL    string `json:"imageUrl" validate:"omitempty,max=2000"`
+	ImageURL    string `json:"imageUrl" validate:"omitempty,max=2000,line"`
 }
 
 // DefaultCurrency is the currency of a product created without one.
@@ -72,12 +72,15 @@ func handleProductCreate(products *store.Products, now func() time.Time) http.Ha
 // productPatch is a JSON merge patch (RFC 7396) of a product: absent
 // fields stay as they are; null is refused since every field is required.
 type productPatch struct {
-	Name        *string `json:"name" validate:"omitempty,min=1,max=200"`
-	Description *string `json:"description" validate:"omitempty,max=5000"`
+	Name        *string `json:"name" validate:"omitempty,notblank,max=200,line"`
+	Description *string `json:"description" validate:"omitempty,max=5000,text"`
 	PriceCents  *int64  `json:"priceCents" validate:"omitempty,min=1,max=100000000"`
 	CategoryID  *string `json:"categoryId" validate:"omitempty,shopid"`
-	ImageURL    *string `json:"imageUrl" validate:"omitempty,max=2000"`
+	ImageURL    *string `json:"imageUrl" validate:"omitempty,max=2000,line"`
 }
+
+// mediaType: decode refuses a patch sent as plain application/json.
+func (productPatch) mediaType() string { return mediaMergePatch }
 
 // handleProductPatch changes a product with If-Match (412 when stale); a
 // price change increments priceVersion, the version guard of every cart
@@ -86,10 +89,6 @@ func handleProductPatch(products *store.Products, now func() time.Time) http.Han
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "productId")
 		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		if err := requireContentType(r, "application/merge-patch+json"); err != nil {
 			writeProblem(w, r, err)
 			return
 		}
@@ -148,7 +147,7 @@ func handleProductDelete(products *store.Products, now func() time.Time) http.Ha
 }
 
 type categoryRequest struct {
-	Name string `json:"name" validate:"required,max=100"`
+	Name string `json:"name" validate:"required,notblank,max=100,line"`
 }
 
 // handleCategoryPut creates or renames a category in the categories index

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,6 +24,31 @@ type claims struct {
 	Email string   `json:"email,omitempty"`
 	Roles []string `json:"roles,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// UnmarshalJSON refuses time claims that are not JSON numbers: the jwt
+// package reads "exp":"9999999999" as a number, which would let a token
+// carry a time no issuer of ours writes.
+func (c *claims) UnmarshalJSON(b []byte) error {
+	var times struct {
+		Exp json.RawMessage `json:"exp"`
+		Nbf json.RawMessage `json:"nbf"`
+		Iat json.RawMessage `json:"iat"`
+	}
+	if err := json.Unmarshal(b, &times); err != nil {
+		return err
+	}
+	for _, raw := range []json.RawMessage{times.Exp, times.Nbf, times.Iat} {
+		if len(raw) > 0 && !isJSONNumber(raw) {
+			return errors.New("a time claim is not a number")
+		}
+	}
+	type plain claims // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+func isJSONNumber(raw json.RawMessage) bool {
+	return raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')
 }
 
 // user is the authenticated caller.
@@ -97,12 +124,21 @@ func bearerToken(r *http.Request) string {
 	return raw
 }
 
-// tokenVerifier checks a token's signature and expiry: HS256 only (so
-// alg:none and key-confusion tokens are refused), an expiry required.
+// TokenClockSkew is how far the clock of the instance that issued a token
+// may be from this one's: exp, nbf and iat are each checked with it, so a
+// token issued "in the future" by a clock a little ahead is still good,
+// and one issued further ahead is not.
+const TokenClockSkew = time.Minute
+
+// tokenVerifier checks a token's signature and times: HS256 only (so
+// alg:none and key-confusion tokens are refused), an expiry required, not
+// before nbf, not issued in the future, give or take TokenClockSkew.
 func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims, error) {
 	parser := jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(TokenClockSkew),
 		jwt.WithTimeFunc(now),
 	)
 	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
@@ -129,7 +165,7 @@ const DevTokenTTL = 12 * time.Hour
 
 type devTokenRequest struct {
 	UserID string `json:"userId" validate:"required,shopid"`
-	Name   string `json:"name" validate:"max=200"`
+	Name   string `json:"name" validate:"max=200,line"`
 	Email  string `json:"email" validate:"omitempty,email,max=254"`
 	Admin  bool   `json:"admin"`
 }

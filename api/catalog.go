@@ -113,8 +113,8 @@ func handleReviews(reviews *store.Reviews) http.HandlerFunc {
 
 type reviewRequest struct {
 	Rating int    `json:"rating" validate:"required,min=1,max=5"`
-	Title  string `json:"title" validate:"required,max=200"`
-	Body   string `json:"body" validate:"max=5000"`
+	Title  string `json:"title" validate:"required,notblank,max=200,line"`
+	Body   string `json:"body" validate:"max=5000,text"`
 }
 
 // handleReviewCreate stores the caller's review; the reviews feed then

@@ -59,18 +59,30 @@ func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
 }
 
 // decode reads a JSON body into a T and validates it: the ONE way a
-// handler reads a body. Beyond encoding/json it refuses what would let a
-// client smuggle a field (encoding/json matches keys case-insensitively and
-// keeps the last of duplicate keys): every key must be exactly a field name
-// of T, appear once, and not be null.
+// handler reads a body. The body must be of T's media type (mediaTypeOf),
+// else 415. Beyond encoding/json it refuses what would let a client
+// smuggle a field (encoding/json matches keys case-insensitively and keeps
+// the last of duplicate keys): every key must be exactly a field name of
+// T, appear once, and not be null.
 func decode[T any](r *http.Request) (T, error) {
 	var v T
+	contentType := r.Header.Get("Content-Type")
+	if contentType != "" {
+		if err := checkMediaType(contentType, mediaTypeOf[T]()); err != nil {
+			return v, err
+		}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return v, domain.Errorf(domain.ETOOLARGE, "the body is over %d bytes", MaxBodyBytes)
 		}
 		return v, domain.Errorf(domain.EINVALID, "cannot read the body")
+	}
+	if contentType == "" && len(body) > 0 {
+		// Without a type the bytes could be anything: a form, a CSRF
+		// probe. An empty body falls through to "not valid JSON".
+		return v, unsupportedMedia(mediaTypeOf[T]())
 	}
 	if err := prescan(body, reflect.TypeFor[T]()); err != nil {
 		return v, err
@@ -83,13 +95,43 @@ func decode[T any](r *http.Request) (T, error) {
 	return v, validate(v)
 }
 
-// requireContentType answers 415 unless the body is of the media type.
-func requireContentType(r *http.Request, want string) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+const (
+	mediaJSON       = "application/json"
+	mediaMergePatch = "application/merge-patch+json"
+)
+
+// mediaTyper is a request body read as another type than application/json
+// (a merge patch): the media type is part of the body's contract, so the
+// body type says it.
+type mediaTyper interface{ mediaType() string }
+
+// mediaTypeOf is the media type a body of type T must be sent as.
+func mediaTypeOf[T any]() string {
+	var v T
+	if m, ok := any(v).(mediaTyper); ok {
+		return m.mediaType()
+	}
+	return mediaJSON
+}
+
+// checkMediaType answers 415 unless contentType is want, with no parameter
+// but charset=utf-8: JSON is UTF-8 (RFC 8259), and a decoder that ignored
+// another charset or an unknown parameter would misread the body.
+func checkMediaType(contentType, want string) error {
+	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != want {
-		return domain.Errorf(eUnsupportedMedia, "the body must be %s", want)
+		return unsupportedMedia(want)
+	}
+	for k, val := range params {
+		if k != "charset" || !strings.EqualFold(val, "utf-8") {
+			return unsupportedMedia(want)
+		}
 	}
 	return nil
+}
+
+func unsupportedMedia(want string) error {
+	return domain.Errorf(eUnsupportedMedia, "the body must be %s (charset utf-8, if any)", want)
 }
 
 func jsonError(err error) error {

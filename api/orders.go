@@ -80,7 +80,7 @@ func handleOrderCancel(ws *writes.Writes) http.HandlerFunc {
 }
 
 type orderStatusRequest struct {
-	Status string `json:"status" validate:"required,oneof=shipped delivered cancelled"`
+	Status string `json:"status" validate:"required,orderstatus"`
 }
 
 // handleAdminOrderPatch moves any user's order along the status machine;

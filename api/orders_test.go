@@ -70,7 +70,7 @@ func TestOrderLifecycle(t *testing.T) {
 	})
 	t.Run("AdminBadTransitions", func(t *testing.T) {
 		s.do(req{method: "PATCH", path: "/v1/admin/orders/alice/" + o1.ID, token: admin, body: map[string]string{"status": "delivered"}}).want(409)
-		s.do(req{method: "PATCH", path: "/v1/admin/orders/alice/" + o1.ID, token: admin, body: map[string]string{"status": "placed"}}).want(400)
+		s.do(req{method: "PATCH", path: "/v1/admin/orders/alice/" + o1.ID, token: admin, body: map[string]string{"status": "placed"}}).want(409)
 		s.do(req{method: "PATCH", path: "/v1/admin/orders/bob/" + o1.ID, token: admin, body: map[string]string{"status": "shipped"}}).want(404)
 	})
 	t.Run("SummaryEqualsNonCancelledOrders", func(t *testing.T) {

@@ -45,10 +45,11 @@ func pathID(r *http.Request, name string) (string, error) {
 	return id, checkID(name, id)
 }
 
-// ifMatch returns the If-Match header as sent: the store's etags are
-// quoted strings, like Cosmos's, and are compared as they are.
+// ifMatch returns the If-Match header as sent, its lines joined into one
+// list (RFC 9110 §5.3): "*" or entity tags, which the store matches
+// against the _etag (quoted strings, like Cosmos's) as they are.
 func ifMatch(r *http.Request) string {
-	return strings.TrimSpace(r.Header.Get("If-Match"))
+	return strings.TrimSpace(strings.Join(r.Header.Values("If-Match"), ", "))
 }
 
 // setETag sends the stored _etag as the ETag header.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/go-playground/validator/v10"
 
@@ -23,10 +24,20 @@ var validate = func() func(any) error {
 		}
 		return name
 	})
-	if err := v.RegisterValidation("shopid", func(fl validator.FieldLevel) bool {
-		return validID(fl.Field().String())
-	}); err != nil {
-		panic(err)
+	for tag, fn := range map[string]func(string) bool{
+		"shopid":   validID,
+		"line":     func(s string) bool { return cleanText(s, false) },
+		"text":     func(s string) bool { return cleanText(s, true) },
+		"notblank": notBlank,
+		// Any status, even one no order can move to: the machine answers
+		// that with a 409 naming both statuses, not a 400.
+		"orderstatus": domain.ValidStatus,
+	} {
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
+			return fn(fl.Field().String())
+		}); err != nil {
+			panic(err)
+		}
 	}
 	return func(s any) error {
 		err := v.Struct(s)
@@ -81,8 +92,47 @@ func detailOf(fe validator.FieldError) string {
 		return "must not be " + fe.Param()
 	case "shopid":
 		return "must be 1-128 characters of A-Z a-z 0-9 . _ - @"
+	case "line":
+		return "must be one line of text: no control characters, bidirectional overrides or invalid UTF-8"
+	case "text":
+		return "must be text: no control characters other than tab and line breaks, no bidirectional overrides or invalid UTF-8"
+	case "notblank":
+		return "must not be blank"
+	case "orderstatus":
+		return "must be an order status: placed, shipped, delivered or cancelled"
 	}
 	return "is not valid (" + fe.Tag() + ")"
+}
+
+// cleanText reports whether s is text fit to store and show again: valid
+// UTF-8 without C0 or C1 control characters (multiline keeps tab, line
+// feed and carriage return) and without the bidirectional embeddings,
+// overrides and isolates that make a name display as something it is not.
+// encoding/json has already turned invalid UTF-8 and lone surrogates into
+// U+FFFD, so that is refused too: in a stored field it only ever means
+// broken input.
+func cleanText(s string, multiline bool) bool {
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			if !multiline {
+				return false
+			}
+		case r < 0x20, r >= 0x7f && r <= 0x9f:
+			return false
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return false
+		case r == unicode.ReplacementChar:
+			return false
+		}
+	}
+	return true
+}
+
+// notBlank refuses a value of white space only, which would pass
+// `required` and show as nothing.
+func notBlank(s string) bool {
+	return strings.TrimFunc(s, unicode.IsSpace) != ""
 }
 
 // MaxShopIDLength is the shop's own bound on ids, far below Cosmos's

@@ -209,11 +209,11 @@ type Customer struct {
 
 // Address is a shipping address; Country is ISO 3166-1 alpha-2.
 type Address struct {
-	Name       string `json:"name" validate:"required,max=200"`
-	Line1      string `json:"line1" validate:"required,max=200"`
-	Line2      string `json:"line2,omitempty" validate:"max=200"`
-	City       string `json:"city" validate:"required,max=100"`
-	PostalCode string `json:"postalCode" validate:"required,max=20"`
+	Name       string `json:"name" validate:"required,notblank,max=200,line"`
+	Line1      string `json:"line1" validate:"required,notblank,max=200,line"`
+	Line2      string `json:"line2,omitempty" validate:"max=200,line"`
+	City       string `json:"city" validate:"required,notblank,max=100,line"`
+	PostalCode string `json:"postalCode" validate:"required,notblank,max=20,line"`
 	Country    string `json:"country" validate:"required,iso3166_1_alpha2"`
 }
 

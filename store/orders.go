@@ -172,7 +172,7 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch 
 		if err != nil {
 			return err
 		}
-		if ifMatch != "" && ifMatch != "*" && o.ETag != ifMatch {
+		if ifMatch != "" && !etagMatches(ifMatch, o.ETag) {
 			return domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
 		}
 		etag := o.ETag
@@ -207,7 +207,7 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch 
 		switch failed := firstFailed(res); {
 		case failed == 1:
 			return Lost(err)
-		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION) && (ifMatch == "" || ifMatch == "*"):
+		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION) && serverRetries(ifMatch):
 			return Lost(err)
 		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION):
 			return domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)

@@ -107,11 +107,12 @@ func Persist(ctx context.Context, write func() error) error {
 // the document as read, with ErrUnchanged, so a caller can tell.
 var ErrUnchanged = errors.New("unchanged")
 
-// Precondition is the client's If-Match on an update (RFC 9110 §13.1.1):
+// Precondition is the client's If-Match on an update, as sent (RFC 9110
+// §13.1.1; see etagMatches):
 //   - "": none; the server retries its own lost races.
-//   - "*": the document must exist (412 if not); then as "".
-//   - an _etag: the document must be at exactly that version, or it is
-//     412 at once, never retried: the client decides again.
+//   - "*" (AnyETag): the document must exist (412 if not); then as "".
+//   - entity tags: the document must be at one of those versions, or it
+//     is 412 at once, never retried: the client decides again.
 type Precondition = string
 
 // Updated says what an update did.
@@ -149,7 +150,7 @@ func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn
 			v = o.create()
 		case err != nil:
 			return err
-		case o.ifMatch != "" && o.ifMatch != "*" && etag != o.ifMatch:
+		case o.ifMatch != "" && !etagMatches(o.ifMatch, etag):
 			return domain.Errorf(domain.EPRECONDITION, "%s has changed since you read it (If-Match %s)", id, o.ifMatch)
 		}
 		if err := fn(&v); err != nil {
@@ -168,7 +169,7 @@ func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn
 		}
 		lost := domain.IsCode(err, domain.EPRECONDITION) || (missing && domain.IsCode(err, domain.ECONFLICT))
 		switch {
-		case lost && (o.ifMatch == "" || o.ifMatch == "*"):
+		case lost && serverRetries(o.ifMatch):
 			return Lost(err)
 		case err != nil:
 			return err

@@ -21,6 +21,7 @@ type config struct {
 	DataDir        string
 	Partitions     int
 	Dev            bool
+	DevSet         bool // --dev or SHOP_DEV was given, not defaulted
 	Workers        bool
 	Seed           bool
 	Migrate        bool
@@ -35,16 +36,19 @@ type config struct {
 	Cosmos         bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
 }
 
+// defaultAddr is the listen address when none is set.
+const defaultAddr = "127.0.0.1:8080"
+
 // setting is one row of the configuration table.
 type setting struct {
 	flag, env, def, help string
 }
 
 var settings = []setting{
-	{"addr", "SHOP_ADDR", ":8080", "address to listen on"},
+	{"addr", "SHOP_ADDR", defaultAddr, "address to listen on (`:8080` or `0.0.0.0:8080`: every interface)"},
 	{"data-dir", "SHOP_DATA_DIR", "./data", "directory of the embedded store (shop.db)"},
 	{"partitions", "SHOP_PARTITIONS", "4", "simulated physical partitions of the embedded store (feed ranges)"},
-	{"dev", "SHOP_DEV", "on with the embedded store, off with Cosmos", "dev mode: POST /v1/dev/token issues tokens"},
+	{"dev", "SHOP_DEV", "on with the embedded store, off with Cosmos", "dev mode: POST /v1/dev/token issues tokens; on an address other than loopback only if set to true explicitly"},
 	{"workers", "SHOP_WORKERS", "true", "run the change-feed workers in this process"},
 	{"seed", "SHOP_SEED", "true", "load the sample catalog into an empty embedded store"},
 	{"migrate", "SHOP_MIGRATE", "on with the embedded store, off with Cosmos", "create or update the containers at start"},
@@ -83,7 +87,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	var c config
 	var err error
 	c.Cosmos = getenv("COSMOS_ENDPOINT") != "" || getenv("COSMOS_CONNECTION_STRING") != ""
-	c.Addr = orDefault(get("addr"), ":8080")
+	// Loopback by default: dev mode is on by default too, and its tokens
+	// (admin ones included) must not be handed to the whole network.
+	c.Addr = orDefault(get("addr"), defaultAddr)
 	c.DataDir = orDefault(get("data-dir"), "./data")
 	if c.Partitions, err = strconv.Atoi(orDefault(get("partitions"), "4")); err != nil || c.Partitions < 1 || c.Partitions > 64 {
 		return c, fmt.Errorf("partitions: want a number from 1 to 64, got %q", get("partitions"))
@@ -102,6 +108,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if c.Dev, err = boolSetting("dev", !c.Cosmos); err != nil {
 		return c, err
 	}
+	c.DevSet = get("dev") != ""
 	if c.Workers, err = boolSetting("workers", true); err != nil {
 		return c, err
 	}

@@ -87,12 +87,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if wk != nil {
 		deps.Feeds = wk
 	}
-	srv := newHTTPServer(ctx, cfg.Addr, tel.Wrap(api.NewServer(deps), logger, cfg.CORSOrigins))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "shop: store %s; dev mode %v; feed workers %v\n", desc, cfg.Dev, cfg.Workers)
+	deps.DevMode = devTokens(cfg, ln.Addr())
+	if deps.DevMode && !isLoopback(ln.Addr()) {
+		logger.Warn("dev tokens are served to anyone who can reach this address, admin ones included; set SHOP_DEV=false or listen on loopback", "addr", ln.Addr().String())
+	}
+	srv := newHTTPServer(ctx, cfg.Addr, tel.Wrap(api.NewServer(deps), logger, cfg.CORSOrigins))
+	fmt.Fprintf(stdout, "shop: store %s; dev mode %v; dev tokens %v; feed workers %v\n", desc, cfg.Dev, deps.DevMode, cfg.Workers)
 	fmt.Fprintf(stdout, "shop: listening on http://%s\n", displayAddr(ln.Addr()))
 
 	errc := make(chan error, 1)
@@ -148,6 +152,25 @@ func newHTTPServer(ctx context.Context, addr string, h http.Handler) *http.Serve
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+}
+
+// devTokens decides whether POST /v1/dev/token is served: dev mode on, and
+// either the listener is loopback (only this machine can ask) or dev mode
+// was set explicitly, by someone who chose to open it wider. Dev mode by
+// default on a public address would let anyone mint an admin token.
+func devTokens(cfg config, addr net.Addr) bool {
+	return cfg.Dev && (isLoopback(addr) || cfg.DevSet)
+}
+
+// isLoopback reports whether addr is a loopback address; an unspecified
+// one (every interface) is not.
+func isLoopback(addr net.Addr) bool {
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func displayAddr(a net.Addr) string {
