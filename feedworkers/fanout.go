@@ -10,18 +10,6 @@ import (
 // TypeFanout is the discriminator of a fan-out record in `leases`.
 const TypeFanout = "fanout"
 
-// cartCopy is what a cart line copies from a product (DESIGN.md §3): a
-// product change that leaves it as it was changes no cart line.
-type cartCopy struct {
-	Name         string `json:"name"`
-	PriceVersion int64  `json:"priceVersion"`
-	Deleted      bool   `json:"deleted"`
-}
-
-func cartCopyOf(p domain.Product) cartCopy {
-	return cartCopy{Name: p.Name, PriceVersion: p.PriceVersion, Deleted: p.Deleted}
-}
-
 // fanoutRecord remembers what the last successful fan-out of one product
 // pushed to the carts. It lives in `leases` (pk /id, the processors' own
 // bookkeeping) under "fanout.<productId>"; the container has no TTL, so a
@@ -32,7 +20,8 @@ type fanoutRecord struct {
 	SchemaVersion  int    `json:"schemaVersion"`
 	ProductID      string `json:"productId"`
 	ProductVersion int64  `json:"productVersion"`
-	cartCopy
+	// Pushed is the copy the fan-out pushed (domain.CartCopyOf).
+	Pushed domain.CartCopy `json:"pushed"`
 }
 
 func fanoutID(productID string) string { return "fanout." + productID }
@@ -46,7 +35,7 @@ func fanoutID(productID string) string { return "fanout." + productID }
 //     a cart copies the product as it is when the line is added.
 //   - Otherwise the fan-out record is point-read (1 RU, vs a query fanned
 //     out to every partition, query-point-reads) and the fan-out skipped
-//     when it already pushed the same name, priceVersion and deleted.
+//     when it already pushed the same copy (domain.CartCopyOf).
 //
 // The record is written only AFTER the fan-out succeeded: a crash between
 // the two finds the old record and fans out again (at least once; the
@@ -60,7 +49,7 @@ func (h *Handlers) syncCarts(ctx context.Context, p domain.Product) error {
 	if err != nil {
 		return err
 	}
-	if found && rec.cartCopy == cartCopyOf(p) {
+	if found && rec.Pushed == domain.CartCopyOf(p) {
 		h.countSkipped()
 		return nil
 	}
@@ -104,7 +93,7 @@ func (h *Handlers) writeFanout(ctx context.Context, p domain.Product) error {
 	id := fanoutID(p.ID)
 	b, err := json.Marshal(fanoutRecord{
 		ID: id, Type: TypeFanout, SchemaVersion: domain.SchemaVersion,
-		ProductID: p.ID, ProductVersion: p.Version, cartCopy: cartCopyOf(p),
+		ProductID: p.ID, ProductVersion: p.Version, Pushed: domain.CartCopyOf(p),
 	})
 	if err != nil {
 		return domain.Errorf(domain.EINTERNAL, "encode %s: %v", id, err)
