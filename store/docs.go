@@ -3,35 +3,81 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"shop/domain"
 )
 
 // The generic helpers below are the only place the repositories touch
-// bytes: every typed repository reads, writes and updates through them.
+// bytes: every typed repository reads, writes and updates through them,
+// and so do the change-feed processor's own documents
+// (feedworkers/changefeed/docs.go).
+
+// Decode is the one decoding of a stored document. A document that does
+// not decode is EINTERNAL: the shop wrote it, so it is our bug or corrupt
+// data, never the caller's input.
+func Decode[T any](item []byte) (T, error) {
+	var v T
+	if err := json.Unmarshal(item, &v); err != nil {
+		return v, domain.Errorf(domain.EINTERNAL, "decode: %v", err)
+	}
+	return v, nil
+}
 
 // ReadDoc point-reads one document and decodes it. The _etag system
 // property decodes into the document's Meta, so callers can pass it back
 // as If-Match.
 func ReadDoc[T any](ctx context.Context, c Container, pk, id string) (T, error) {
-	var v T
 	r, err := c.Read(ctx, pk, id)
 	if err != nil {
-		return v, err
+		var zero T
+		return zero, err
 	}
-	if err := json.Unmarshal(r.Item, &v); err != nil {
-		return v, domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, err)
+	v, err := Decode[T](r.Item)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", id, err)
 	}
 	return v, nil
+}
+
+// CreateDoc stores v as a new document (ECONFLICT if its id is taken in
+// pk) and returns it as stored, with its _etag.
+func CreateDoc[T any](ctx context.Context, c Container, pk string, v T) (T, error) {
+	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Create(ctx, pk, b) })
+}
+
+// ReplaceDoc overwrites the document id with v (ENOTFOUND if missing,
+// EPRECONDITION if opts.IfMatch is set and stale) and returns it as
+// stored.
+func ReplaceDoc[T any](ctx context.Context, c Container, pk, id string, v T, opts *WriteOptions) (T, error) {
+	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Replace(ctx, pk, id, b, opts) })
+}
+
+// UpsertDoc creates or replaces the document v and returns it as stored.
+func UpsertDoc[T any](ctx context.Context, c Container, pk string, v T, opts *WriteOptions) (T, error) {
+	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Upsert(ctx, pk, b, opts) })
+}
+
+func writeDoc[T any](v T, write func([]byte) (ItemResponse, error)) (T, error) {
+	var zero T
+	b, err := encode(v)
+	if err != nil {
+		return zero, err
+	}
+	w, err := write(b)
+	if err != nil {
+		return zero, err
+	}
+	return Decode[T](w.Item)
 }
 
 // decodeItems decodes the items of a query or feed page.
 func decodeItems[T any](items [][]byte) ([]T, error) {
 	out := make([]T, 0, len(items))
 	for _, it := range items {
-		var v T
-		if err := json.Unmarshal(it, &v); err != nil {
-			return nil, domain.Errorf(domain.EINTERNAL, "decode item: %v", err)
+		v, err := Decode[T](it)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, v)
 	}

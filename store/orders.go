@@ -120,7 +120,7 @@ func (r *Orders) Place(ctx context.Context, o domain.Order, idem domain.Idempote
 		})
 		switch failed := firstFailed(res); {
 		case err == nil:
-			placed, err = decodeOne[domain.Order](res.Results[0].Item)
+			placed, err = Decode[domain.Order](res.Results[0].Item)
 			return err
 		case failed == 0 && domain.IsCode(err, domain.ECONFLICT):
 			return ErrOrderExists
@@ -199,7 +199,7 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch 
 		}
 		res, err := r.c.ExecuteBatch(ctx, userID, ops)
 		if err == nil {
-			out, err = decodeOne[domain.Order](res.Results[0].Item)
+			out, err = Decode[domain.Order](res.Results[0].Item)
 			return err
 		}
 		// The summary is the server's own business: its race is always

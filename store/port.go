@@ -19,10 +19,7 @@
 //   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable (503)
 package store
 
-import (
-	"context"
-	"encoding/json"
-)
+import "context"
 
 // Store is a database: a set of containers.
 type Store interface {
@@ -164,7 +161,8 @@ type BatchResult struct {
 	Item       []byte
 }
 
-// Query filter operators: the two the shop needs (DESIGN.md §4).
+// Query filter operators: the two the shop needs (an equality, and the
+// cart fan-out's ARRAY_CONTAINS on productIds).
 const (
 	OpEqual         = "="
 	OpArrayContains = "ARRAY_CONTAINS"
@@ -262,11 +260,4 @@ type IndexingPolicy struct {
 type CompositePath struct {
 	Path  string `json:"path"`
 	Order string `json:"order"` // "ascending" or "descending"
-}
-
-// Decode unmarshals an item's JSON into v.
-func Decode[T any](item []byte) (T, error) {
-	var v T
-	err := json.Unmarshal(item, &v)
-	return v, err
 }

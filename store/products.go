@@ -62,7 +62,7 @@ func (r *Products) Create(ctx context.Context, p domain.Product) (domain.Product
 	if err != nil {
 		return domain.Product{}, err
 	}
-	return decodeOne[domain.Product](w.Item)
+	return Decode[domain.Product](w.Item)
 }
 
 // Update is the product's read-modify-write (see update): ifMatch is the
@@ -112,12 +112,4 @@ func newCategories() domain.Categories {
 		Meta:  domain.Meta{ID: domain.CategoriesID, Type: domain.TypeCategories, SchemaVersion: domain.SchemaVersion},
 		Items: []domain.Category{},
 	}
-}
-
-func decodeOne[T any](item []byte) (T, error) {
-	v, err := Decode[T](item)
-	if err != nil {
-		return v, domain.Errorf(domain.EINTERNAL, "decode: %v", err)
-	}
-	return v, nil
 }

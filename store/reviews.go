@@ -29,7 +29,7 @@ func (r *Reviews) Create(ctx context.Context, rv domain.Review) (domain.Review, 
 	if err != nil {
 		return domain.Review{}, err
 	}
-	return decodeOne[domain.Review](w.Item)
+	return Decode[domain.Review](w.Item)
 }
 
 // Page returns one page of a product's reviews, newest first: a

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -175,7 +175,7 @@ func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn
 			return err
 		}
 		done.Created = missing
-		out, err = decodeOne[T](w.Item)
+		out, err = Decode[T](w.Item)
 		return err
 	})
 	return out, done, err
@@ -189,13 +189,14 @@ func readFor[T any](ctx context.Context, c Container, pk, id string, o *rmw[T]) 
 		o.from = nil
 		return v, etag, nil
 	}
-	var v T
 	r, err := c.Read(ctx, pk, id)
 	if err != nil {
-		return v, "", err
+		var zero T
+		return zero, "", err
 	}
-	if err := json.Unmarshal(r.Item, &v); err != nil {
-		return v, "", domain.Errorf(domain.EINTERNAL, "decode %s: %v", id, err)
+	v, err := Decode[T](r.Item)
+	if err != nil {
+		return v, "", fmt.Errorf("%s: %w", id, err)
 	}
 	return v, r.ETag, nil
 }

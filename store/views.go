@@ -183,6 +183,7 @@ type Repos struct {
 	Orders           *Orders
 	ProductSummaries *ProductSummaries
 	OrderSummaries   *OrderSummaries
+	Fanouts          *Fanouts
 }
 
 // NewRepos returns every repository over s.
@@ -194,5 +195,6 @@ func NewRepos(s Store) *Repos {
 		Orders:           NewOrders(s),
 		ProductSummaries: NewProductSummaries(s),
 		OrderSummaries:   NewOrderSummaries(s),
+		Fanouts:          NewFanouts(s),
 	}
 }
