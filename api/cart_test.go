@@ -13,6 +13,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -197,7 +198,7 @@ func TestCartPutRacingAPriceChangeKeepsTheNewPrice(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		if err := h.Products(t.Context(), [][]byte{item.Item}); err != nil {
+		if err := h.Products(t.Context(), changefeed.Batch{Items: [][]byte{item.Item}}); err != nil {
 			t.Error(err)
 		}
 	}

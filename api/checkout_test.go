@@ -13,6 +13,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 )
 
 type orderBody struct {
@@ -272,7 +273,7 @@ func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := h.Orders(ctx, [][]byte{item.Item}); err != nil {
+				if err := h.Orders(ctx, changefeed.Batch{Items: [][]byte{item.Item}}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -119,11 +119,11 @@ func handleFeeds(feeds FeedStatus) http.HandlerFunc {
 			writeProblem(w, r, domain.Errorf(domain.EUNAVAILABLE, "the feed workers are not running in this process"))
 			return
 		}
-		st, err := feeds.FeedStatus(r.Context())
+		processors, err := feeds.FeedStatus(r.Context())
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		encode(w, http.StatusOK, st)
+		encode(w, http.StatusOK, viewFeeds(processors, feeds.FanoutStats()))
 	}
 }

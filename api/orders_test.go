@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"shop/domain"
+	"shop/feedworkers/changefeed"
+	"shop/store"
 )
 
 // placeOrder fills the user's cart with quantity x book-1 and checks out.
@@ -177,15 +179,23 @@ func TestAdminOrderViews(t *testing.T) {
 }
 
 type feedStatus struct {
-	v   any
+	v   []changefeed.ProcessorStatus
 	err error
 }
 
-func (f feedStatus) FeedStatus(context.Context) (any, error) { return f.v, f.err }
+func (f feedStatus) FeedStatus(context.Context) ([]changefeed.ProcessorStatus, error) {
+	return f.v, f.err
+}
+
+func (f feedStatus) FanoutStats() store.FanoutStats { return store.FanoutStats{} }
 
 type panicking struct{}
 
-func (panicking) FeedStatus(context.Context) (any, error) { panic("nil map in the lease table") }
+func (panicking) FeedStatus(context.Context) ([]changefeed.ProcessorStatus, error) {
+	panic("nil map in the lease table")
+}
+
+func (panicking) FanoutStats() store.FanoutStats { return store.FanoutStats{} }
 
 func TestAdminFeeds(t *testing.T) {
 	admin := token(t, "boss", true)
@@ -196,9 +206,8 @@ func TestAdminFeeds(t *testing.T) {
 		}
 	})
 	t.Run("Reports", func(t *testing.T) {
-		lease := map[string]any{"lease": "products.00-3F", "owner": "shop-1", "lagEstimate": 3, "lastCheckpoint": nil, "deadLetters": 0}
-		fanout := map[string]any{"products": 0, "queries": 0, "queryRu": 0, "cartsRead": 0, "cartsUpdated": 0, "retries": 0, "skipped": 0}
-		v := map[string]any{"processors": []any{map[string]any{"processor": "products", "leases": []any{lease}}}, "fanout": fanout}
+		lease := changefeed.LeaseStatus{Lease: "products.00-3F", Owner: "shop-1", LagEstimate: 3}
+		v := []changefeed.ProcessorStatus{{Processor: "products", Leases: []changefeed.LeaseStatus{lease}}}
 		s := newShop(t, func(o *options) { o.feeds = feedStatus{v: v} })
 		got := decodeBody[struct {
 			Processors []struct {

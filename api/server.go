@@ -9,13 +9,17 @@ import (
 	"net/http"
 	"time"
 
+	"shop/feedworkers/changefeed"
 	"shop/store"
 	"shop/store/writes"
 )
 
 // FeedStatus reports the change-feed workers' state for GET /v1/admin/feeds.
 type FeedStatus interface {
-	FeedStatus(ctx context.Context) (any, error)
+	// FeedStatus reports each processor's leases.
+	FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus, error)
+	// FanoutStats reports what the cart fan-out has cost so far.
+	FanoutStats() store.FanoutStats
 }
 
 // Deps is everything the API needs from the outside.

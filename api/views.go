@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"shop/domain"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -188,6 +189,20 @@ type orderSummaryView struct {
 func viewOrderSummary(s domain.OrderSummary) orderSummaryView {
 	return orderSummaryView{ID: s.ID, UserID: s.UserID, Status: s.Status, CreatedAt: s.CreatedAt,
 		TotalCents: s.TotalCents, ItemCount: s.ItemCount}
+}
+
+// feedsView is the body of GET /v1/admin/feeds (openapi.yaml's
+// FeedStatus): each processor's leases, and the cart fan-out's totals.
+type feedsView struct {
+	Processors []changefeed.ProcessorStatus `json:"processors"`
+	Fanout     store.FanoutStats            `json:"fanout"`
+}
+
+func viewFeeds(processors []changefeed.ProcessorStatus, fanout store.FanoutStats) feedsView {
+	if processors == nil {
+		processors = []changefeed.ProcessorStatus{}
+	}
+	return feedsView{Processors: processors, Fanout: fanout}
 }
 
 func mapSlice[S, T any](in []S, f func(S) T) []T {

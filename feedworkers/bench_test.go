@@ -101,7 +101,7 @@ func productsCaughtUp(tb testing.TB, w *feedworkers.Workers) bool {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for _, p := range st.(feedworkers.FeedsStatus).Processors {
+	for _, p := range st {
 		if p.Processor != feedworkers.ProductsProcessor {
 			continue
 		}

@@ -10,42 +10,14 @@ import (
 	"shop/store"
 )
 
-// FanoutStats is what the price fan-out cost: its cross-partition queries
-// are the one fan-out of the shop, so they are counted and reported.
-type FanoutStats struct {
-	// Products is how many product changes were fanned out.
-	Products int `json:"products"`
-	// Queries and QueryRU: the cross-partition queries for the carts
-	// holding the product, and their Request Units.
-	Queries int     `json:"queries"`
-	QueryRU float64 `json:"queryRu"`
-	// CartsRead came back from the queries; CartsUpdated were written.
-	CartsRead    int `json:"cartsRead"`
-	CartsUpdated int `json:"cartsUpdated"`
-	// Retries counts carts re-read after losing an If-Match race.
-	Retries int `json:"retries"`
-	// Skipped counts the product changes whose fan-out was skipped: no
-	// cart copy could be stale (see syncCarts).
-	Skipped int `json:"skipped"`
-}
-
-func (s *FanoutStats) add(o FanoutStats) {
-	s.Products += o.Products
-	s.Queries += o.Queries
-	s.QueryRU += o.QueryRU
-	s.CartsRead += o.CartsRead
-	s.CartsUpdated += o.CartsUpdated
-	s.Retries += o.Retries
-	s.Skipped += o.Skipped
-}
-
+// fanoutCounters are the running totals of every fan-out of one Handlers.
 type fanoutCounters struct {
 	mu sync.Mutex
-	s  FanoutStats
+	s  store.FanoutStats
 }
 
 // FanoutStats returns the totals of every fan-out these handlers ran.
-func (h *Handlers) FanoutStats() FanoutStats {
+func (h *Handlers) FanoutStats() store.FanoutStats {
 	h.stats.mu.Lock()
 	defer h.stats.mu.Unlock()
 	return h.stats.s
@@ -60,8 +32,8 @@ func (h *Handlers) FanoutStats() FanoutStats {
 // only ever takes a newer product version, so applying twice, or v3 then
 // v2, leaves v3. p should be the product's current version (Products
 // reads it): a line whose copies already match it is not rewritten.
-func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (FanoutStats, error) {
-	res := FanoutStats{Products: 1}
+func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (store.FanoutStats, error) {
+	res := store.FanoutStats{Products: 1}
 	var mu sync.Mutex
 	// The cart writes count their lost races on the Meter.
 	meter := store.MeterFrom(ctx)
@@ -71,7 +43,7 @@ func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (Fanout
 	retriesBefore := meter.Retries()
 	defer func() {
 		h.stats.mu.Lock()
-		h.stats.s.add(res)
+		h.stats.s.Add(res)
 		h.stats.mu.Unlock()
 	}()
 	// The query pages and the cart writes overlap: one goroutine reads

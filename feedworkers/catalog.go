@@ -7,20 +7,11 @@ import (
 	"shop/domain"
 )
 
-// ProductToView keeps the product's copy in productsByCategory and the
-// productCount of the categories index. p should be the product's
-// current version (Products reads it), so the copy is made from the truth.
-// It recounts the categories the change moved the product in or out of.
-func (h *Handlers) ProductToView(ctx context.Context, p domain.Product) error {
-	var rc recount
-	if err := h.productToView(ctx, p, &rc); err != nil {
-		return err
-	}
-	return h.recountCategories(ctx, &rc)
-}
-
-// productToView writes the product's copy and adds to rc the categories
-// whose membership the change altered:
+// productToView keeps the product's copy in productsByCategory. p should
+// be the product's current version (Products reads it), so the copy is
+// made from the truth. It adds to rc the categories whose membership the
+// change altered, for the recount of productCount in the categories
+// index:
 //
 //   - Upsert the summary in the product's category, guarded by
 //     sourceVersion: an older version never overwrites a newer copy.
@@ -33,13 +24,13 @@ func (h *Handlers) ProductToView(ctx context.Context, p domain.Product) error {
 //     intermediate versions of two quick moves) and created in the new.
 //   - A deleted product loses its summary.
 //
-// A batch that may have been applied before (mayBeReplay) recounts the
-// product's categories whatever the writes say: the first application
-// may have created the summary and stopped before the recount, and the
-// replay then finds the summary there and would skip it forever.
-func (h *Handlers) productToView(ctx context.Context, p domain.Product, rc *recount) error {
+// A batch that may have been applied before (replay, from
+// changefeed.Batch.MayBeReplay) recounts the product's categories
+// whatever the writes say: the first application may have created the
+// summary and stopped before the recount, and the replay then finds the
+// summary there and would skip it forever.
+func (h *Handlers) productToView(ctx context.Context, p domain.Product, replay bool, rc *recount) error {
 	sums := h.repos.ProductSummaries
-	replay := mayBeReplay(ctx)
 	if p.Deleted {
 		if err := sums.Delete(ctx, p.CategoryID, p.ID); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -53,9 +54,9 @@ func (c catalog) raw(t *testing.T, container, id string) []byte {
 	return raw(t, c.st, container, id, id)
 }
 
-func (c catalog) apply(t *testing.T, handler feedworkers.Handler, items ...[]byte) {
+func (c catalog) apply(t *testing.T, handler changefeed.Handler, items ...[]byte) {
 	t.Helper()
-	if err := handler(t.Context(), items); err != nil {
+	if err := handler(t.Context(), changefeed.Batch{Items: items}); err != nil {
 		t.Fatalf("handler: %v", err)
 	}
 }

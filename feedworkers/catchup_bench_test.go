@@ -9,6 +9,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/migrations/sample"
 	"shop/store"
 	"shop/store/embedded"
@@ -87,7 +88,7 @@ func caughtUp(tb testing.TB, w *feedworkers.Workers) bool {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for _, p := range st.(feedworkers.FeedsStatus).Processors {
+	for _, p := range st {
 		for _, l := range p.Leases {
 			if l.LagEstimate != 0 {
 				return false
@@ -124,7 +125,7 @@ func BenchmarkReviewOnlyChange(b *testing.B) {
 			b.Fatal(err)
 		}
 		mctx, m := store.WithMeter(ctx)
-		if err := h.Products(mctx, [][]byte{raw(b, st, store.ProductsContainer, p.ID, p.ID)}); err != nil {
+		if err := h.Products(mctx, changefeed.Batch{Items: [][]byte{raw(b, st, store.ProductsContainer, p.ID, p.ID)}}); err != nil {
 			b.Fatal(err)
 		}
 		ops, ru, _ = m.Totals()

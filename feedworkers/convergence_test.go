@@ -10,6 +10,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -99,7 +100,7 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 				return
 			}
 		}
-		injected <- h.Products(ctx, batch)
+		injected <- h.Products(ctx, changefeed.Batch{Items: batch})
 	}()
 	if err := <-injected; err != nil {
 		t.Fatalf("injected batch: %v", err)
@@ -127,14 +128,14 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var decoded feedworkers.FeedsStatus
+	var decoded []changefeed.ProcessorStatus
 	if err := json.Unmarshal(b, &decoded); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(decoded.Processors), 3; got != want {
+	if got, want := len(decoded), 3; got != want {
 		t.Fatalf("feed status lists %d processors, want %d: %s", got, want, b)
 	}
-	for _, p := range decoded.Processors {
+	for _, p := range decoded {
 		owners := map[string]bool{}
 		for _, l := range p.Leases {
 			owners[l.Owner] = true

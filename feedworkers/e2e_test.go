@@ -15,6 +15,7 @@ import (
 
 	"shop/api"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -87,7 +88,10 @@ func TestPriceChangeThroughTheAPI(t *testing.T) {
 	// cart write: poll for them too.
 	eventually(t, 30*time.Second, "GET /v1/admin/feeds counting the cart update", func() (bool, string) {
 		rec := do(http.MethodGet, "/v1/admin/feeds", admin, "", "", nil)
-		var status feedworkers.FeedsStatus
+		var status struct {
+			Processors []changefeed.ProcessorStatus `json:"processors"`
+			Fanout     store.FanoutStats            `json:"fanout"`
+		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil || rec.Code != http.StatusOK {
 			return false, fmt.Sprintf("%d %s (%v)", rec.Code, rec.Body, err)
 		}

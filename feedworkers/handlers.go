@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"shop/domain"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 	"shop/store/writes"
 )
@@ -17,8 +18,6 @@ import (
 type Handlers struct {
 	repos  *store.Repos
 	writes *writes.Writes
-	// leases holds the fan-out records (see fanout.go).
-	leases store.Container
 	now    func() time.Time
 	// fanout bounds the concurrent cart writes of one product change.
 	fanout int
@@ -52,7 +51,7 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 	}
 	repos := store.NewRepos(st)
 	return &Handlers{
-		repos: repos, writes: writes.New(repos, cfg.Now), leases: st.Container(store.LeasesContainer),
+		repos: repos, writes: writes.New(repos, cfg.Now),
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
 	}
 }
@@ -74,10 +73,14 @@ type head struct {
 	Type string `json:"type"`
 }
 
-func decodeAs[T any](item []byte) (T, error) {
+// decodeItem decodes one changed document of a batch with store.Decode.
+// A change that does not decode is refused as EINVALID, not EINTERNAL: it
+// is a poison document for the processor, retried and then parked in a
+// dead letter, and the code says so in the batch's logs and spans.
+func decodeItem[T any](item []byte) (T, error) {
 	v, err := store.Decode[T](item)
 	if err != nil {
-		return v, domain.Errorf(domain.EINVALID, "decode feed item: %v", err)
+		return v, domain.Errorf(domain.EINVALID, "feed item: %s", domain.ErrorMessage(err))
 	}
 	return v, nil
 }
@@ -86,16 +89,16 @@ func decodeAs[T any](item []byte) (T, error) {
 // document drives the category rename; each product drives the view, the
 // cart lines and, once deleted, the removal of its reviews. The category
 // counts the batch's products changed are recomputed once, at the end.
-func (h *Handlers) Products(ctx context.Context, items [][]byte) error {
+func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var products []domain.Product
-	for _, it := range items {
-		hd, err := decodeAs[head](it)
+	for _, it := range b.Items {
+		hd, err := decodeItem[head](it)
 		if err != nil {
 			return err
 		}
 		switch hd.Type {
 		case domain.TypeCategories:
-			cats, err := decodeAs[domain.Categories](it)
+			cats, err := decodeItem[domain.Categories](it)
 			if err != nil {
 				return err
 			}
@@ -103,7 +106,7 @@ func (h *Handlers) Products(ctx context.Context, items [][]byte) error {
 				return err
 			}
 		case domain.TypeProduct:
-			p, err := decodeAs[domain.Product](it)
+			p, err := decodeItem[domain.Product](it)
 			if err != nil {
 				return err
 			}
@@ -116,7 +119,7 @@ func (h *Handlers) Products(ctx context.Context, items [][]byte) error {
 	}
 	var rc recount
 	for _, p := range current {
-		if err := h.productToView(ctx, p, &rc); err != nil {
+		if err := h.productToView(ctx, p, b.MayBeReplay, &rc); err != nil {
 			return err
 		}
 		if err := h.syncCarts(ctx, p); err != nil {
@@ -167,10 +170,10 @@ func latest(batch []domain.Product, id string) domain.Product {
 }
 
 // Reviews is the handler of the reviews feed.
-func (h *Handlers) Reviews(ctx context.Context, items [][]byte) error {
+func (h *Handlers) Reviews(ctx context.Context, b changefeed.Batch) error {
 	var reviews []domain.Review
-	for _, it := range items {
-		r, err := decodeAs[domain.Review](it)
+	for _, it := range b.Items {
+		r, err := decodeItem[domain.Review](it)
 		if err != nil {
 			return err
 		}
@@ -183,17 +186,17 @@ func (h *Handlers) Reviews(ctx context.Context, items [][]byte) error {
 
 // Orders is the handler of the orders feed: idempotency records and
 // customer summaries share the container and are skipped.
-func (h *Handlers) Orders(ctx context.Context, items [][]byte) error {
+func (h *Handlers) Orders(ctx context.Context, b changefeed.Batch) error {
 	var orders []domain.Order
-	for _, it := range items {
-		hd, err := decodeAs[head](it)
+	for _, it := range b.Items {
+		hd, err := decodeItem[head](it)
 		if err != nil {
 			return err
 		}
 		if hd.Type != domain.TypeOrder {
 			continue
 		}
-		o, err := decodeAs[domain.Order](it)
+		o, err := decodeItem[domain.Order](it)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -105,7 +106,7 @@ func TestOrdersHandlerSettlesThePaidLines(t *testing.T) {
 			item := raw(t, st, "orders", "u1", "o1")
 			// Delivery is at least once: the second run must change nothing.
 			for run := range 2 {
-				if err := h.Orders(t.Context(), [][]byte{item}); err != nil {
+				if err := h.Orders(t.Context(), changefeed.Batch{Items: [][]byte{item}}); err != nil {
 					t.Fatal(err)
 				}
 				lines, c := cartLines(t, repos, "u1")
@@ -128,14 +129,14 @@ func TestOrdersHandlerLeavesAnotherCheckoutsCart(t *testing.T) {
 	addToCart(t, repos, "u1", coffee, 2)
 	placeOrder(t, repos, "u1", "o1")
 	first := raw(t, st, "orders", "u1", "o1")
-	if err := h.Orders(t.Context(), [][]byte{first}); err != nil {
+	if err := h.Orders(t.Context(), changefeed.Batch{Items: [][]byte{first}}); err != nil {
 		t.Fatal(err)
 	}
 	// The owner fills the cart again and a second checkout places o2; a
 	// late redelivery of the first order must not touch the new lines.
 	addToCart(t, repos, "u1", coffee, 4)
 	placeOrder(t, repos, "u1", "o2")
-	if err := h.Orders(t.Context(), [][]byte{first}); err != nil {
+	if err := h.Orders(t.Context(), changefeed.Batch{Items: [][]byte{first}}); err != nil {
 		t.Fatal(err)
 	}
 	lines, c := cartLines(t, repos, "u1")

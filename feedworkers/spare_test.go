@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"shop/domain"
-	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -100,7 +100,7 @@ func TestReviewOnlyChangeCostsFourPointOperations(t *testing.T) {
 	c.apply(t, c.h.Products, c.raw(t, "products", "p1"))
 	reviewOnly(t, c)
 	ctx, m := store.WithMeter(context.Background())
-	if err := c.h.Products(ctx, [][]byte{c.raw(t, "products", "p1")}); err != nil {
+	if err := c.h.Products(ctx, changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p1")}}); err != nil {
 		t.Fatal(err)
 	}
 	if ops, ru, _ := m.Totals(); ops != 4 {
@@ -188,8 +188,8 @@ func TestReplayedBatchRecounts(t *testing.T) {
 	if _, err := c.repos.ProductSummaries.Put(t.Context(), domain.SummaryOfProduct(moved)); err != nil {
 		t.Fatal(err)
 	}
-	ctx := feedworkers.WithReplay(t.Context())
-	if err := c.h.Products(ctx, [][]byte{c.raw(t, "products", "p3"), c.raw(t, "products", "p2")}); err != nil {
+	replay := changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p3"), c.raw(t, "products", "p2")}, MayBeReplay: true}
+	if err := c.h.Products(t.Context(), replay); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string]int{"coffee": 1, "tea": 2}, c.counts(t)); diff != "" {

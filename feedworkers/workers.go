@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"shop/domain"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -18,7 +19,7 @@ const (
 )
 
 // Config configures the shop's feed workers; the zero value is the
-// default (see ProcessorConfig for each field's default).
+// default (see changefeed.Config for each field's default).
 type Config struct {
 	// Instance identifies this process among those sharing the leases
 	// (default hostname-pid).
@@ -35,42 +36,43 @@ type Config struct {
 	// OnBatch, when set, sees every attempt at every batch.
 	OnBatch func(ctx context.Context, processor, lease string, items int, ru float64, err error)
 	// TraceBatch, when set, wraps every attempt at every batch (see
-	// ProcessorConfig.TraceBatch).
+	// changefeed.Config.TraceBatch).
 	TraceBatch func(ctx context.Context, processor, lease string) (context.Context, func(items int, ru float64, err error))
 	// StartFromNow: leases created for the first time start at the end
-	// of their feed (see ProcessorConfig.StartFromNow).
+	// of their feed (see changefeed.Config.StartFromNow).
 	StartFromNow bool
 }
 
 // Workers are the running processors of the shop.
 type Workers struct {
 	handlers   *Handlers
-	processors []*Processor
+	processors []*changefeed.Processor
 }
 
-// Start runs every processor of DESIGN.md §3 as instance cfg.Instance:
-// products feed → view, categories, cart lines, rename, delete; reviews
-// feed → product review stats; orders feed → cart settle, ordersByStatus.
+// Start runs the shop's three processors (docs/feeds.md lists their
+// handlers) as instance cfg.Instance: products feed → view, categories,
+// cart lines, rename, delete; reviews feed → product review stats;
+// orders feed → cart settle, ordersByStatus.
 // st should be the raw store: Start meters it so each batch's Request
 // Units are counted. While the store is unavailable Start keeps trying to
 // set up the leases, until ctx ends (startRetrying).
 func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 	st = store.Metered(st)
 	if cfg.Instance == "" {
-		cfg.Instance = DefaultInstance()
+		cfg.Instance = changefeed.DefaultInstance()
 	}
 	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency})
 	w := &Workers{handlers: h}
 	for _, def := range []struct {
 		name, watched string
-		handler       Handler
+		handler       changefeed.Handler
 	}{
 		{ProductsProcessor, store.ProductsContainer, h.Products},
 		{ReviewsProcessor, store.ReviewsContainer, h.Reviews},
 		{OrdersProcessor, store.OrdersContainer, h.Orders},
 	} {
-		pc := ProcessorConfig{
-			Name: def.name, Watched: def.watched, Instance: cfg.Instance, Handler: def.handler,
+		pc := changefeed.Config{
+			Name: def.name, Watched: def.watched, Instance: cfg.Instance,
 			MaxItems: cfg.MaxItems, LeaseExpiry: cfg.LeaseExpiry, RenewEvery: cfg.RenewEvery,
 			PollEvery: cfg.PollEvery, MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff,
 			StartFromNow: cfg.StartFromNow,
@@ -86,7 +88,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 				return trace(ctx, name, lease)
 			}
 		}
-		p, err := NewProcessor(st, pc)
+		p, err := changefeed.NewProcessor(st.Container(def.watched), st.Container(store.LeasesContainer), def.handler, pc)
 		if err == nil {
 			err = startRetrying(ctx, p, cfg.Backoff)
 		}
@@ -110,7 +112,7 @@ const maxStartBackoff = 5 * time.Second
 // ends, so a process starting while Cosmos is briefly unavailable waits
 // for it instead of exiting. Any other error is returned at once: a
 // missing container or a bad configuration does not heal by waiting.
-func startRetrying(ctx context.Context, p *Processor, backoff time.Duration) error {
+func startRetrying(ctx context.Context, p *changefeed.Processor, backoff time.Duration) error {
 	if backoff <= 0 {
 		backoff = 100 * time.Millisecond
 	}
@@ -147,30 +149,21 @@ func (w *Workers) Stop(ctx context.Context) error {
 // Handlers returns the handlers the processors run (for their stats).
 func (w *Workers) Handlers() *Handlers { return w.handlers }
 
-// ProcessorStatus is one processor in /v1/admin/feeds.
-type ProcessorStatus struct {
-	Processor string        `json:"processor"`
-	Leases    []LeaseStatus `json:"leases"`
-}
-
-// FeedsStatus is the body of /v1/admin/feeds.
-type FeedsStatus struct {
-	Processors []ProcessorStatus `json:"processors"`
-	// Fanout is what the price fan-out of this instance has cost so far.
-	Fanout FanoutStats `json:"fanout"`
-}
-
 // FeedStatus reports, per processor and lease, the owner, the lag
-// estimate, the last checkpoint and the dead letters (the api package's
-// FeedStatus interface).
-func (w *Workers) FeedStatus(ctx context.Context) (any, error) {
-	out := FeedsStatus{Processors: []ProcessorStatus{}, Fanout: w.handlers.FanoutStats()}
+// estimate, the last checkpoint and the dead letters (for the api
+// package's FeedStatus and the metrics). The list is never nil.
+func (w *Workers) FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus, error) {
+	out := []changefeed.ProcessorStatus{}
 	for _, p := range w.processors {
 		leases, err := p.Status(ctx)
 		if err != nil {
 			return nil, err
 		}
-		out.Processors = append(out.Processors, ProcessorStatus{Processor: p.Name(), Leases: leases})
+		out = append(out, changefeed.ProcessorStatus{Processor: p.Name(), Leases: leases})
 	}
 	return out, nil
 }
+
+// FanoutStats reports what the cart fan-out of the products processor
+// has cost in this process so far.
+func (w *Workers) FanoutStats() store.FanoutStats { return w.handlers.FanoutStats() }

@@ -337,7 +337,7 @@ func checkInvariants(t *testing.T, users, opsPerUser int, fc *faults.Config) {
 		if err != nil {
 			return err.Error()
 		}
-		for _, ps := range st.(feedworkers.FeedsStatus).Processors {
+		for _, ps := range st {
 			for _, l := range ps.Leases {
 				if l.LagEstimate != 0 {
 					return fmt.Sprintf("%s lease %s lag %d", ps.Processor, l.Lease, l.LagEstimate)

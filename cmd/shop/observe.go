@@ -66,13 +66,12 @@ func feedConfig(logger *slog.Logger, tel *telemetry.Telemetry) feedworkers.Confi
 // metric collection (each scrape of /metrics).
 func observeFeeds(tel *telemetry.Telemetry, wk *feedworkers.Workers) {
 	tel.ObserveFeeds(func(ctx context.Context) []telemetry.FeedGauge {
-		st, err := wk.FeedStatus(ctx)
+		processors, err := wk.FeedStatus(ctx)
 		if err != nil {
 			return nil
 		}
-		status := st.(feedworkers.FeedsStatus)
 		var out []telemetry.FeedGauge
-		for _, p := range status.Processors {
+		for _, p := range processors {
 			g := telemetry.FeedGauge{Processor: p.Processor, Lag: map[string]int64{}}
 			for _, l := range p.Leases {
 				if l.LagEstimate >= 0 {
@@ -80,8 +79,9 @@ func observeFeeds(tel *telemetry.Telemetry, wk *feedworkers.Workers) {
 				}
 				g.DeadLetters += int64(l.DeadLetters)
 			}
-			if p.Processor == "products" {
-				g.CartsUpdated = int64(status.Fanout.CartsUpdated)
+			if p.Processor == feedworkers.ProductsProcessor {
+				// The cart fan-out is the products handler's.
+				g.CartsUpdated = int64(wk.FanoutStats().CartsUpdated)
 			}
 			out = append(out, g)
 		}

@@ -87,7 +87,7 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ps := range status.(feedworkers.FeedsStatus).Processors {
+	for _, ps := range status {
 		for _, l := range ps.Leases {
 			if l.DeadLetters != 0 {
 				t.Errorf("%s lease %s parked %d documents: a transient fault is not a poison document", ps.Processor, l.Lease, l.DeadLetters)

@@ -9,6 +9,7 @@ import (
 	"shop/cmd/shop/internal/report"
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -150,7 +151,7 @@ func (pc *priceChange) propagate(ctx context.Context, _ int) error {
 	if len(items) == 0 {
 		return fmt.Errorf("the change feed did not deliver the price change")
 	}
-	return pc.handlers.Products(ctx, items)
+	return pc.handlers.Products(ctx, changefeed.Batch{Items: items})
 }
 
 // normalized changes the price of the normalized product: read, replace

@@ -166,16 +166,12 @@ func waitIdle(ctx context.Context, inFlight *atomic.Int64, limit time.Duration) 
 func waitCaughtUp(ctx context.Context, wk *feedworkers.Workers, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		st, err := wk.FeedStatus(ctx)
+		processors, err := wk.FeedStatus(ctx)
 		if err != nil {
 			return err
 		}
-		fs, ok := st.(feedworkers.FeedsStatus)
-		if !ok {
-			return fmt.Errorf("feed status: unexpected %T", st)
-		}
 		behind := int64(0)
-		for _, p := range fs.Processors {
+		for _, p := range processors {
 			for _, l := range p.Leases {
 				if l.LagEstimate != 0 {
 					behind += max(l.LagEstimate, 1)

@@ -1,4 +1,4 @@
-package feedworkers_test
+package changefeed_test
 
 import (
 	"context"
@@ -12,24 +12,30 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
-	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
-// testConfig is a processor tuned for tests: short polls, expiry and
-// backoff, so the tests wait for milliseconds, not seconds.
-func testConfig(instance string, h feedworkers.Handler) feedworkers.ProcessorConfig {
-	return feedworkers.ProcessorConfig{
-		Name: "things", Watched: store.ProductsContainer, Instance: instance, Handler: h,
-		MaxItems: 10, LeaseExpiry: time.Second, RenewEvery: 50 * time.Millisecond,
-		PollEvery: 5 * time.Millisecond, MaxAttempts: 3, Backoff: time.Millisecond,
-	}
+// testProcessor is a processor's configuration and its handler.
+type testProcessor struct {
+	changefeed.Config
+	handler func(ctx context.Context, items [][]byte) error
 }
 
-func startProcessor(t *testing.T, ctx context.Context, st store.Store, cfg feedworkers.ProcessorConfig) *feedworkers.Processor {
+// testConfig is a processor tuned for tests: short polls, expiry and
+// backoff, so the tests wait for milliseconds, not seconds.
+func testConfig(instance string, h func(ctx context.Context, items [][]byte) error) testProcessor {
+	return testProcessor{Config: changefeed.Config{
+		Name: "things", Watched: store.ProductsContainer, Instance: instance,
+		MaxItems: 10, LeaseExpiry: time.Second, RenewEvery: 50 * time.Millisecond,
+		PollEvery: 5 * time.Millisecond, MaxAttempts: 3, Backoff: time.Millisecond,
+	}, handler: h}
+}
+
+func startProcessor(t *testing.T, ctx context.Context, st store.Store, cfg testProcessor) *changefeed.Processor {
 	t.Helper()
-	p, err := feedworkers.NewProcessor(st, cfg)
+	h := func(ctx context.Context, b changefeed.Batch) error { return cfg.handler(ctx, b.Items) }
+	p, err := changefeed.NewProcessor(st.Container(cfg.Watched), st.Container(store.LeasesContainer), h, cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +71,7 @@ type seen struct {
 	by map[string]string
 }
 
-func (s *seen) handler(instance string, fail func(items [][]byte) error) feedworkers.Handler {
+func (s *seen) handler(instance string, fail func(items [][]byte) error) func(context.Context, [][]byte) error {
 	return func(_ context.Context, items [][]byte) error {
 		if fail != nil {
 			if err := fail(items); err != nil {
@@ -93,99 +99,18 @@ func (s *seen) has(want ...string) (bool, string) {
 	return len(missing) == 0, fmt.Sprintf("missing %v", missing)
 }
 
-func TestProcessorReplaysABatchCutBeforeItsCheckpoint(t *testing.T) {
-	st := newStore(t)
-	repos := store.NewRepos(st)
-	p := createProduct(t, repos, "p1", "coffee", 1000)
-	for i := range 20 {
-		addToCart(t, repos, userID(i), p, 1)
-	}
-	setPrice(t, repos, "p1", 1500)
-
-	// The first instance applies the batch holding p1 and crashes before
-	// its checkpoint.
-	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
-	crashCtx, crash := context.WithCancel(context.Background())
-	crashed := make(chan struct{})
-	var once sync.Once
-	first := startProcessor(t, crashCtx, st, testConfig("a", func(ctx context.Context, items [][]byte) error {
-		err := h.Products(ctx, items)
-		if err == nil && slices.Contains(ids(items), "p1") {
-			once.Do(func() { crash(); close(crashed) })
-		}
-		return err
-	}))
-	select {
-	case <-crashed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first instance never handled p1")
-	}
-	if err := first.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	views := []string{"products", "carts", "productsByCategory"}
-	applied := snapshot(t, st, views...)
-
-	// The second instance finds p1 again: no checkpoint covered it.
-	var mu sync.Mutex
-	replays := 0
-	h2 := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
-	second := startProcessor(t, context.Background(), st, testConfig("b", func(ctx context.Context, items [][]byte) error {
-		if slices.Contains(ids(items), "p1") {
-			mu.Lock()
-			replays++
-			mu.Unlock()
-		}
-		return h2.Products(ctx, items)
-	}))
-	eventually(t, 10*time.Second, "the batch applied again and every lease checkpointed", func() (bool, string) {
-		mu.Lock()
-		n := replays
-		mu.Unlock()
-		status, err := second.Status(context.Background())
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, l := range status {
-			if l.LagEstimate != 0 {
-				return false, fmt.Sprintf("replays %d, lease %+v", n, l)
-			}
-		}
-		return n > 0, fmt.Sprintf("replays %d, leases %+v", n, status)
-	})
-	if err := second.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(applied, snapshot(t, st, views...)); diff != "" {
-		t.Errorf("the replay changed the state (-after the crash +after the replay):\n%s", diff)
-	}
-	if _, l := cartLine(t, repos, userID(7), "p1"); l.UnitPriceCents != 1500 {
-		t.Errorf("line price = %d, want 1500", l.UnitPriceCents)
-	}
-}
-
-func cartLine(t *testing.T, repos *store.Repos, userID, productID string) (domain.Cart, domain.CartLine) {
-	t.Helper()
-	c, err := repos.Carts.Get(t.Context(), userID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, _ := c.Line(productID)
-	return c, l
-}
-
-func deadLetters(t *testing.T, st store.Store) []feedworkers.DeadLetter {
+func deadLetters(t *testing.T, st store.Store) []changefeed.DeadLetter {
 	t.Helper()
 	page, err := st.Container(store.LeasesContainer).Query(t.Context(), store.Query{
-		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: feedworkers.TypeDeadLetter}},
+		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: changefeed.TypeDeadLetter}},
 		Limit:   100,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []feedworkers.DeadLetter
+	var out []changefeed.DeadLetter
 	for _, it := range page.Items {
-		d, err := store.Decode[feedworkers.DeadLetter](it)
+		d, err := store.Decode[changefeed.DeadLetter](it)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +197,7 @@ func TestProcessorRetriesAndParksPoison(t *testing.T) {
 func TestInstancesShareTheLeases(t *testing.T) {
 	st := newStore(t)
 	s := &seen{by: map[string]string{}}
-	procs := map[string]*feedworkers.Processor{}
+	procs := map[string]*changefeed.Processor{}
 	for _, name := range []string{"a", "b", "c"} {
 		procs[name] = startProcessor(t, context.Background(), st, testConfig(name, s.handler(name, nil)))
 	}

@@ -1,4 +1,4 @@
-package feedworkers
+package changefeed
 
 import (
 	"testing"

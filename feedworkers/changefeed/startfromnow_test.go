@@ -1,4 +1,4 @@
-package feedworkers_test
+package changefeed_test
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 )
 
 // idle reports whether every lease of p has read its feed to the end.
-func idle(t *testing.T, p *feedworkers.Processor) (bool, string) {
+func idle(t *testing.T, p *changefeed.Processor) (bool, string) {
 	leases, err := p.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)

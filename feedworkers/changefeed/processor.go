@@ -1,14 +1,16 @@
-// Package feedworkers keeps the shop's denormalized copies in sync: a
-// change-feed processor (the Go SDK for Cosmos DB reads the change feed
-// but has no processor) and the handlers of DESIGN.md §3, plain functions
-// over decoded documents, each idempotent and version-guarded because the
-// feed delivers at least once.
-package feedworkers
+// Package changefeed is a change-feed processor over the store port: the
+// Go SDK for Cosmos DB reads the change feed but has no processor. It
+// holds one lease per feed range of a watched container, shares the
+// leases among the instances that run it, hands each page of changes to
+// a handler and checkpoints after the handler succeeded; a document the
+// handler keeps failing on is parked in a dead letter. It knows nothing
+// of the documents it carries: its own (leases, dead letters) live in a
+// lease container (docs.go). docs/feeds.md describes the rules.
+package changefeed
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -17,101 +19,38 @@ import (
 	"shop/store"
 )
 
-// Handler applies one page of changed documents (raw JSON, as read from
-// the feed). It must be idempotent: a batch is applied again after a crash
-// between the handler and the checkpoint.
-type Handler func(ctx context.Context, items [][]byte) error
+// Batch is one page of changed documents, as read from the feed.
+type Batch struct {
+	// Items are the changed documents, raw JSON. A handler decodes them
+	// itself: only it knows their types.
+	Items [][]byte
+	// MayBeReplay marks a batch that may already have been applied, in
+	// whole or in part: the first batch a lease loop reads after taking a
+	// lease (its previous owner may have applied it and stopped before
+	// the checkpoint), a batch read again after a failed checkpoint, and
+	// every retry of a failed batch. A handler that skips work because a
+	// write found nothing to change must not skip it then: the first
+	// application may have written and stopped before the work that
+	// write called for.
+	MayBeReplay bool
+}
+
+// Handler applies one batch. It must be idempotent: a batch is applied
+// again after a crash between the handler and the checkpoint.
+type Handler func(ctx context.Context, b Batch) error
 
 // BatchHook observes every attempt at a batch (for spans and metrics):
 // the lease, the number of items, the Request Units the handler spent and
 // its error.
 type BatchHook func(ctx context.Context, lease string, items int, ru float64, err error)
 
-// ProcessorConfig configures one processor: one watched container, one
-// handler, a name that scopes its leases.
-type ProcessorConfig struct {
-	// Name scopes the leases ("products" → "products.<range>"); two
-	// processors of the same name share the work, two names each see
-	// every change.
-	Name    string
-	Watched string
-	// Instance identifies this process among those sharing the leases
-	// (default hostname-pid).
-	Instance string
-	Handler  Handler
-	// MaxItems is the page size of a feed read (default 100).
-	MaxItems int
-	// LeaseExpiry: a lease whose heartbeat is older is free (default 10 s).
-	LeaseExpiry time.Duration
-	// RenewEvery is the heartbeat and balancing period (default
-	// LeaseExpiry / 3, so two renewals may fail before the lease expires).
-	RenewEvery time.Duration
-	// PollEvery is the wait after an empty page (default 200 ms).
-	PollEvery time.Duration
-	// MaxAttempts a batch (then a document) is tried before the document
-	// is dead-lettered (default 5).
-	MaxAttempts int
-	// Backoff is the first retry delay, doubled on each attempt up to
-	// 100 × Backoff (default 100 ms).
-	Backoff time.Duration
-	// OnBatch, when set, sees every attempt at a batch.
-	OnBatch BatchHook
-	// TraceBatch, when set, wraps every attempt at a batch: it gets the
-	// context the handler will run in and returns the one to use (with a
-	// span, so the batch's store calls are its children) and a function
-	// called with the outcome.
-	TraceBatch func(ctx context.Context, lease string) (context.Context, func(items int, ru float64, err error))
-	// StartFromNow: a lease created for the first time starts at the
-	// current end of its feed range instead of the beginning (Cosmos's
-	// ChangeFeedStartFromNow), for a tool that writes consistent data
-	// itself. A lease that exists keeps its checkpoint. See feedEnd for
-	// what finding the end costs.
-	StartFromNow bool
-}
-
-func (c *ProcessorConfig) defaults() error {
-	if c.Name == "" || c.Watched == "" || c.Handler == nil {
-		return domain.Errorf(domain.EINVALID, "a processor needs a name, a watched container and a handler")
-	}
-	if c.Instance == "" {
-		c.Instance = DefaultInstance()
-	}
-	if c.MaxItems <= 0 {
-		c.MaxItems = 100
-	}
-	if c.LeaseExpiry <= 0 {
-		c.LeaseExpiry = 10 * time.Second
-	}
-	if c.RenewEvery <= 0 {
-		c.RenewEvery = c.LeaseExpiry / 3
-	}
-	if c.PollEvery <= 0 {
-		c.PollEvery = 200 * time.Millisecond
-	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 5
-	}
-	if c.Backoff <= 0 {
-		c.Backoff = 100 * time.Millisecond
-	}
-	return nil
-}
-
-// DefaultInstance names this process: hostname-pid.
-func DefaultInstance() string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "shop"
-	}
-	return fmt.Sprintf("%s-%d", host, os.Getpid())
-}
-
 // Processor reads the change feed of one container, one lease per feed
 // range, and hands each page to its handler.
 type Processor struct {
-	cfg     ProcessorConfig
+	cfg     Config
+	handler Handler
 	watched store.Container
-	leases  leaseStore
+	docs    docs
 
 	mu     sync.Mutex
 	ranges []store.FeedRange
@@ -130,15 +69,21 @@ type Processor struct {
 	loopDone chan struct{}
 }
 
-// NewProcessor returns a processor over st; Start runs it.
-func NewProcessor(st store.Store, cfg ProcessorConfig) (*Processor, error) {
+// NewProcessor returns a processor of the changes of watched, keeping
+// its leases and dead letters in leases (a container with pk /id) and
+// handing each batch to handler; Start runs it.
+func NewProcessor(watched, leases store.Container, handler Handler, cfg Config) (*Processor, error) {
+	if watched == nil || leases == nil || handler == nil {
+		return nil, domain.Errorf(domain.EINVALID, "a processor needs a watched container, a lease container and a handler")
+	}
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
 	return &Processor{
 		cfg:      cfg,
-		watched:  st.Container(cfg.Watched),
-		leases:   leaseStore{st.Container(store.LeasesContainer)},
+		handler:  handler,
+		watched:  watched,
+		docs:     docs{leases},
 		owned:    map[string]*leaseWorker{},
 		stopping: make(chan struct{}),
 		quit:     make(chan struct{}),
@@ -189,7 +134,7 @@ func (p *Processor) ensureLeases(ctx context.Context) ([]store.FeedRange, error)
 		from = p.feedEnd
 	}
 	for _, r := range ranges {
-		if _, err := p.leases.ensure(ctx, p.cfg.Name, p.cfg.Watched, r, from); err != nil {
+		if _, err := p.docs.ensureLease(ctx, p.cfg.Name, p.cfg.Watched, r, from); err != nil {
 			return nil, fmt.Errorf("lease %s: %w", leaseID(p.cfg.Name, r), err)
 		}
 	}
@@ -200,8 +145,7 @@ func (p *Processor) ensureLeases(ctx context.Context) ([]store.FeedRange, error)
 // The port has no "from now" position (Cosmos has one: a start time in
 // the change-feed request), so the range is read to its end, in pages of
 // MaxQueryPageSize items: once per new lease, it costs one read of every
-// item of the range (on the embedded store, about 0.1 s for the 20,000
-// items of a 10,000-product sample's three feeds).
+// item of the range.
 func (p *Processor) feedEnd(ctx context.Context, r store.FeedRange) (string, error) {
 	cont := ""
 	for {
@@ -260,7 +204,7 @@ func (p *Processor) balance(ctx context.Context) {
 	p.mu.Unlock()
 	all := make([]lease, 0, len(ranges))
 	for _, r := range ranges {
-		l, err := p.leases.read(ctx, leaseID(p.cfg.Name, r))
+		l, err := p.docs.readLease(ctx, leaseID(p.cfg.Name, r))
 		if err != nil {
 			return
 		}
@@ -271,7 +215,7 @@ func (p *Processor) balance(ctx context.Context) {
 		l.Owner, l.Heartbeat = p.cfg.Instance, now
 		// Acquire or steal: If-Match on the version we read, so of two
 		// instances grabbing the same lease exactly one wins.
-		got, err := p.leases.replace(ctx, l)
+		got, err := p.docs.replaceLease(ctx, l)
 		if err != nil {
 			continue
 		}

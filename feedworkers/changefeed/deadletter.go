@@ -1,4 +1,4 @@
-package feedworkers
+package changefeed
 
 import (
 	"context"
@@ -11,7 +11,8 @@ import (
 	"shop/store"
 )
 
-// TypeDeadLetter is the discriminator of a dead-letter record in `leases`.
+// TypeDeadLetter is the discriminator of a dead-letter record in the
+// lease container.
 const TypeDeadLetter = "deadLetter"
 
 // DeadLetter is a document the handler could not apply after every retry,
@@ -41,7 +42,9 @@ func deadLetterID(processor, docID string, doc []byte) string {
 }
 
 // park writes the dead-letter record of one document (an upsert keyed by
-// the version, in `leases`: the processor's own bookkeeping container).
+// the version, in the lease container: the processor's own bookkeeping).
+// A document that is not even JSON is parked as a JSON string, under the
+// id "unknown".
 func (p *Processor) park(ctx context.Context, lease string, doc []byte, reason error) error {
 	head, _ := store.Decode[struct {
 		ID string `json:"id"`
@@ -54,7 +57,7 @@ func (p *Processor) park(ctx context.Context, lease string, doc []byte, reason e
 		b, _ := json.Marshal(string(doc))
 		raw = b
 	}
-	dl := DeadLetter{
+	return p.docs.putDeadLetter(ctx, DeadLetter{
 		ID:            deadLetterID(p.cfg.Name, head.ID, doc),
 		Type:          TypeDeadLetter,
 		SchemaVersion: domain.SchemaVersion,
@@ -64,16 +67,17 @@ func (p *Processor) park(ctx context.Context, lease string, doc []byte, reason e
 		Reason:        reason.Error(),
 		Document:      raw,
 		ParkedAt:      time.Now().UTC(),
-	}
-	b, err := json.Marshal(dl)
-	if err != nil {
-		return domain.Errorf(domain.EINTERNAL, "encode dead letter: %v", err)
-	}
-	_, err = p.leases.c.Upsert(ctx, dl.ID, b, nil)
-	return err
+	})
 }
 
-// LeaseStatus is what /v1/admin/feeds shows of one lease.
+// ProcessorStatus is the state of one processor: its name and each of
+// its leases (GET /v1/admin/feeds lists one per processor).
+type ProcessorStatus struct {
+	Processor string        `json:"processor"`
+	Leases    []LeaseStatus `json:"leases"`
+}
+
+// LeaseStatus is the state of one lease.
 type LeaseStatus struct {
 	Lease string `json:"lease"`
 	Owner string `json:"owner"`
@@ -94,7 +98,7 @@ func (p *Processor) Status(ctx context.Context) ([]LeaseStatus, error) {
 	p.mu.Unlock()
 	out := make([]LeaseStatus, 0, len(ranges))
 	for _, r := range ranges {
-		l, err := p.leases.read(ctx, leaseID(p.cfg.Name, r))
+		l, err := p.docs.readLease(ctx, leaseID(p.cfg.Name, r))
 		if err != nil {
 			return nil, err
 		}

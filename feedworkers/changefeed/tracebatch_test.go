@@ -1,4 +1,4 @@
-package feedworkers_test
+package changefeed_test
 
 import (
 	"context"

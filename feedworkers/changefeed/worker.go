@@ -1,4 +1,4 @@
-package feedworkers
+package changefeed
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func (w *leaseWorker) write(ctx context.Context, change func(*lease)) error {
 	defer w.mu.Unlock()
 	l := w.l
 	change(&l)
-	got, err := w.p.leases.replace(ctx, l)
+	got, err := w.p.docs.replaceLease(ctx, l)
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,7 @@ func (w *leaseWorker) run(ctx context.Context) {
 			}
 			continue
 		}
-		bctx := ctx
-		if replay {
-			bctx = withReplay(ctx)
-		}
-		parked, err := p.apply(bctx, name, page.Items)
+		parked, err := p.apply(ctx, name, Batch{Items: page.Items, MayBeReplay: replay})
 		if ctx.Err() != nil {
 			// Cancelled between the handler and the checkpoint: the
 			// batch will be read again from the old continuation and
@@ -153,22 +149,21 @@ func (p *Processor) backoff(attempt int) time.Duration {
 // times in a dead-letter record, and moves on: one bad document must not
 // stop the feed behind it. It returns how many documents it parked, and
 // an error when ctx ended or a dead letter could not be written.
-func (p *Processor) apply(ctx context.Context, lease string, items [][]byte) (int, error) {
-	err := p.attempts(ctx, lease, items)
+func (p *Processor) apply(ctx context.Context, lease string, b Batch) (int, error) {
+	err := p.attempts(ctx, lease, b)
 	if err == nil || ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	if len(items) == 1 {
-		if err := p.park(ctx, lease, items[0], err); err != nil {
+	if len(b.Items) == 1 {
+		if err := p.park(ctx, lease, b.Items[0], err); err != nil {
 			return 0, err
 		}
 		return 1, nil
 	}
-	// The failed attempts may have applied part of the batch.
-	ctx = withReplay(ctx)
 	parked := 0
-	for _, it := range items {
-		err := p.attempts(ctx, lease, [][]byte{it})
+	for _, it := range b.Items {
+		// The failed attempts may have applied part of the batch.
+		err := p.attempts(ctx, lease, Batch{Items: [][]byte{it}, MayBeReplay: true})
 		if ctx.Err() != nil {
 			return parked, ctx.Err()
 		}
@@ -191,7 +186,7 @@ func (p *Processor) apply(ctx context.Context, lease string, items [][]byte) (in
 // does not spend an attempt: it says nothing about the documents, and
 // parking them for it would leave their copies stale. Those batches are
 // retried with backoff until the store answers or ctx ends.
-func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) error {
+func (p *Processor) attempts(ctx context.Context, lease string, b Batch) error {
 	var err error
 	for attempt, tries := 1, 0; attempt <= p.cfg.MaxAttempts; tries++ {
 		if tries > 0 {
@@ -205,9 +200,9 @@ func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) 
 		}
 		if tries == 1 {
 			// The failed attempt may have applied part of the batch.
-			ctx = withReplay(ctx)
+			b.MayBeReplay = true
 		}
-		err = p.call(ctx, lease, items)
+		err = p.call(ctx, lease, b)
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
@@ -221,7 +216,7 @@ func (p *Processor) attempts(ctx context.Context, lease string, items [][]byte) 
 // call runs the handler once under a fresh Meter, so the hook sees the
 // Request Units of this batch alone. A panic is a failure of this batch,
 // not of the process: the poison hunt then finds the document causing it.
-func (p *Processor) call(ctx context.Context, lease string, items [][]byte) (err error) {
+func (p *Processor) call(ctx context.Context, lease string, b Batch) (err error) {
 	mctx, m := store.WithMeter(ctx)
 	var end func(items int, ru float64, err error)
 	if p.cfg.TraceBatch != nil {
@@ -233,13 +228,13 @@ func (p *Processor) call(ctx context.Context, lease string, items [][]byte) (err
 		}
 		_, ru, _ := m.Totals()
 		if end != nil {
-			end(len(items), ru, err)
+			end(len(b.Items), ru, err)
 		}
 		if p.cfg.OnBatch != nil {
-			p.cfg.OnBatch(ctx, lease, len(items), ru, err)
+			p.cfg.OnBatch(ctx, lease, len(b.Items), ru, err)
 		}
 	}()
-	if err := p.cfg.Handler(mctx, items); err != nil {
+	if err := p.handler(mctx, b); err != nil {
 		return fmt.Errorf("%s: %w", lease, err)
 	}
 	return nil
