@@ -127,11 +127,3 @@ func (t *Telemetry) StartFeedBatch(ctx context.Context, processor, lease string)
 		t.feed.charge.Record(ctx, ru, metric.WithAttributes(p))
 	}
 }
-
-// RecordFeedBatch records a batch already handled: its span (with no
-// children) and its measurements. Prefer StartFeedBatch, whose span holds
-// the batch's store calls.
-func (t *Telemetry) RecordFeedBatch(ctx context.Context, processor, lease string, items int, ru float64, err error) {
-	_, end := t.StartFeedBatch(ctx, processor, lease)
-	end(items, ru, err)
-}

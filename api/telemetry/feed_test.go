@@ -44,9 +44,10 @@ func TestFeedBatchSpan(t *testing.T) {
 	}
 }
 
-func TestRecordFeedBatchFailure(t *testing.T) {
+func TestFeedBatchFailure(t *testing.T) {
 	f := newFixture(t)
-	f.tel.RecordFeedBatch(t.Context(), "orders", "40-7F", 3, 2.5, domain.Errorf(domain.EPRECONDITION, "cart changed"))
+	_, end := f.tel.StartFeedBatch(t.Context(), "orders", "40-7F")
+	end(3, 2.5, domain.Errorf(domain.EPRECONDITION, "cart changed"))
 
 	batch := f.span(t, "feed batch orders")
 	if got, want := batch.Status().Code, codes.Error; got != want {
@@ -60,9 +61,13 @@ func TestRecordFeedBatchFailure(t *testing.T) {
 func TestFeedMetrics(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	f.tel.RecordFeedBatch(ctx, "products", "00-3F", 4, 4.25, nil)
-	f.tel.RecordFeedBatch(ctx, "products", "40-7F", 2, 2.5, nil)
-	f.tel.RecordFeedBatch(ctx, "reviews", "00-3F", 1, 1, domain.Errorf(domain.EUNAVAILABLE, "throttled"))
+	batch := func(processor, lease string, items int, ru float64, err error) {
+		_, end := f.tel.StartFeedBatch(ctx, processor, lease)
+		end(items, ru, err)
+	}
+	batch("products", "00-3F", 4, 4.25, nil)
+	batch("products", "40-7F", 2, 2.5, nil)
+	batch("reviews", "00-3F", 1, 1, domain.Errorf(domain.EUNAVAILABLE, "throttled"))
 	f.tel.ObserveFeeds(func(context.Context) []telemetry.FeedGauge {
 		return []telemetry.FeedGauge{
 			{Processor: "products", Lag: map[string]int64{"00-3F": 12, "40-7F": 0}, DeadLetters: 1, CartsUpdated: 5},
