@@ -7,8 +7,8 @@ import (
 	"shop/domain"
 )
 
-// Container names, as in migrations (kept here too so the repositories do
-// not depend on the migrations package).
+// Container names: the repositories open these, and migrations defines
+// each container under the same constant.
 const (
 	ProductsContainer           = "products"
 	ReviewsContainer            = "reviews"
