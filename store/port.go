@@ -87,9 +87,12 @@ const (
 	MaxBatchOps      = 100             // a transactional batch holds at most 100 operations
 	MaxIDBytes       = 1023            // ids: 1..1023 bytes, none of / \ ? #
 	MaxPartitionKey  = 2048            // bytes of a partition key value
-	DefaultPageSize  = 20
-	MaxQueryPageSize = 1000
+	MaxQueryPageSize = 1000            // items of one query page
 )
+
+// DefaultPageSize is the page size of a query without a Limit, and of an
+// API list requested without ?limit=.
+const DefaultPageSize = 20
 
 // WriteOptions carries optimistic concurrency: with IfMatch set the write
 // only succeeds if the item's _etag still equals it (412 otherwise).
