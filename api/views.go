@@ -67,8 +67,7 @@ type reviewStatsView struct {
 func viewProduct(p domain.Product) productView {
 	top := make([]reviewView, len(p.TopReviews))
 	for i, r := range p.TopReviews {
-		r.ProductID = p.ID
-		top[i] = viewReview(r)
+		top[i] = viewTopReview(p.ID, r)
 	}
 	s := p.ReviewStats
 	return productView{
@@ -99,6 +98,8 @@ func viewProductSummary(s domain.ProductSummary) productSummaryView {
 	}
 }
 
+// reviewView is a review on the reviews screen and, the same shape, one of
+// the product page's top reviews.
 type reviewView struct {
 	ID        string    `json:"id"`
 	ProductID string    `json:"productId"`
@@ -113,6 +114,14 @@ type reviewView struct {
 func viewReview(r domain.Review) reviewView {
 	return reviewView{
 		ID: r.ID, ProductID: r.ProductID, UserID: r.UserID, UserName: r.UserName,
+		Rating: r.Rating, Title: r.Title, Body: r.Body, CreatedAt: r.CreatedAt,
+	}
+}
+
+// viewTopReview shows a review copy embedded in product productID.
+func viewTopReview(productID string, r domain.TopReview) reviewView {
+	return reviewView{
+		ID: r.ID, ProductID: productID, UserID: r.UserID, UserName: r.UserName,
 		Rating: r.Rating, Title: r.Title, Body: r.Body, CreatedAt: r.CreatedAt,
 	}
 }

@@ -49,7 +49,7 @@ func (r *Products) GetAny(ctx context.Context, id string) (domain.Product, error
 func (r *Products) Create(ctx context.Context, p domain.Product) (domain.Product, error) {
 	p.Type, p.SchemaVersion = domain.TypeProduct, domain.SchemaVersion
 	if p.TopReviews == nil {
-		p.TopReviews = []domain.Review{}
+		p.TopReviews = []domain.TopReview{}
 	}
 	b, err := encode(p)
 	if err != nil {
