@@ -37,10 +37,12 @@ type categoriesView struct {
 	Items []categoryView `json:"items"`
 }
 
+func viewCategory(c domain.Category) categoryView {
+	return categoryView{ID: c.ID, Name: c.Name, ProductCount: c.ProductCount}
+}
+
 func viewCategories(c domain.Categories) categoriesView {
-	return categoriesView{Items: mapSlice(c.Items, func(c domain.Category) categoryView {
-		return categoryView{ID: c.ID, Name: c.Name, ProductCount: c.ProductCount}
-	})}
+	return categoriesView{Items: mapSlice(c.Items, viewCategory)}
 }
 
 type productView struct {

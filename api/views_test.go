@@ -62,6 +62,7 @@ func populate(v reflect.Value, n *int) {
 func viewsOfPopulated() map[string]any {
 	return map[string]any{
 		"categories":     viewCategories(populated[domain.Categories]()),
+		"category":       viewCategory(populated[domain.Category]()),
 		"product":        viewProduct(populated[domain.Product]()),
 		"productSummary": viewProductSummary(populated[domain.ProductSummary]()),
 		"review":         viewReview(populated[domain.Review]()),
