@@ -186,7 +186,7 @@ func handleCategoryPut(products *store.Products) http.HandlerFunc {
 			status = http.StatusCreated
 			w.Header().Set("Location", "/v1/categories/"+id+"/products")
 		}
-		encode(w, status, out)
+		encode(w, status, viewCategory(out))
 	}
 }
 

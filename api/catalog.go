@@ -18,7 +18,7 @@ func handleCategories(products *store.Products) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		encode(w, http.StatusOK, categoriesView{Items: c.Items})
+		encode(w, http.StatusOK, viewCategories(c))
 	}
 }
 

@@ -36,7 +36,7 @@ func handleOrders(orders *store.Orders) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		encode(w, http.StatusOK, pageOf[orderListView](items, next))
+		encode(w, http.StatusOK, pageOf(mapSlice(items, viewOrderListItem), next))
 	}
 }
 

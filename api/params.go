@@ -8,12 +8,14 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"shop/domain"
+	"shop/store"
 )
 
-// Page sizes of every list (DESIGN.md §6).
+// Every list screen is one store query page, so a list without ?limit=
+// takes the store's default page size (store.DefaultPageSize); a client
+// may ask for at most MaxPageSize, fewer than a store query allows.
 const (
-	DefaultPageSize = 20
-	MaxPageSize     = 100
+	MaxPageSize = 100
 	// maxContinuation bounds the opaque token a client sends back.
 	maxContinuation = 4096
 )
@@ -21,7 +23,7 @@ const (
 // pageParams reads ?limit= and ?continuation=.
 func pageParams(r *http.Request) (limit int, continuation string, err error) {
 	q := r.URL.Query()
-	limit = DefaultPageSize
+	limit = store.DefaultPageSize
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxPageSize {

@@ -8,9 +8,11 @@ import (
 	"shop/store"
 )
 
-// The response bodies. Documents are mapped to these rather than sent as
-// stored, so system properties (_etag, _ts, ttl), bookkeeping (version,
-// productVersion) and partition plumbing never become API.
+// The response bodies. Every view is its own type with explicit fields,
+// made from a document by a view function, and embeds no domain or store
+// type: a field added to a stored document never becomes API by accident.
+// So system properties (_etag, _ts, ttl), bookkeeping (version,
+// productVersion, nextOrderId) and partition plumbing stay in the store.
 
 type page[T any] struct {
 	Items []T `json:"items"`
@@ -26,36 +28,57 @@ func pageOf[T any](items []T, continuation string) page[T] {
 	return p
 }
 
+type categoryView struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	ProductCount int    `json:"productCount"`
+}
+
 type categoriesView struct {
-	Items []domain.Category `json:"items"`
+	Items []categoryView `json:"items"`
+}
+
+func viewCategory(c domain.Category) categoryView {
+	return categoryView{ID: c.ID, Name: c.Name, ProductCount: c.ProductCount}
+}
+
+func viewCategories(c domain.Categories) categoriesView {
+	return categoriesView{Items: mapSlice(c.Items, viewCategory)}
 }
 
 type productView struct {
-	ID           string             `json:"id"`
-	Name         string             `json:"name"`
-	Description  string             `json:"description"`
-	CategoryID   string             `json:"categoryId"`
-	CategoryName string             `json:"categoryName"`
-	PriceCents   int64              `json:"priceCents"`
-	Currency     string             `json:"currency"`
-	PriceVersion int64              `json:"priceVersion"`
-	ImageURL     string             `json:"imageUrl"`
-	TopReviews   []reviewView       `json:"topReviews"`
-	ReviewStats  domain.ReviewStats `json:"reviewStats"`
-	LastUpdated  time.Time          `json:"lastUpdated"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	CategoryID   string          `json:"categoryId"`
+	CategoryName string          `json:"categoryName"`
+	PriceCents   int64           `json:"priceCents"`
+	Currency     string          `json:"currency"`
+	PriceVersion int64           `json:"priceVersion"`
+	ImageURL     string          `json:"imageUrl"`
+	TopReviews   []reviewView    `json:"topReviews"`
+	ReviewStats  reviewStatsView `json:"reviewStats"`
+	LastUpdated  time.Time       `json:"lastUpdated"`
+}
+
+type reviewStatsView struct {
+	Count     int     `json:"count"`
+	Average   float64 `json:"average"`
+	Histogram [5]int  `json:"histogram"`
 }
 
 func viewProduct(p domain.Product) productView {
 	top := make([]reviewView, len(p.TopReviews))
 	for i, r := range p.TopReviews {
-		r.ProductID = p.ID
-		top[i] = viewReview(r)
+		top[i] = viewTopReview(p.ID, r)
 	}
+	s := p.ReviewStats
 	return productView{
 		ID: p.ID, Name: p.Name, Description: p.Description,
 		CategoryID: p.CategoryID, CategoryName: p.CategoryName,
 		PriceCents: p.PriceCents, Currency: p.Currency, PriceVersion: p.PriceVersion,
-		ImageURL: p.ImageURL, TopReviews: top, ReviewStats: p.ReviewStats,
+		ImageURL: p.ImageURL, TopReviews: top,
+		ReviewStats: reviewStatsView{Count: s.Count, Average: s.Average, Histogram: s.Histogram},
 		LastUpdated: p.LastUpdated,
 	}
 }
@@ -78,6 +101,8 @@ func viewProductSummary(s domain.ProductSummary) productSummaryView {
 	}
 }
 
+// reviewView is a review on the reviews screen and, the same shape, one of
+// the product page's top reviews.
 type reviewView struct {
 	ID        string    `json:"id"`
 	ProductID string    `json:"productId"`
@@ -92,6 +117,14 @@ type reviewView struct {
 func viewReview(r domain.Review) reviewView {
 	return reviewView{
 		ID: r.ID, ProductID: r.ProductID, UserID: r.UserID, UserName: r.UserName,
+		Rating: r.Rating, Title: r.Title, Body: r.Body, CreatedAt: r.CreatedAt,
+	}
+}
+
+// viewTopReview shows a review copy embedded in product productID.
+func viewTopReview(productID string, r domain.TopReview) reviewView {
+	return reviewView{
+		ID: r.ID, ProductID: productID, UserID: r.UserID, UserName: r.UserName,
 		Rating: r.Rating, Title: r.Title, Body: r.Body, CreatedAt: r.CreatedAt,
 	}
 }
@@ -133,24 +166,58 @@ func viewCart(c domain.Cart) cartView {
 }
 
 type orderView struct {
-	ID              string             `json:"id"`
-	UserID          string             `json:"userId"`
-	Customer        domain.Customer    `json:"customer"`
-	Items           []domain.OrderLine `json:"items"`
-	ItemCount       int                `json:"itemCount"`
-	SubtotalCents   int64              `json:"subtotalCents"`
-	TotalCents      int64              `json:"totalCents"`
-	Status          string             `json:"status"`
-	ShippingAddress domain.Address     `json:"shippingAddress"`
-	CreatedAt       time.Time          `json:"createdAt"`
-	LastUpdated     time.Time          `json:"lastUpdated"`
+	ID              string          `json:"id"`
+	UserID          string          `json:"userId"`
+	Customer        customerView    `json:"customer"`
+	Items           []orderLineView `json:"items"`
+	ItemCount       int             `json:"itemCount"`
+	SubtotalCents   int64           `json:"subtotalCents"`
+	TotalCents      int64           `json:"totalCents"`
+	Status          string          `json:"status"`
+	ShippingAddress addressView     `json:"shippingAddress"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	LastUpdated     time.Time       `json:"lastUpdated"`
+}
+
+type customerView struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+type orderLineView struct {
+	ProductID      string `json:"productId"`
+	Name           string `json:"name"`
+	UnitPriceCents int64  `json:"unitPriceCents"`
+	Quantity       int    `json:"quantity"`
+	LineTotalCents int64  `json:"lineTotalCents"`
+}
+
+type addressView struct {
+	Name       string `json:"name"`
+	Line1      string `json:"line1"`
+	Line2      string `json:"line2,omitempty"`
+	City       string `json:"city"`
+	PostalCode string `json:"postalCode"`
+	Country    string `json:"country"`
 }
 
 func viewOrder(o domain.Order) orderView {
+	a := o.ShippingAddress
 	return orderView{
-		ID: o.ID, UserID: o.UserID, Customer: o.Customer, Items: o.Items, ItemCount: o.ItemCount,
-		SubtotalCents: o.SubtotalCents, TotalCents: o.TotalCents, Status: o.Status,
-		ShippingAddress: o.ShippingAddress, CreatedAt: o.CreatedAt, LastUpdated: o.LastUpdated,
+		ID: o.ID, UserID: o.UserID,
+		Customer: customerView{Name: o.Customer.Name, Email: o.Customer.Email},
+		Items: mapSlice(o.Items, func(l domain.OrderLine) orderLineView {
+			return orderLineView{
+				ProductID: l.ProductID, Name: l.Name, UnitPriceCents: l.UnitPriceCents,
+				Quantity: l.Quantity, LineTotalCents: l.LineTotalCents,
+			}
+		}),
+		ItemCount: o.ItemCount, SubtotalCents: o.SubtotalCents, TotalCents: o.TotalCents, Status: o.Status,
+		ShippingAddress: addressView{
+			Name: a.Name, Line1: a.Line1, Line2: a.Line2,
+			City: a.City, PostalCode: a.PostalCode, Country: a.Country,
+		},
+		CreatedAt: o.CreatedAt, LastUpdated: o.LastUpdated,
 	}
 }
 
@@ -175,7 +242,19 @@ func viewSummary(s domain.CustomerSummary) summaryView {
 	return v
 }
 
-type orderListView = store.OrderListItem
+// orderListView is one order of the order history, made from the store's
+// projection.
+type orderListView struct {
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"createdAt"`
+	Status     string    `json:"status"`
+	ItemCount  int       `json:"itemCount"`
+	TotalCents int64     `json:"totalCents"`
+}
+
+func viewOrderListItem(o store.OrderListItem) orderListView {
+	return orderListView{ID: o.ID, CreatedAt: o.CreatedAt, Status: o.Status, ItemCount: o.ItemCount, TotalCents: o.TotalCents}
+}
 
 type orderSummaryView struct {
 	ID         string    `json:"id"`

@@ -3,8 +3,9 @@ package domain
 import "time"
 
 // Document types: every document carries id, type (the discriminator) and
-// schemaVersion, so several types can share a container and old documents
-// can be migrated lazily (DESIGN.md §2).
+// schemaVersion (Meta), so several types can share a container and old
+// documents can be migrated lazily. migrations/containers.go says which
+// container holds which type.
 const (
 	TypeProduct         = "product"
 	TypeCategories      = "categories"
@@ -40,9 +41,9 @@ type Meta struct {
 	TTL *int `json:"ttl,omitempty"`
 }
 
-// Product lives in `products` (pk /id). It embeds the 5 newest reviews and
-// the review stats so the product page is ONE point read
-// (model-embed-related); the full history stays in `reviews`.
+// Product lives in `products` (pk /id). It embeds copies of the newest
+// reviews (MaxTopReviews) and the review stats so the product page is ONE
+// point read (model-embed-related); the full history stays in `reviews`.
 type Product struct {
 	Meta
 	Name        string `json:"name"`
@@ -58,7 +59,7 @@ type Product struct {
 	Currency           string      `json:"currency"`
 	PriceVersion       int64       `json:"priceVersion"`
 	ImageURL           string      `json:"imageUrl"`
-	TopReviews         []Review    `json:"topReviews"`
+	TopReviews         []TopReview `json:"topReviews"`
 	ReviewStats        ReviewStats `json:"reviewStats"`
 	Deleted            bool        `json:"deleted,omitempty"`
 	LastUpdated        time.Time   `json:"lastUpdated"`
@@ -71,17 +72,35 @@ type Product struct {
 // embedded (model-embed-related's size check). Its id is derived from the
 // user (ReviewID), which makes a second review by the same user a 409.
 type Review struct {
-	ID        string    `json:"id"`
-	Type      string    `json:"type,omitempty"`
-	ProductID string    `json:"productId,omitempty"`
+	Meta
+	ProductID string    `json:"productId"`
 	UserID    string    `json:"userId"`
 	UserName  string    `json:"userName"`
 	Rating    int       `json:"rating"`
 	Title     string    `json:"title"`
 	Body      string    `json:"body"`
 	CreatedAt time.Time `json:"createdAt"`
-	ETag      string    `json:"_etag,omitempty"`
-	TS        int64     `json:"_ts,omitempty"`
+}
+
+// TopReview is the copy of a review embedded in Product.TopReviews: what
+// the product page shows of it, and no more. It names no product (it is
+// inside one) and has no Meta: a copy is not a document.
+type TopReview struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"userId"`
+	UserName  string    `json:"userName"`
+	Rating    int       `json:"rating"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// TopCopy is the copy of r a product embeds.
+func (r Review) TopCopy() TopReview {
+	return TopReview{
+		ID: r.ID, UserID: r.UserID, UserName: r.UserName,
+		Rating: r.Rating, Title: r.Title, Body: r.Body, CreatedAt: r.CreatedAt,
+	}
 }
 
 // ReviewID is the id of userID's review of a product: one review per user

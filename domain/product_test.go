@@ -102,7 +102,7 @@ func TestSummaryOfProduct(t *testing.T) {
 	p.ETag, p.TS = `"e"`, 7
 	p.CategoryID, p.CategoryName, p.Description, p.ImageURL = "coffee", "Coffee & Tea", "Long text", "/img/p1.svg"
 	p.ReviewStats = domain.ReviewStats{Count: 3, Average: 4.33, Histogram: [5]int{0, 0, 0, 2, 1}}
-	p.TopReviews = []domain.Review{{ID: "review-u1", Rating: 5}}
+	p.TopReviews = []domain.TopReview{{ID: "review-u1", Rating: 5}}
 	p.Version = 9
 	want := domain.ProductSummary{
 		Meta:          domain.Meta{ID: "p1", Type: domain.TypeProductSummary, SchemaVersion: domain.SchemaVersion},

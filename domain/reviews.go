@@ -9,10 +9,11 @@ import (
 const MaxTopReviews = 5
 
 // ComputeReviewStats derives a product's embedded review data from ALL its
-// reviews: count, average (2 decimals), the 5-bucket histogram and the 5
-// newest reviews, newest first. The feed worker writes these absolute
-// values, never increments, so applying a batch twice changes nothing.
-func ComputeReviewStats(reviews []Review) (ReviewStats, []Review) {
+// reviews: count, average (2 decimals), the 5-bucket histogram and copies
+// of the MaxTopReviews newest reviews, newest first. The feed worker
+// writes these absolute values, never increments, so applying a batch
+// twice changes nothing.
+func ComputeReviewStats(reviews []Review) (ReviewStats, []TopReview) {
 	var s ReviewStats
 	sum := 0
 	// Only valid ratings count, and only counted reviews are shown, so the
@@ -42,9 +43,9 @@ func ComputeReviewStats(reviews []Review) (ReviewStats, []Review) {
 	if len(top) > MaxTopReviews {
 		top = top[:MaxTopReviews]
 	}
-	for i := range top {
-		// Embedded copies need neither their container fields nor _etag.
-		top[i].Type, top[i].ProductID, top[i].ETag, top[i].TS = "", "", "", 0
+	copies := make([]TopReview, len(top))
+	for i, r := range top {
+		copies[i] = r.TopCopy()
 	}
-	return s, top
+	return s, copies
 }

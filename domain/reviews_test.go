@@ -12,8 +12,10 @@ import (
 // review returns a stored review of p1 by user, daysAgo days before now.
 func review(user string, rating, daysAgo int) domain.Review {
 	return domain.Review{
-		ID:        domain.ReviewID(user),
-		Type:      domain.TypeReview,
+		Meta: domain.Meta{
+			ID: domain.ReviewID(user), Type: domain.TypeReview, SchemaVersion: domain.SchemaVersion,
+			ETag: "\"etag-" + user + "\"", TS: 42,
+		},
 		ProductID: "p1",
 		UserID:    user,
 		UserName:  "Name of " + user,
@@ -21,8 +23,6 @@ func review(user string, rating, daysAgo int) domain.Review {
 		Title:     "Title by " + user,
 		Body:      "Body by " + user,
 		CreatedAt: now.AddDate(0, 0, -daysAgo),
-		ETag:      "\"etag-" + user + "\"",
-		TS:        42,
 	}
 }
 
@@ -105,7 +105,7 @@ func TestComputeReviewStatsTopReviews(t *testing.T) {
 func TestComputeReviewStatsEmbeddedCopies(t *testing.T) {
 	in := []domain.Review{review("a", 5, 0)}
 	_, top := domain.ComputeReviewStats(in)
-	want := []domain.Review{{
+	want := []domain.TopReview{{
 		ID:        "review-a",
 		UserID:    "a",
 		UserName:  "Name of a",

@@ -242,8 +242,8 @@ func (h *Handlers) ReviewsToProducts(ctx context.Context, reviews []domain.Revie
 	return nil
 }
 
-func sameReviews(p *domain.Product, stats domain.ReviewStats, top []domain.Review) bool {
-	return p.ReviewStats == stats && slices.EqualFunc(p.TopReviews, top, func(a, b domain.Review) bool {
+func sameReviews(p *domain.Product, stats domain.ReviewStats, top []domain.TopReview) bool {
+	return p.ReviewStats == stats && slices.EqualFunc(p.TopReviews, top, func(a, b domain.TopReview) bool {
 		return a.ID == b.ID && a.UserID == b.UserID && a.UserName == b.UserName && a.Rating == b.Rating &&
 			a.Title == b.Title && a.Body == b.Body && a.CreatedAt.Equal(b.CreatedAt)
 	})

@@ -14,30 +14,20 @@ import (
 // Database is the name of the shop's database.
 const Database = "shop"
 
-// Container names.
-const (
-	Products           = "products"
-	Reviews            = "reviews"
-	Carts              = "carts"
-	Orders             = "orders"
-	ProductsByCategory = "productsByCategory"
-	OrdersByStatus     = "ordersByStatus"
-	Leases             = "leases"
-)
-
 func ttl(seconds int) *int { return &seconds }
 
 // CartTTL is how long an untouched cart lives (30 days): abandoned carts
 // expire by TTL instead of being deleted by a job (Cosmos time to live).
 const CartTTL = 30 * 24 * 3600
 
-// Containers is DESIGN.md §2 as data.
+// Containers are the shop's seven containers as data, named by the store
+// package's constants (store.ProductsContainer, ...).
 var Containers = []store.ContainerDef{
 	{
 		// Product page = point read by id (query-point-reads). Descriptions
 		// and embedded reviews are never filtered on: excluding them from
 		// the index makes every product write cheaper.
-		ID:               Products,
+		ID:               store.ProductsContainer,
 		PartitionKeyPath: "/id",
 		DefaultTTL:       ttl(-1), // on, so a soft-deleted product can expire by its own ttl
 		IndexingPolicy: store.IndexingPolicy{
@@ -48,7 +38,7 @@ var Containers = []store.ContainerDef{
 	{
 		// The review history is unbounded: referenced, not embedded.
 		// Newest first within one product's partition.
-		ID:               Reviews,
+		ID:               store.ReviewsContainer,
 		PartitionKeyPath: "/productId",
 		IndexingPolicy: store.IndexingPolicy{
 			IncludedPaths: []string{"/*"},
@@ -61,7 +51,7 @@ var Containers = []store.ContainerDef{
 	{
 		// One cart per user, id = userId. productIds is indexed for the
 		// price fan-out's ARRAY_CONTAINS; the lines themselves are not.
-		ID:               Carts,
+		ID:               store.CartsContainer,
 		PartitionKeyPath: "/userId",
 		DefaultTTL:       ttl(CartTTL),
 		IndexingPolicy: store.IndexingPolicy{
@@ -72,7 +62,7 @@ var Containers = []store.ContainerDef{
 	{
 		// Orders, idempotency records and the customer summary share the
 		// user's partition so checkout commits them in one batch.
-		ID:               Orders,
+		ID:               store.OrdersContainer,
 		PartitionKeyPath: "/userId",
 		DefaultTTL:       ttl(-1), // idempotency records carry their own ttl
 		IndexingPolicy: store.IndexingPolicy{
@@ -87,7 +77,7 @@ var Containers = []store.ContainerDef{
 	},
 	{
 		// A table per read pattern: the category page never fans out.
-		ID:               ProductsByCategory,
+		ID:               store.ProductsByCategoryContainer,
 		PartitionKeyPath: "/categoryId",
 		IndexingPolicy: store.IndexingPolicy{
 			IncludedPaths: []string{"/*"},
@@ -101,7 +91,7 @@ var Containers = []store.ContainerDef{
 	{
 		// Synthetic key status:day spreads a four-valued status over many
 		// partitions (partition-synthetic-key).
-		ID:               OrdersByStatus,
+		ID:               store.OrdersByStatusContainer,
 		PartitionKeyPath: "/statusDay",
 		IndexingPolicy: store.IndexingPolicy{
 			IncludedPaths: []string{"/*"},
@@ -112,7 +102,7 @@ var Containers = []store.ContainerDef{
 		},
 	},
 	{
-		ID:               Leases,
+		ID:               store.LeasesContainer,
 		PartitionKeyPath: "/id",
 		IndexingPolicy: store.IndexingPolicy{
 			IncludedPaths: []string{"/*"},

@@ -49,7 +49,9 @@ type Container interface {
 	Replace(ctx context.Context, pk, id string, item []byte, opts *WriteOptions) (ItemResponse, error)
 	// Upsert creates or replaces. With IfMatch it only replaces.
 	Upsert(ctx context.Context, pk string, item []byte, opts *WriteOptions) (ItemResponse, error)
-	// Patch applies ops atomically to an existing item.
+	// Patch applies ops atomically to an existing item. Nothing calls it
+	// yet: it is kept for the inventory's conditional updates (with
+	// opts.IfMatch), see docs/cosmos.md.
 	Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *WriteOptions) (ItemResponse, error)
 	// Delete removes the item. Deletes do not appear on the change feed
 	// (latest-version mode), so the shop soft-deletes where copies exist.
@@ -82,9 +84,12 @@ const (
 	MaxBatchOps      = 100             // a transactional batch holds at most 100 operations
 	MaxIDBytes       = 1023            // ids: 1..1023 bytes, none of / \ ? #
 	MaxPartitionKey  = 2048            // bytes of a partition key value
-	DefaultPageSize  = 20
-	MaxQueryPageSize = 1000
+	MaxQueryPageSize = 1000            // items of one query page
 )
+
+// DefaultPageSize is the page size of a query without a Limit, and of an
+// API list requested without ?limit=.
+const DefaultPageSize = 20
 
 // WriteOptions carries optimistic concurrency: with IfMatch set the write
 // only succeeds if the item's _etag still equals it (412 otherwise).
@@ -102,8 +107,8 @@ type ItemResponse struct {
 	RequestCharge float64
 }
 
-// Patch operations (the subset of Cosmos partial document update the shop
-// uses). Path is a JSON pointer such as "/categoryName" or "/items/0/name".
+// Patch operations (the subset of Cosmos partial document update the port
+// supports). Path is a JSON pointer such as "/categoryName" or "/items/0/name".
 const (
 	PatchSet       = "set"     // set a property, creating it if missing
 	PatchReplace   = "replace" // set a property that must exist
@@ -125,17 +130,14 @@ const (
 	BatchReplace = "replace"
 	BatchUpsert  = "upsert"
 	BatchDelete  = "delete"
-	BatchRead    = "read"
-	BatchPatch   = "patch"
 )
 
 // BatchOp is one operation of a transactional batch. ID is required for
-// Replace, Delete, Read and Patch; Item for Create, Replace and Upsert.
+// Replace and Delete; Item for Create, Replace and Upsert.
 type BatchOp struct {
 	Kind    string
 	ID      string
 	Item    []byte
-	Patch   []PatchOp
 	IfMatch string
 }
 

@@ -7,8 +7,8 @@ import (
 	"shop/domain"
 )
 
-// Container names, as in migrations (kept here too so the repositories do
-// not depend on the migrations package).
+// Container names: the repositories open these, and migrations defines
+// each container under the same constant.
 const (
 	ProductsContainer           = "products"
 	ReviewsContainer            = "reviews"
@@ -49,7 +49,7 @@ func (r *Products) GetAny(ctx context.Context, id string) (domain.Product, error
 func (r *Products) Create(ctx context.Context, p domain.Product) (domain.Product, error) {
 	p.Type, p.SchemaVersion = domain.TypeProduct, domain.SchemaVersion
 	if p.TopReviews == nil {
-		p.TopReviews = []domain.Review{}
+		p.TopReviews = []domain.TopReview{}
 	}
 	b, err := encode(p)
 	if err != nil {

@@ -14,10 +14,11 @@ type Reviews struct{ c Container }
 // NewReviews returns the reviews repository over s.
 func NewReviews(s Store) *Reviews { return &Reviews{s.Container(ReviewsContainer)} }
 
-// Create stores a review. Its id is derived from the user, so a second
-// review by the same user of the same product is ECONFLICT.
+// Create stores a review as a document of the current schema. Its id is
+// derived from the user, so a second review by the same user of the same
+// product is ECONFLICT.
 func (r *Reviews) Create(ctx context.Context, rv domain.Review) (domain.Review, error) {
-	rv.ID, rv.Type = domain.ReviewID(rv.UserID), domain.TypeReview
+	rv.Meta = domain.Meta{ID: domain.ReviewID(rv.UserID), Type: domain.TypeReview, SchemaVersion: domain.SchemaVersion}
 	b, err := encode(rv)
 	if err != nil {
 		return domain.Review{}, err

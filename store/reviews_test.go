@@ -63,6 +63,35 @@ func TestReviewsCreate(t *testing.T) {
 	}
 }
 
+// A review is a document like any other: the one stored, not only the one
+// returned, names its type and schema version.
+func TestReviewsCreateStoresTypeAndSchemaVersion(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	created, err := store.NewReviews(s).Create(ctx, newReview("p1", "u1", 5, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Type != domain.TypeReview || created.SchemaVersion != domain.SchemaVersion {
+		t.Errorf("created review: type %q, schemaVersion %d; want %q, %d",
+			created.Type, created.SchemaVersion, domain.TypeReview, domain.SchemaVersion)
+	}
+	r, err := s.Container(store.ReviewsContainer).Read(ctx, "p1", domain.ReviewID("u1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := store.Decode[map[string]any](r.Item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stored["type"], domain.TypeReview; got != want {
+		t.Errorf("stored type = %v, want %q", got, want)
+	}
+	if got, want := stored["schemaVersion"], float64(domain.SchemaVersion); got != want {
+		t.Errorf("stored schemaVersion = %v, want %v", got, want)
+	}
+}
+
 func TestReviewsPageNewestFirst(t *testing.T) {
 	ctx := t.Context()
 	reviews := store.NewReviews(newStore(t))

@@ -47,9 +47,14 @@ const (
 // that predate db.system.name still group Cosmos spans by it.
 var legacySystem = attribute.String("db.system", "cosmosdb")
 
-// chargeBuckets fit Request Units: a point read of 1 KB is 1 RU, a write
-// about 5, a page of a query tens (the default buckets start at 5).
-var chargeBuckets = []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+// ChargeBuckets are the bucket boundaries of every histogram of Request
+// Units, per store operation here and per request or feed batch in
+// api/telemetry. They fit Cosmos charges: a point read of 1 KB is 1 RU, a
+// write a few, a checkout batch or a query page tens (the SDK's default
+// buckets start at 5). Each call returns a new slice.
+func ChargeBuckets() []float64 {
+	return []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+}
 
 // durationBuckets are the conventions' advice for db.client.operation.duration.
 var durationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
@@ -75,7 +80,7 @@ func Traced(s Store, tp trace.TracerProvider, mp metric.MeterProvider, adapter s
 	in.charge, errs[0] = meter.Float64Histogram("shop.store.request_charge",
 		metric.WithDescription("Request Units charged per store operation."),
 		metric.WithUnit("{request_unit}"),
-		metric.WithExplicitBucketBoundaries(chargeBuckets...))
+		metric.WithExplicitBucketBoundaries(ChargeBuckets()...))
 	in.ops, errs[1] = meter.Int64Counter("shop.store.operations",
 		metric.WithDescription("Store operations, failed ones included (Cosmos charges for them)."),
 		metric.WithUnit("{operation}"))

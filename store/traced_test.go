@@ -155,7 +155,7 @@ func TestTracedSpans(t *testing.T) {
 			name: "Batch", seed: true,
 			call: func(ctx context.Context, c store.Container) (float64, error) {
 				r, err := c.ExecuteBatch(ctx, "p1", []store.BatchOp{
-					{Kind: store.BatchRead, ID: "p1"},
+					{Kind: store.BatchReplace, ID: "p1", Item: product},
 					{Kind: store.BatchUpsert, Item: product},
 				})
 				return r.RequestCharge, err

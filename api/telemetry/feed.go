@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"shop/domain"
+	"shop/store"
 )
 
 // Attribute keys of the change-feed processor.
@@ -55,7 +56,7 @@ func (f *feedInstruments) init(m metric.Meter) error {
 	if f.charge, err = m.Float64Histogram("shop.feed.request_charge",
 		metric.WithDescription("Request Units spent by one change-feed batch: the read and the handler's writes."),
 		metric.WithUnit("{request_unit}"),
-		metric.WithExplicitBucketBoundaries(chargeBuckets...)); err != nil {
+		metric.WithExplicitBucketBoundaries(store.ChargeBuckets()...)); err != nil {
 		return err
 	}
 	lag, err := m.Int64ObservableGauge("shop.feed.lag",

@@ -15,10 +15,6 @@ import (
 	"shop/store"
 )
 
-// chargeBuckets fit Request Units: a point read of 1 KB is 1 RU, a write
-// about 5, a checkout batch tens (the SDK's default buckets start at 5).
-var chargeBuckets = []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
-
 // opsBuckets fit store operations per request: one for a screen (one read
 // per screen), a few for a write.
 var opsBuckets = []float64{0, 1, 2, 3, 5, 10, 20, 50}
@@ -38,7 +34,7 @@ func (h *httpInstruments) init(m metric.Meter) error {
 	if h.charge, err = m.Float64Histogram("shop.http.request_charge",
 		metric.WithDescription("Request Units spent by one HTTP request, all its store operations together."),
 		metric.WithUnit("{request_unit}"),
-		metric.WithExplicitBucketBoundaries(chargeBuckets...)); err != nil {
+		metric.WithExplicitBucketBoundaries(store.ChargeBuckets()...)); err != nil {
 		return err
 	}
 	if h.ops, err = m.Int64Histogram("shop.http.store_operations",

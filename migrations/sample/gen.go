@@ -58,7 +58,7 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 			PriceCents:   samplePrice(rng, c),
 			Currency:     "USD",
 			PriceVersion: 1,
-			TopReviews:   []domain.Review{},
+			TopReviews:   []domain.TopReview{},
 			LastUpdated:  now,
 			Version:      1,
 		}
@@ -207,8 +207,7 @@ func sampleReviews(rng *rand.Rand, productID string, n int, reviewers []sampleRe
 			body += " " + bodies[sentences[1]]
 		}
 		out[k] = domain.Review{
-			ID:        domain.ReviewID(u.id),
-			Type:      domain.TypeReview,
+			Meta:      domain.Meta{ID: domain.ReviewID(u.id), Type: domain.TypeReview, SchemaVersion: domain.SchemaVersion},
 			ProductID: productID,
 			UserID:    u.id,
 			UserName:  u.name,

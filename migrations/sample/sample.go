@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"shop/domain"
-	"shop/migrations"
 	"shop/store"
 )
 
@@ -67,7 +66,7 @@ func (s Stats) String() string {
 // half way still counts as empty and is simply run again.
 func IsEmpty(ctx context.Context, s store.Store) (bool, error) {
 	// Point read, not a query: 1 RU (query-point-reads).
-	_, err := s.Container(migrations.Products).Read(ctx, domain.CategoriesID, domain.CategoriesID)
+	_, err := s.Container(store.ProductsContainer).Read(ctx, domain.CategoriesID, domain.CategoriesID)
 	switch {
 	case domain.IsCode(err, domain.ENOTFOUND):
 		return true, nil
@@ -173,7 +172,7 @@ func (w *sampleWriter) stats(p *samplePlan) Stats {
 // partition (pk productId), so they go in transactional batches of at
 // most 100 operations (one round trip per batch, not per review).
 func (w *sampleWriter) writeProduct(p *samplePlan) func(context.Context, int) error {
-	products, reviews := w.s.Container(migrations.Products), w.s.Container(migrations.Reviews)
+	products, reviews := w.s.Container(store.ProductsContainer), w.s.Container(store.ReviewsContainer)
 	return func(ctx context.Context, i int) error {
 		prod := p.products[i]
 		doc, err := json.Marshal(prod)
@@ -225,7 +224,7 @@ func summaryBatches(p *samplePlan) [][]domain.ProductSummary {
 }
 
 func (w *sampleWriter) writeSummaries(batches [][]domain.ProductSummary) func(context.Context, int) error {
-	view := w.s.Container(migrations.ProductsByCategory)
+	view := w.s.Container(store.ProductsByCategoryContainer)
 	return func(ctx context.Context, i int) error {
 		batch := batches[i]
 		ops := make([]store.BatchOp, len(batch))
@@ -247,7 +246,7 @@ func (w *sampleWriter) writeSummaries(batches [][]domain.ProductSummary) func(co
 
 // writeCart writes cart i: one per user, its own partition (pk userId).
 func (w *sampleWriter) writeCart(p *samplePlan) func(context.Context, int) error {
-	carts := w.s.Container(migrations.Carts)
+	carts := w.s.Container(store.CartsContainer)
 	return func(ctx context.Context, i int) error {
 		c := p.carts[i]
 		doc, err := json.Marshal(c)

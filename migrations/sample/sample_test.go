@@ -37,7 +37,7 @@ func allProducts(t *testing.T, s store.Store) []domain.Product {
 	var out []domain.Product
 	cont := ""
 	for {
-		page, err := s.Container(migrations.Products).Query(t.Context(), store.Query{
+		page, err := s.Container(store.ProductsContainer).Query(t.Context(), store.Query{
 			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProduct}},
 			Limit:        store.MaxQueryPageSize,
 			Continuation: cont,
@@ -194,7 +194,7 @@ func TestSampleCarts(t *testing.T) {
 	for _, p := range allProducts(t, s) {
 		prices[p.ID] = p.PriceCents
 	}
-	page, err := s.Container(migrations.Carts).Query(ctx, store.Query{
+	page, err := s.Container(store.CartsContainer).Query(ctx, store.Query{
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeCart}},
 		Limit:   100,
 	})

@@ -62,14 +62,6 @@ func (c *Container) buildBatch(pk string, ops []store.BatchOp) (azcosmos.Transac
 			b.UpsertItem(op.Item, opts)
 		case store.BatchDelete:
 			b.DeleteItem(op.ID, opts)
-		case store.BatchRead:
-			b.ReadItem(op.ID, nil)
-		case store.BatchPatch:
-			patch, err := patchOperations(op.Patch)
-			if err != nil {
-				return b, domain.Errorf(domain.EINVALID, "batch operation %d: %s", i, domain.ErrorMessage(err))
-			}
-			b.PatchItem(op.ID, patch, opts)
 		default:
 			return b, domain.Errorf(domain.EINVALID, "batch operation %d: unknown kind %q", i, op.Kind)
 		}

@@ -168,11 +168,11 @@ func TestRenderRefusesBadNames(t *testing.T) {
 // the vNext emulator does not enforce indexing policies.
 func TestOrderedQueriesHaveCompositeIndexes(t *testing.T) {
 	containerOf := map[string]string{
-		"category_page_by_name":  migrations.ProductsByCategory,
-		"category_page_by_price": migrations.ProductsByCategory,
-		"reviews_newest_first":   migrations.Reviews,
-		"order_history":          migrations.Orders,
-		"orders_by_status_day":   migrations.OrdersByStatus,
+		"category_page_by_name":  store.ProductsByCategoryContainer,
+		"category_page_by_price": store.ProductsByCategoryContainer,
+		"reviews_newest_first":   store.ReviewsContainer,
+		"order_history":          store.OrdersContainer,
+		"orders_by_status_day":   store.OrdersByStatusContainer,
 	}
 	defs := map[string]store.ContainerDef{}
 	for _, d := range migrations.Containers {

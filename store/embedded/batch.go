@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -37,7 +36,6 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 		// A rerun of the group commit starts over (see Store.update).
 		resp = store.BatchResponse{Results: make([]store.BatchResult, len(ops))}
 		failed = nil
-		wrote := false
 		for i, op := range ops {
 			res, charge, err := c.batchOp(tx, st, pk, op)
 			resp.RequestCharge += charge
@@ -48,14 +46,13 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 					resp.Results[j] = store.BatchResult{StatusCode: http.StatusFailedDependency, Code: store.CodeFailedDependency}
 				}
 				resp.Results[i] = store.BatchResult{StatusCode: statusOf(err), Code: domain.ErrorCode(err)}
-				if !wrote {
+				if i == 0 {
 					// Nothing written yet: refusing commits nothing and
 					// leaves the other writes of the group committed.
 					return err
 				}
 				return errRolledBack
 			}
-			wrote = wrote || op.Kind != store.BatchRead
 			resp.Results[i] = res
 		}
 		return nil
@@ -100,19 +97,6 @@ func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store
 			status = http.StatusCreated
 		}
 		return store.BatchResult{StatusCode: status, ETag: w.etag, Item: w.doc}, w.charge, nil
-	case store.BatchPatch:
-		if err := validateID(op.ID); err != nil {
-			return store.BatchResult{}, 0, err
-		}
-		ops, err := st.checkPatch(op.Patch)
-		if err != nil {
-			return store.BatchResult{}, 0, err
-		}
-		w, err := c.patchTx(tx, st, pk, op.ID, ops, op.IfMatch)
-		if err != nil {
-			return store.BatchResult{}, 0, err
-		}
-		return store.BatchResult{StatusCode: http.StatusOK, ETag: w.etag, Item: w.doc}, w.charge, nil
 	case store.BatchDelete:
 		if err := validateID(op.ID); err != nil {
 			return store.BatchResult{}, 0, err
@@ -122,19 +106,6 @@ func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store
 			return store.BatchResult{}, 0, err
 		}
 		return store.BatchResult{StatusCode: http.StatusNoContent}, charge, nil
-	case store.BatchRead:
-		if err := validateID(op.ID); err != nil {
-			return store.BatchResult{}, 0, err
-		}
-		p := partitionOf(pk, len(st.items))
-		h, doc, exists, err := c.load(st, tx.Bucket(st.items[p]), itemKey(nil, pk, op.ID))
-		if err != nil {
-			return store.BatchResult{}, 0, err
-		}
-		if !exists {
-			return store.BatchResult{}, 0, notFound(op.ID, pk)
-		}
-		return store.BatchResult{StatusCode: http.StatusOK, ETag: string(h.etag), Item: bytes.Clone(doc)}, readCharge(len(doc)), nil
 	}
 	return store.BatchResult{}, 0, domain.Errorf(domain.EINVALID, "unknown batch operation %q", op.Kind)
 }

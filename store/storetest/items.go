@@ -47,7 +47,7 @@ func testPartitionKeyRequired(t *testing.T, s store.Store) {
 	_, calls["Upsert"] = c.Upsert(ctx, "", item("", "a"), nil)
 	_, calls["Patch"] = c.Patch(ctx, "", "a", []store.PatchOp{{Op: store.PatchSet, Path: "/x", Value: 1}}, nil)
 	_, calls["Delete"] = c.Delete(ctx, "", "a", nil)
-	_, calls["ExecuteBatch"] = c.ExecuteBatch(ctx, "", []store.BatchOp{{Kind: store.BatchRead, ID: "a"}})
+	_, calls["ExecuteBatch"] = c.ExecuteBatch(ctx, "", []store.BatchOp{{Kind: store.BatchDelete, ID: "a"}})
 	_, calls["Create without the key property"] = c.Create(ctx, "p", []byte(`{"id":"c"}`))
 	_, calls["Create with another key in the item"] = c.Create(ctx, "p", item("q", "c"))
 	_, calls["Replace with another key in the item"] = c.Replace(ctx, "p", "a", item("q", "a"), nil)
