@@ -87,7 +87,7 @@ func (productPatch) mediaType() string { return mediaMergePatch }
 // line copy the products feed then updates.
 func handleProductPatch(products *store.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -130,7 +130,7 @@ func handleProductPatch(products *store.Products, now func() time.Time) http.Han
 // remove the copies; the document's ttl then removes it.
 func handleProductDelete(products *store.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
