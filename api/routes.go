@@ -52,7 +52,7 @@ func (s *server) routes(d Deps) http.Handler {
 				r.Post("/products", handleProductCreate(s.repos.Products, s.now))
 				r.Patch("/products/{productId}", handleProductPatch(s.repos.Products, s.now))
 				r.Delete("/products/{productId}", handleProductDelete(s.repos.Products, s.now))
-				r.Put("/categories/{categoryId}", handleCategoryPut(s.repos.Products))
+				r.Put("/categories/{categoryId}", handleCategoryPut(s.repos.Products, s.now))
 				r.Get("/admin/orders", handleAdminOrders(s.repos.OrderSummaries, s.now))
 				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.writes))
 				r.Get("/admin/feeds", handleFeeds(d.Feeds))
