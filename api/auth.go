@@ -66,9 +66,13 @@ func userFrom(ctx context.Context) user {
 	return u
 }
 
-// IssueToken signs an HS256 token for userID valid for ttl.
+// IssueToken signs an HS256 token for userID valid for ttl from now.
 func IssueToken(secret []byte, userID, name, email string, admin bool, ttl time.Duration) (string, error) {
-	now := time.Now()
+	return issueToken(secret, time.Now(), userID, name, email, admin, ttl)
+}
+
+// issueToken is IssueToken at the time now.
+func issueToken(secret []byte, now time.Time, userID, name, email string, admin bool, ttl time.Duration) (string, error) {
 	c := claims{
 		Name:  name,
 		Email: email,
@@ -176,14 +180,14 @@ type tokenResponse struct {
 
 // handleDevToken signs a token for anyone who asks: registered in dev
 // mode only (routes.go), so production has no such door.
-func handleDevToken(secret []byte) http.HandlerFunc {
+func handleDevToken(secret []byte, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[devTokenRequest](r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		tok, err := IssueToken(secret, req.UserID, req.Name, req.Email, req.Admin, DevTokenTTL)
+		tok, err := issueToken(secret, now(), req.UserID, req.Name, req.Email, req.Admin, DevTokenTTL)
 		if err != nil {
 			writeProblem(w, r, err)
 			return

@@ -30,7 +30,7 @@ func (s *server) routes(d Deps) http.Handler {
 		r.Get("/products/{productId}", handleProduct(s.repos.Products))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
 		if d.DevMode {
-			r.Post("/dev/token", handleDevToken(s.secret))
+			r.Post("/dev/token", handleDevToken(s.secret, s.now))
 		}
 
 		// Customer routes: a valid Bearer token.
