@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"shop/domain"
 )
 
 // RoleAdmin is the role of the admin routes.
@@ -88,36 +85,6 @@ func issueToken(secret []byte, now time.Time, userID, name, email string, admin 
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(secret)
 }
 
-// authenticate requires a valid Bearer token: HS256 only (so alg:none and
-// key-confusion tokens are refused), an expiry required, and a sub that is
-// a valid id because it becomes a partition key.
-func authenticate(secret []byte, now func() time.Time) func(http.Handler) http.Handler {
-	verify := tokenVerifier(secret, now)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// A signed-in answer is one user's data: no shared cache may
-			// keep it (RFC 9111 §5.2.2.5).
-			w.Header().Set("Cache-Control", "no-store")
-			raw := bearerToken(r)
-			if raw == "" {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "a Bearer token is required"))
-				return
-			}
-			c, err := verify(raw)
-			if err != nil {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token is not valid or has expired"))
-				return
-			}
-			if checkID("sub", c.Subject) != nil {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token's subject is not a valid user id"))
-				return
-			}
-			u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
-		})
-	}
-}
-
 // bearerToken returns the token of an "Authorization: Bearer <token>"
 // header, or "". The scheme name is case-insensitive (RFC 9110 §11.1).
 func bearerToken(r *http.Request) string {
@@ -151,17 +118,6 @@ func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims
 		_, err := parser.ParseWithClaims(raw, &c, keyFunc)
 		return c, err
 	}
-}
-
-// requireAdmin refuses a valid token without the admin role.
-func requireAdmin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !userFrom(r.Context()).Admin {
-			writeProblem(w, r, domain.Errorf(domain.EFORBIDDEN, "this route needs the %s role", RoleAdmin))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // DevTokenTTL is how long a dev token lasts.
