@@ -18,10 +18,11 @@ import (
 )
 
 // The API's middleware, in the order routes.go installs it: the logger
-// and the recovery around everything, then on /v1 what a request cost,
-// how many requests one caller may send (rateLimit) and how long one
-// request may hold the store (withDeadline), and on the customer and
-// admin routes who the caller is.
+// and the recovery around everything; then on /v1 what a request cost,
+// who sent it (withBearer verifies the token, once), how many requests
+// one caller may send (rateLimit) and how long one request may hold the
+// store (withDeadline); and on the customer and admin routes that the
+// caller is signed in (authenticate) and an admin (requireAdmin).
 
 type loggerKey struct{}
 
@@ -115,6 +116,46 @@ func setCostHeaders(h http.Header, m *store.Meter) {
 		`;desc="` + strconv.Itoa(ops) + opWord + charge + ` RU"`}
 }
 
+// bearer is what a request's Bearer token proved: withBearer verifies it
+// once, and the rate limiter and authenticate both read the outcome.
+type bearer struct {
+	sent   bool   // the request carried a Bearer token
+	claims claims // its claims, verified when err is nil
+	err    error  // why the token is not valid
+}
+
+// subject is the sub of a valid token, or "".
+func (b bearer) subject() string {
+	if !b.sent || b.err != nil {
+		return ""
+	}
+	return b.claims.Subject
+}
+
+type bearerKey struct{}
+
+func bearerFrom(ctx context.Context) bearer {
+	b, _ := ctx.Value(bearerKey{}).(bearer)
+	return b
+}
+
+// withBearer verifies the request's Bearer token, if it carries one
+// (tokenVerifier), and puts what it proved in the context. A request
+// without it reads as one without a token.
+func withBearer(secret []byte, now func() time.Time) func(http.Handler) http.Handler {
+	verify := tokenVerifier(secret, now)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var b bearer
+			if raw := bearerToken(r); raw != "" {
+				b.sent = true
+				b.claims, b.err = verify(raw)
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bearerKey{}, b)))
+		})
+	}
+}
+
 // RateLimit bounds how many /v1 requests one caller may send per Window.
 // A caller with a valid token is its token's sub, so one user's burst
 // never spends another user's budget, even behind the same address; an
@@ -128,26 +169,12 @@ type RateLimit struct {
 // rateLimit returns the /v1 middleware enforcing rl: over the limit is a
 // 429 problem with Retry-After, before any store call is made (so a
 // throttled client costs no Request Units).
-func rateLimit(rl RateLimit, secret []byte, now func() time.Time) func(http.Handler) http.Handler {
+func rateLimit(rl RateLimit) func(http.Handler) http.Handler {
 	if rl.User <= 0 && rl.Anon <= 0 {
 		return func(next http.Handler) http.Handler { return next }
 	}
 	if rl.Window <= 0 {
 		rl.Window = time.Minute
-	}
-	// The subject is trusted only from a token whose signature checks: an
-	// unverified sub would let a client pick a fresh budget per request.
-	verify := tokenVerifier(secret, now)
-	subject := func(r *http.Request) string {
-		raw := bearerToken(r)
-		if raw == "" {
-			return ""
-		}
-		c, err := verify(raw)
-		if err != nil {
-			return ""
-		}
-		return c.Subject
 	}
 	limiter := func(n int) *httprate.RateLimiter {
 		if n <= 0 {
@@ -169,7 +196,10 @@ func rateLimit(rl RateLimit, secret []byte, now func() time.Time) func(http.Hand
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			lim, key := anon, "addr:"+httprate.CanonicalizeIP(clientAddr(r))
-			if sub := subject(r); sub != "" {
+			// The subject is trusted only from a token whose signature
+			// checks (withBearer): an unverified sub would let a client
+			// pick a fresh budget per request.
+			if sub := bearerFrom(r.Context()).subject(); sub != "" {
 				lim, key = users, "user:"+sub
 			}
 			if lim != nil && lim.RespondOnLimit(w, r, key) {
@@ -207,34 +237,31 @@ func withDeadline(d time.Duration) func(http.Handler) http.Handler {
 	}
 }
 
-// authenticate requires a valid Bearer token: HS256 only (so alg:none and
-// key-confusion tokens are refused), an expiry required, and a sub that is
-// a valid id because it becomes a partition key.
-func authenticate(secret []byte, now func() time.Time) func(http.Handler) http.Handler {
-	verify := tokenVerifier(secret, now)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// A signed-in answer is one user's data: no shared cache may
-			// keep it (RFC 9111 §5.2.2.5).
-			w.Header().Set("Cache-Control", "no-store")
-			raw := bearerToken(r)
-			if raw == "" {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "a Bearer token is required"))
-				return
-			}
-			c, err := verify(raw)
-			if err != nil {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token is not valid or has expired"))
-				return
-			}
-			if checkID("sub", c.Subject) != nil {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token's subject is not a valid user id"))
-				return
-			}
-			u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
-		})
-	}
+// authenticate requires the valid Bearer token withBearer verified (HS256
+// only, so alg:none and key-confusion tokens are refused; an expiry
+// required) and a sub that is a valid id, because it becomes a partition
+// key.
+func authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A signed-in answer is one user's data: no shared cache may
+		// keep it (RFC 9111 §5.2.2.5).
+		w.Header().Set("Cache-Control", "no-store")
+		b := bearerFrom(r.Context())
+		switch {
+		case !b.sent:
+			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "a Bearer token is required"))
+			return
+		case b.err != nil:
+			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token is not valid or has expired"))
+			return
+		case checkID("sub", b.claims.Subject) != nil:
+			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token's subject is not a valid user id"))
+			return
+		}
+		c := b.claims
+		u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
 }
 
 // requireAdmin refuses a valid token without the admin role.

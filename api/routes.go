@@ -20,7 +20,7 @@ func (s *server) routes(d Deps) http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		// Recovered inside withCost too, so a 500 still says what it cost.
 		r.Use(withCost, withRecover)
-		r.Use(rateLimit(d.RateLimit, s.secret, s.now), withDeadline(d.RequestTimeout))
+		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withDeadline(d.RequestTimeout))
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())
 
@@ -35,7 +35,7 @@ func (s *server) routes(d Deps) http.Handler {
 
 		// Customer routes: a valid Bearer token.
 		r.Group(func(r chi.Router) {
-			r.Use(authenticate(s.secret, s.now))
+			r.Use(authenticate)
 			r.Post("/products/{productId}/reviews", handleReviewCreate(s.repos.Products, s.repos.Reviews, s.now))
 			r.Get("/cart", handleCartGet(s.repos.Carts))
 			r.Put("/cart/items/{productId}", handleCartPut(s.writes))
