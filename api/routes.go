@@ -4,13 +4,32 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"shop/api/telemetry"
 )
 
-// routes is the whole HTTP surface on one screen. Every /v1 response says
-// what it cost (withCost); user data is always keyed by the token's sub.
+// surface is the whole HTTP surface, outermost layer first. The trace and
+// the request's store.Meter exist before anything else runs
+// (telemetry.Middleware); GET /metrics is served beside the API, outside
+// its request log and CORS; then the routes.
+func (s *server) surface(d Deps) http.Handler {
+	api := s.routes(d)
+	if d.Telemetry == nil {
+		return api // untraced, and no /metrics: tests, benchmarks
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", d.Telemetry.MetricsHandler())
+	mux.Handle("/", api)
+	return telemetry.Middleware(d.Telemetry)(mux)
+}
+
+// routes is the API's route table. The request log reads the trace and
+// the meter, so its line carries the trace id and the cost; a refused
+// CORS preflight is still logged. Every /v1 response says what it cost
+// (withCost); user data is always keyed by the token's sub.
 func (s *server) routes(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(withLogger(s.log), withRecover)
+	r.Use(telemetry.RequestLog(s.log), telemetry.CORS(d.CORSOrigins), withLogger(s.log), withRecover)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 	r.Get("/healthz", handleHealth())
