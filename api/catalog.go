@@ -10,7 +10,8 @@ import (
 )
 
 // handleCategories is the home screen: a point read of the categories
-// index document, 1 RU (query-point-reads), instead of a query.
+// index document (query-point-reads), the cheapest call there is, instead
+// of a query.
 func handleCategories(products *store.Products) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := products.Categories(r.Context())

@@ -10,7 +10,7 @@ import (
 	"shop/domain"
 )
 
-// Page sizes of every list (DESIGN.md §6).
+// Page sizes of every list.
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100

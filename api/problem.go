@@ -16,8 +16,8 @@ const (
 	eMethodNotAllowed = "method_not_allowed"
 )
 
-// statusOf is THE map from error code to HTTP status (STYLE.md: one
-// mapping table). Anything unknown is a 500.
+// statusOf is THE map from error code to HTTP status, the one place a
+// code becomes a status. Anything unknown is a 500.
 var statusOf = map[string]int{
 	domain.ENOTFOUND:      http.StatusNotFound,
 	domain.ECONFLICT:      http.StatusConflict,

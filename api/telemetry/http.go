@@ -15,8 +15,8 @@ import (
 	"shop/store"
 )
 
-// chargeBuckets fit Request Units: a point read of 1 KB is 1 RU, a write
-// about 5, a checkout batch tens (the SDK's default buckets start at 5).
+// chargeBuckets fit Request Units, from a small point read to a checkout
+// batch: the SDK's default buckets start above most reads.
 var chargeBuckets = []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
 
 // opsBuckets fit store operations per request: one for a screen (one read
