@@ -87,7 +87,7 @@ func (productPatch) mediaType() string { return mediaMergePatch }
 // line copy the products feed then updates.
 func handleProductPatch(products *store.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -130,7 +130,7 @@ func handleProductPatch(products *store.Products, now func() time.Time) http.Han
 // remove the copies; the document's ttl then removes it.
 func handleProductDelete(products *store.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -153,7 +153,7 @@ type categoryRequest struct {
 // handleCategoryPut creates or renames a category in the categories index
 // (its read-modify-write); the products feed pushes a rename out to the
 // products' categoryName copies.
-func handleCategoryPut(products *store.Products) http.HandlerFunc {
+func handleCategoryPut(products *store.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "categoryId")
 		if err != nil {
@@ -175,6 +175,7 @@ func handleCategoryPut(products *store.Products) http.HandlerFunc {
 				i = len(c.Items) - 1
 			}
 			c.Items[i].Name = req.Name
+			c.LastUpdated = now().UTC()
 			out = c.Items[i]
 			return nil
 		}); err != nil {

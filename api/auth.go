@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"shop/domain"
 )
 
 // RoleAdmin is the role of the admin routes.
@@ -66,9 +63,13 @@ func userFrom(ctx context.Context) user {
 	return u
 }
 
-// IssueToken signs an HS256 token for userID valid for ttl.
+// IssueToken signs an HS256 token for userID valid for ttl from now.
 func IssueToken(secret []byte, userID, name, email string, admin bool, ttl time.Duration) (string, error) {
-	now := time.Now()
+	return issueToken(secret, time.Now(), userID, name, email, admin, ttl)
+}
+
+// issueToken is IssueToken at the time now.
+func issueToken(secret []byte, now time.Time, userID, name, email string, admin bool, ttl time.Duration) (string, error) {
 	c := claims{
 		Name:  name,
 		Email: email,
@@ -82,36 +83,6 @@ func IssueToken(secret []byte, userID, name, email string, admin bool, ttl time.
 		c.Roles = []string{RoleAdmin}
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(secret)
-}
-
-// authenticate requires a valid Bearer token: HS256 only (so alg:none and
-// key-confusion tokens are refused), an expiry required, and a sub that is
-// a valid id because it becomes a partition key.
-func authenticate(secret []byte, now func() time.Time) func(http.Handler) http.Handler {
-	verify := tokenVerifier(secret, now)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// A signed-in answer is one user's data: no shared cache may
-			// keep it (RFC 9111 §5.2.2.5).
-			w.Header().Set("Cache-Control", "no-store")
-			raw := bearerToken(r)
-			if raw == "" {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "a Bearer token is required"))
-				return
-			}
-			c, err := verify(raw)
-			if err != nil {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token is not valid or has expired"))
-				return
-			}
-			if checkID("sub", c.Subject) != nil {
-				writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token's subject is not a valid user id"))
-				return
-			}
-			u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
-		})
-	}
 }
 
 // bearerToken returns the token of an "Authorization: Bearer <token>"
@@ -149,17 +120,6 @@ func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims
 	}
 }
 
-// requireAdmin refuses a valid token without the admin role.
-func requireAdmin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !userFrom(r.Context()).Admin {
-			writeProblem(w, r, domain.Errorf(domain.EFORBIDDEN, "this route needs the %s role", RoleAdmin))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // DevTokenTTL is how long a dev token lasts.
 const DevTokenTTL = 12 * time.Hour
 
@@ -176,14 +136,14 @@ type tokenResponse struct {
 
 // handleDevToken signs a token for anyone who asks: registered in dev
 // mode only (routes.go), so production has no such door.
-func handleDevToken(secret []byte) http.HandlerFunc {
+func handleDevToken(secret []byte, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[devTokenRequest](r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		tok, err := IssueToken(secret, req.UserID, req.Name, req.Email, req.Admin, DevTokenTTL)
+		tok, err := issueToken(secret, now(), req.UserID, req.Name, req.Email, req.Admin, DevTokenTTL)
 		if err != nil {
 			writeProblem(w, r, err)
 			return

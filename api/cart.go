@@ -30,7 +30,7 @@ type cartItemRequest struct {
 // own lost races.
 func handleCartPut(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -54,7 +54,7 @@ func handleCartPut(ws *writes.Writes) http.HandlerFunc {
 // that is not there answers the cart too (DELETE is idempotent).
 func handleCartDelete(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return

@@ -10,7 +10,8 @@ import (
 )
 
 // handleCategories is the home screen: a point read of the categories
-// index document, 1 RU (query-point-reads), instead of a query.
+// index document (query-point-reads), the cheapest call there is, instead
+// of a query.
 func handleCategories(products *store.Products) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := products.Categories(r.Context())
@@ -71,7 +72,7 @@ func handleCategoryPage(summaries *store.ProductSummaries, products *store.Produ
 // reviews and review stats embedded (model-embed-related).
 func handleProduct(products *store.Products) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -92,7 +93,7 @@ func handleProduct(products *store.Products) http.HandlerFunc {
 // spending a second read to say 404.
 func handleReviews(reviews *store.Reviews) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -122,7 +123,7 @@ type reviewRequest struct {
 // user, so a second review is a 409 (one per user per product).
 func handleReviewCreate(products *store.Products, reviews *store.Reviews, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r, "productId")
+		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return

@@ -8,8 +8,9 @@ import (
 	"shop/domain"
 )
 
-// spec is openapi.yaml, kept byte-identical to the repository root's copy
-// (a test checks it): go:embed cannot reach a parent directory.
+// spec is openapi.yaml, the one copy: the repository root's openapi.yaml
+// is a symbolic link to it, because go:embed can neither reach a parent
+// directory nor embed a symbolic link.
 //
 //go:embed openapi.yaml
 var spec []byte

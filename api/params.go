@@ -38,13 +38,17 @@ func pageParams(r *http.Request) (limit int, continuation string, err error) {
 	return limit, continuation, nil
 }
 
-// pathID returns the path parameter, validated as an id.
+// pathID returns the path parameter name, validated as an id.
 func pathID(r *http.Request, name string) (string, error) {
 	id := chi.URLParam(r, name)
-	if name == "productId" {
-		return id, checkProductID(id)
-	}
 	return id, checkID(name, id)
+}
+
+// pathProductID returns {productId}, validated as a product id: an id
+// that is not the categories index's reserved one.
+func pathProductID(r *http.Request) (string, error) {
+	id := chi.URLParam(r, "productId")
+	return id, checkProductID(id)
 }
 
 // ifMatch returns the If-Match header as sent, its lines joined into one

@@ -1,13 +1,9 @@
 package api
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"math"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -20,8 +16,8 @@ const (
 	eMethodNotAllowed = "method_not_allowed"
 )
 
-// statusOf is THE map from error code to HTTP status (STYLE.md: one
-// mapping table). Anything unknown is a 500.
+// statusOf is THE map from error code to HTTP status, the one place a
+// code becomes a status. Anything unknown is a 500.
 var statusOf = map[string]int{
 	domain.ENOTFOUND:      http.StatusNotFound,
 	domain.ECONFLICT:      http.StatusConflict,
@@ -49,41 +45,6 @@ type problem struct {
 	Status int                 `json:"status"`
 	Detail string              `json:"detail"`
 	Errors []domain.FieldError `json:"errors,omitempty"`
-}
-
-type loggerKey struct{}
-
-// withLogger gives writeProblem the server's logger through the context,
-// so handlers need not carry it.
-func withLogger(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loggerKey{}, log)))
-		})
-	}
-}
-
-// withRecover turns a handler's panic into a logged 500 problem instead of
-// a dropped connection.
-func withRecover(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				writeProblem(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
-			}
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
-	}
-	return slog.Default()
 }
 
 // writeProblem answers err as application/problem+json. Only *domain.Error

@@ -4,13 +4,32 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"shop/api/telemetry"
 )
 
-// routes is the whole HTTP surface on one screen. Every /v1 response says
-// what it cost (withCost); user data is always keyed by the token's sub.
+// surface is the whole HTTP surface, outermost layer first. The trace and
+// the request's store.Meter exist before anything else runs
+// (telemetry.Middleware); GET /metrics is served beside the API, outside
+// its request log and CORS; then the routes.
+func (s *server) surface(d Deps) http.Handler {
+	api := s.routes(d)
+	if d.Telemetry == nil {
+		return api // untraced, and no /metrics: tests, benchmarks
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", d.Telemetry.MetricsHandler())
+	mux.Handle("/", api)
+	return telemetry.Middleware(d.Telemetry)(mux)
+}
+
+// routes is the API's route table. The request log reads the trace and
+// the meter, so its line carries the trace id and the cost; a refused
+// CORS preflight is still logged. Every /v1 response says what it cost
+// (withCost); user data is always keyed by the token's sub.
 func (s *server) routes(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(withLogger(s.log), withRecover)
+	r.Use(telemetry.RequestLog(s.log), telemetry.CORS(d.CORSOrigins), withLogger(s.log), withRecover)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 	r.Get("/healthz", handleHealth())
@@ -20,7 +39,7 @@ func (s *server) routes(d Deps) http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		// Recovered inside withCost too, so a 500 still says what it cost.
 		r.Use(withCost, withRecover)
-		r.Use(rateLimit(d.RateLimit, s.secret, s.now), withDeadline(d.RequestTimeout))
+		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withDeadline(d.RequestTimeout))
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())
 
@@ -30,12 +49,12 @@ func (s *server) routes(d Deps) http.Handler {
 		r.Get("/products/{productId}", handleProduct(s.repos.Products))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
 		if d.DevMode {
-			r.Post("/dev/token", handleDevToken(s.secret))
+			r.Post("/dev/token", handleDevToken(s.secret, s.now))
 		}
 
 		// Customer routes: a valid Bearer token.
 		r.Group(func(r chi.Router) {
-			r.Use(authenticate(s.secret, s.now))
+			r.Use(authenticate)
 			r.Post("/products/{productId}/reviews", handleReviewCreate(s.repos.Products, s.repos.Reviews, s.now))
 			r.Get("/cart", handleCartGet(s.repos.Carts))
 			r.Put("/cart/items/{productId}", handleCartPut(s.writes))
@@ -52,7 +71,7 @@ func (s *server) routes(d Deps) http.Handler {
 				r.Post("/products", handleProductCreate(s.repos.Products, s.now))
 				r.Patch("/products/{productId}", handleProductPatch(s.repos.Products, s.now))
 				r.Delete("/products/{productId}", handleProductDelete(s.repos.Products, s.now))
-				r.Put("/categories/{categoryId}", handleCategoryPut(s.repos.Products))
+				r.Put("/categories/{categoryId}", handleCategoryPut(s.repos.Products, s.now))
 				r.Get("/admin/orders", handleAdminOrders(s.repos.OrderSummaries, s.now))
 				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.writes))
 				r.Get("/admin/feeds", handleFeeds(d.Feeds))

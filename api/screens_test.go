@@ -8,8 +8,8 @@ import (
 	"shop/domain"
 )
 
-// TestScreensReadOnce is DESIGN.md §1: every screen renders from ONE store
-// operation, and says so.
+// TestScreensReadOnce is the shop's first rule (docs/workshop/01-model-around-screens.md):
+// every screen renders from ONE store operation, and says so.
 func TestScreensReadOnce(t *testing.T) {
 	s := newShop(t)
 	s.fixture()

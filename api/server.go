@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"shop/api/telemetry"
 	"shop/feedworkers/changefeed"
 	"shop/store"
 	"shop/store/writes"
@@ -24,7 +25,8 @@ type FeedStatus interface {
 
 // Deps is everything the API needs from the outside.
 type Deps struct {
-	Store   store.Store
+	Store store.Store
+	// Logger writes the request log and the causes of 500s (nil: discard).
 	Logger  *slog.Logger
 	Secret  []byte // HS256 key of the Bearer tokens
 	DevMode bool   // enables POST /v1/dev/token
@@ -41,6 +43,12 @@ type Deps struct {
 	// RequestTimeout bounds each /v1 request's store calls: past it they
 	// are abandoned and the answer is a 503 (0: no deadline of its own).
 	RequestTimeout time.Duration
+	// Telemetry, when set, traces and measures every request and serves
+	// GET /metrics; nil leaves the API untraced (tests, benchmarks).
+	Telemetry *telemetry.Telemetry
+	// CORSOrigins are the other origins a browser may call the API from
+	// (telemetry.CORS); none: same-origin only.
+	CORSOrigins []string
 }
 
 // server holds what the handlers share: the repositories built once over
@@ -53,7 +61,7 @@ type server struct {
 	now    func() time.Time
 }
 
-// NewServer returns the shop's HTTP handler.
+// NewServer returns the shop's HTTP handler: its whole surface (routes.go).
 func NewServer(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -74,5 +82,5 @@ func NewServer(d Deps) http.Handler {
 		secret: d.Secret,
 		now:    d.Now,
 	}
-	return s.routes(d)
+	return s.surface(d)
 }

@@ -147,6 +147,7 @@ func (h *Handlers) recountCategories(ctx context.Context, rc *recount) error {
 		if !changed {
 			return errUnchanged
 		}
+		c.LastUpdated = h.now().UTC()
 		return nil
 	})
 	return ignoreUnchanged(err)

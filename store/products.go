@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"shop/domain"
 )
@@ -101,7 +100,6 @@ func (r *Products) UpdateCategories(ctx context.Context, ifMatch string, fn func
 		if err := fn(c); err != nil {
 			return err
 		}
-		c.LastUpdated = time.Now().UTC()
 		return nil
 	})
 	return c, err

@@ -1,6 +1,6 @@
 // Small shared pieces of the views: a DOM builder (no innerHTML, so no
 // text from the API is ever parsed as HTML), money and date formatting,
-// the cost panel and the status line.
+// the cost panel, the status line and the "show more" pager.
 
 // h builds an element: h("a", {href: "#/"}, "Home"). Attributes starting
 // with "on" become listeners; null/false children are skipped.
@@ -116,9 +116,26 @@ export function field(label, control, hint) {
   );
 }
 
-export function pager(continuation, onMore, label = "Show more") {
-  if (!continuation) return null;
-  return h("button", { type: "button", class: "secondary", onclick: onMore }, label);
+// pager is the "show more" under a list read one page at a time: its
+// button reads the next page (next(continuation) resolves to the API's
+// {data, cost}), hands it to onPage, and follows the page's continuation
+// until there is none.
+export function pager({ continuation, next, onPage, label = "Show more" }) {
+  const more = h("div", { class: "more" });
+  function offer(continuation) {
+    more.replaceChildren();
+    if (!continuation) return;
+    more.append(h("button", {
+      type: "button", class: "secondary", onclick: async (e) => {
+        e.target.disabled = true;
+        const page = await next(continuation);
+        onPage(page);
+        offer(page.data.continuation);
+      },
+    }, label));
+  }
+  offer(continuation);
+  return more;
 }
 
 // go navigates to a screen; going to the current one renders it again.

@@ -77,6 +77,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		RateLimit: api.RateLimit{User: cfg.RateUser, Anon: cfg.RateAnon, Window: time.Minute},
 		// Below the server's WriteTimeout, so the 503 still reaches the client.
 		RequestTimeout: cfg.RequestTimeout,
+		Telemetry:      tel,
+		CORSOrigins:    cfg.CORSOrigins,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
@@ -95,7 +97,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if deps.DevMode && !isLoopback(ln.Addr()) {
 		logger.Warn("dev tokens are served to anyone who can reach this address, admin ones included; set SHOP_DEV=false or listen on loopback", "addr", ln.Addr().String())
 	}
-	srv := newHTTPServer(ctx, cfg.Addr, tel.Wrap(api.NewServer(deps), logger, cfg.CORSOrigins))
+	srv := newHTTPServer(ctx, cfg.Addr, api.NewServer(deps))
 	fmt.Fprintf(stdout, "shop: store %s; dev mode %v; dev tokens %v; feed workers %v\n", desc, cfg.Dev, deps.DevMode, cfg.Workers)
 	fmt.Fprintf(stdout, "shop: listening on http://%s\n", displayAddr(ln.Addr()))
 

@@ -107,6 +107,7 @@ func Load(ctx context.Context, s store.Store, opts Options) (Stats, error) {
 	// Last: the categories index is what IsEmpty looks for.
 	if _, err := store.NewProducts(s).UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		c.Items = p.categories
+		c.LastUpdated = time.Now().UTC()
 		return nil
 	}); err != nil {
 		return w.stats(p), err

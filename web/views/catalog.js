@@ -1,7 +1,7 @@
 // Home (the category list) and the category page.
 
 import { get, query } from "../api.js";
-import { h, money, screenCost, showCost, stars } from "../ui.js";
+import { h, money, pager, screenCost, showCost, stars } from "../ui.js";
 
 // Category names seen on the home screen, kept for the browser session, so
 // the category page can title itself without a second read (its one read is
@@ -59,29 +59,22 @@ export async function category(main, [id], params) {
   screenCost(main, `GET ${base}`, cost);
 
   const list = h("ul", { class: "cards products" }, data.items.map(summaryCard));
-  const more = h("div", { class: "more" });
   const total = { ops: cost ? cost.ops : 0, ru: cost ? cost.ru : 0, pages: 1 };
-
-  function addPager(continuation) {
-    more.replaceChildren();
-    if (!continuation) return;
-    more.append(h("button", {
-      type: "button", class: "secondary", onclick: async (e) => {
-        e.target.disabled = true;
-        const page = await get(base + query({ sort, limit: 24, continuation }));
-        list.append(...page.data.items.map(summaryCard));
-        if (page.cost) {
-          total.ops += page.cost.ops;
-          total.ru += page.cost.ru;
-        }
-        total.pages++;
-        showCost(`GET ${base} (${total.pages} pages)`,
-          { ...page.cost, ops: total.ops, ru: total.ru, timing: page.cost ? page.cost.timing : null });
-        addPager(page.data.continuation);
-      },
-    }, "Show more products"));
-  }
-  addPager(data.continuation);
+  const more = pager({
+    continuation: data.continuation,
+    label: "Show more products",
+    next: (continuation) => get(base + query({ sort, limit: 24, continuation })),
+    onPage: (page) => {
+      list.append(...page.data.items.map(summaryCard));
+      if (page.cost) {
+        total.ops += page.cost.ops;
+        total.ru += page.cost.ru;
+      }
+      total.pages++;
+      showCost(`GET ${base} (${total.pages} pages)`,
+        { ...page.cost, ops: total.ops, ru: total.ru, timing: page.cost ? page.cost.timing : null });
+    },
+  });
 
   const sortLink = (value, label) => value === sort
     ? h("span", { "aria-current": "true", class: "chip current" }, label)

@@ -3,7 +3,7 @@
 // a later price change never touches them.
 
 import { ApiError, get, query, request, user } from "../api.js";
-import { date, go, h, money, needSignIn, problemText, say, screenCost, showCost } from "../ui.js";
+import { date, go, h, money, needSignIn, pager, problemText, say, screenCost, showCost } from "../ui.js";
 
 function statusBadge(status) {
   return h("span", { class: `badge status-${status}` }, status);
@@ -24,22 +24,15 @@ export async function orders(main) {
   const { data, cost } = await get("/v1/orders" + query({ limit: 20 }));
   screenCost(main, "GET /v1/orders", cost);
   const list = h("ul", { class: "orders", "aria-label": "Your orders" }, data.items.map(orderRow));
-  const more = h("div", { class: "more" });
-
-  function addPager(continuation) {
-    more.replaceChildren();
-    if (!continuation) return;
-    more.append(h("button", {
-      type: "button", class: "secondary", onclick: async (e) => {
-        e.target.disabled = true;
-        const page = await get("/v1/orders" + query({ limit: 20, continuation }));
-        showCost("GET /v1/orders (next page)", page.cost);
-        list.append(...page.data.items.map(orderRow));
-        addPager(page.data.continuation);
-      },
-    }, "Show older orders"));
-  }
-  addPager(data.continuation);
+  const more = pager({
+    continuation: data.continuation,
+    label: "Show older orders",
+    next: (continuation) => get("/v1/orders" + query({ limit: 20, continuation })),
+    onPage: (page) => {
+      showCost("GET /v1/orders (next page)", page.cost);
+      list.append(...page.data.items.map(orderRow));
+    },
+  });
 
   main.replaceChildren(
     h("h1", {}, "Your orders"),

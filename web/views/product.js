@@ -2,7 +2,7 @@
 // and the all-reviews page (a single-partition query on reviews).
 
 import { ApiError, get, query, request, user } from "../api.js";
-import { date, field, h, money, needSignIn, problemText, say, screenCost, showCost, stars } from "../ui.js";
+import { date, field, h, money, needSignIn, pager, problemText, say, screenCost, showCost, stars } from "../ui.js";
 import { categoryName, thumb } from "./catalog.js";
 
 // Product names seen on product pages, so the all-reviews page can name
@@ -132,22 +132,15 @@ export async function reviews(main, [id]) {
   const { data, cost } = await get(base + query({ limit: 10 }));
   screenCost(main, `GET ${base}`, cost);
   const list = h("ul", { class: "reviews" }, data.items.map(reviewItem));
-  const more = h("div", { class: "more" });
-
-  function addPager(continuation) {
-    more.replaceChildren();
-    if (!continuation) return;
-    more.append(h("button", {
-      type: "button", class: "secondary", onclick: async (e) => {
-        e.target.disabled = true;
-        const page = await get(base + query({ limit: 10, continuation }));
-        showCost(`GET ${base} (next page)`, page.cost);
-        list.append(...page.data.items.map(reviewItem));
-        addPager(page.data.continuation);
-      },
-    }, "Show more reviews"));
-  }
-  addPager(data.continuation);
+  const more = pager({
+    continuation: data.continuation,
+    label: "Show more reviews",
+    next: (continuation) => get(base + query({ limit: 10, continuation })),
+    onPage: (page) => {
+      showCost(`GET ${base} (next page)`, page.cost);
+      list.append(...page.data.items.map(reviewItem));
+    },
+  });
 
   main.replaceChildren(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },

@@ -193,6 +193,7 @@ func (b *labBuilder) build(ctx context.Context) (*labData, error) {
 		for _, id := range d.categories {
 			c.Items = append(c.Items, domain.Category{ID: id, Name: names[id], ProductCount: counts[id]})
 		}
+		c.LastUpdated = time.Now().UTC()
 		return nil
 	}); err != nil {
 		return nil, err

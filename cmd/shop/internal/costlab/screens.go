@@ -72,7 +72,7 @@ func labScreens(ms store.Store, d *labData) []screen {
 	return []screen{{
 		name: "product page",
 		denormalized: design{"denormalized", "1 point read (reviews and stats embedded)", func(ctx context.Context, i int) error {
-			// Point read, reviews embedded: 1 RU per KB (model-embed-related).
+			// Point read, reviews embedded (model-embed-related).
 			_, err := repos.Products.Get(ctx, product(i))
 			return err
 		}},

@@ -1,0 +1,276 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/httprate"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// The API's middleware, in the order routes.go installs it: the logger
+// and the recovery around everything; then on /v1 what a request cost,
+// who sent it (withBearer verifies the token, once), how many requests
+// one caller may send (rateLimit) and how long one request may hold the
+// store (withDeadline); and on the customer and admin routes that the
+// caller is signed in (authenticate) and an admin (requireAdmin).
+
+type loggerKey struct{}
+
+// withLogger gives writeProblem the server's logger through the context,
+// so handlers need not carry it.
+func withLogger(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loggerKey{}, log)))
+		})
+	}
+}
+
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// withRecover turns a handler's panic into a logged 500 problem instead of
+// a dropped connection.
+func withRecover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				writeProblem(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withCost puts a store.Meter in the request's context (or uses the one an
+// outer middleware, the telemetry, put there) and writes what the request
+// cost into its response headers: every /v1 response says how many store
+// operations and Request Units it took (docs/workshop/06-measure-the-cost.md).
+func withCost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, m := r.Context(), store.MeterFrom(r.Context())
+		if m == nil {
+			ctx, m = store.WithMeter(ctx)
+		}
+		cw := &costWriter{ResponseWriter: w, meter: m}
+		next.ServeHTTP(cw, r.WithContext(ctx))
+		if !cw.wrote {
+			cw.WriteHeader(http.StatusOK)
+		}
+	})
+}
+
+// costWriter sets the cost headers at WriteHeader time: after the handler's
+// last store call, before the headers leave.
+type costWriter struct {
+	http.ResponseWriter
+	meter *store.Meter
+	wrote bool
+}
+
+func (cw *costWriter) WriteHeader(status int) {
+	if !cw.wrote {
+		cw.wrote = true
+		setCostHeaders(cw.Header(), cw.meter)
+	}
+	cw.ResponseWriter.WriteHeader(status)
+}
+
+func (cw *costWriter) Write(b []byte) (int, error) {
+	if !cw.wrote {
+		cw.WriteHeader(http.StatusOK)
+	}
+	return cw.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (cw *costWriter) Unwrap() http.ResponseWriter { return cw.ResponseWriter }
+
+func setCostHeaders(h http.Header, m *store.Meter) {
+	ops, ru, nanos := m.Totals()
+	charge := strconv.FormatFloat(ru, 'f', 2, 64)
+	opWord := " ops, "
+	if ops == 1 {
+		opWord = " op, "
+	}
+	h["X-Store-Operations"] = []string{strconv.Itoa(ops)}
+	h["X-Request-Charge"] = []string{charge}
+	h["Server-Timing"] = []string{"store;dur=" + strconv.FormatFloat(float64(nanos)/1e6, 'f', 2, 64) +
+		`;desc="` + strconv.Itoa(ops) + opWord + charge + ` RU"`}
+}
+
+// bearer is what a request's Bearer token proved: withBearer verifies it
+// once, and the rate limiter and authenticate both read the outcome.
+type bearer struct {
+	sent   bool   // the request carried a Bearer token
+	claims claims // its claims, verified when err is nil
+	err    error  // why the token is not valid
+}
+
+// subject is the sub of a valid token, or "".
+func (b bearer) subject() string {
+	if !b.sent || b.err != nil {
+		return ""
+	}
+	return b.claims.Subject
+}
+
+type bearerKey struct{}
+
+func bearerFrom(ctx context.Context) bearer {
+	b, _ := ctx.Value(bearerKey{}).(bearer)
+	return b
+}
+
+// withBearer verifies the request's Bearer token, if it carries one
+// (tokenVerifier), and puts what it proved in the context. A request
+// without it reads as one without a token.
+func withBearer(secret []byte, now func() time.Time) func(http.Handler) http.Handler {
+	verify := tokenVerifier(secret, now)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var b bearer
+			if raw := bearerToken(r); raw != "" {
+				b.sent = true
+				b.claims, b.err = verify(raw)
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bearerKey{}, b)))
+		})
+	}
+}
+
+// RateLimit bounds how many /v1 requests one caller may send per Window.
+// A caller with a valid token is its token's sub, so one user's burst
+// never spends another user's budget, even behind the same address; an
+// anonymous caller is its client address. Zero disables a limit.
+type RateLimit struct {
+	User   int           // requests per Window of one authenticated user
+	Anon   int           // requests per Window of one client address without a token
+	Window time.Duration // default 1 minute
+}
+
+// rateLimit returns the /v1 middleware enforcing rl: over the limit is a
+// 429 problem with Retry-After, before any store call is made (so a
+// throttled client costs no Request Units).
+func rateLimit(rl RateLimit) func(http.Handler) http.Handler {
+	if rl.User <= 0 && rl.Anon <= 0 {
+		return func(next http.Handler) http.Handler { return next }
+	}
+	if rl.Window <= 0 {
+		rl.Window = time.Minute
+	}
+	limiter := func(n int) *httprate.RateLimiter {
+		if n <= 0 {
+			return nil
+		}
+		return httprate.NewRateLimiter(n, rl.Window,
+			// Retry-After comes from the problem below; the X-RateLimit-*
+			// headers tell a well-behaved client its budget.
+			httprate.WithResponseHeaders(httprate.ResponseHeaders{
+				Limit: "X-RateLimit-Limit", Remaining: "X-RateLimit-Remaining", Reset: "X-RateLimit-Reset",
+			}),
+			httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
+				writeProblem(w, r, &domain.Error{Code: domain.ETOOMANY,
+					Message: "too many requests: slow down and retry after the given seconds", RetryAfter: rl.Window})
+			}),
+		)
+	}
+	users, anon := limiter(rl.User), limiter(rl.Anon)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			lim, key := anon, "addr:"+httprate.CanonicalizeIP(clientAddr(r))
+			// The subject is trusted only from a token whose signature
+			// checks (withBearer): an unverified sub would let a client
+			// pick a fresh budget per request.
+			if sub := bearerFrom(r.Context()).subject(); sub != "" {
+				lim, key = users, "user:"+sub
+			}
+			if lim != nil && lim.RespondOnLimit(w, r, key) {
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// clientAddr is the address of the connection's peer. X-Forwarded-For is
+// not trusted: any client can set it to win a fresh budget per request.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// withDeadline gives each request a deadline: a store call still running
+// past it is abandoned (the adapters answer EUNAVAILABLE, Cosmos's SDK a
+// timeout), so a throttled or hung store costs a client at most d before
+// its 503, and the server's goroutines do not pile up behind it.
+func withDeadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if d <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+// authenticate requires the valid Bearer token withBearer verified (HS256
+// only, so alg:none and key-confusion tokens are refused; an expiry
+// required) and a sub that is a valid id, because it becomes a partition
+// key.
+func authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A signed-in answer is one user's data: no shared cache may
+		// keep it (RFC 9111 §5.2.2.5).
+		w.Header().Set("Cache-Control", "no-store")
+		b := bearerFrom(r.Context())
+		switch {
+		case !b.sent:
+			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "a Bearer token is required"))
+			return
+		case b.err != nil:
+			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token is not valid or has expired"))
+			return
+		case checkID("sub", b.claims.Subject) != nil:
+			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token's subject is not a valid user id"))
+			return
+		}
+		c := b.claims
+		u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
+}
+
+// requireAdmin refuses a valid token without the admin role.
+func requireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !userFrom(r.Context()).Admin {
+			writeProblem(w, r, domain.Errorf(domain.EFORBIDDEN, "this route needs the %s role", RoleAdmin))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
