@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// goPackage is what the architecture test needs of `go list -json`.
+type goPackage struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+// listPackages returns the module's packages (production code only: no
+// test imports) as go list reports them.
+func listPackages(t *testing.T) []goPackage {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []goPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p goPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// documentedMap reads the package map of docs/architecture.md: package →
+// the shop packages it imports.
+func documentedMap(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- package map: checked by cmd/shop/architecture_test.go -->", "<!-- end package map -->"
+	_, rest, ok := bytes.Cut(b, []byte(begin))
+	table, _, ok2 := bytes.Cut(rest, []byte(end))
+	if !ok || !ok2 {
+		t.Fatalf("docs/architecture.md: the package map's markers are missing")
+	}
+	m := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(table))
+	for sc.Scan() {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(sc.Text()), "|"), "|")
+		if len(cells) != 3 || !strings.Contains(cells[0], "`") {
+			continue
+		}
+		pkg := "shop/" + strings.Trim(strings.TrimSpace(cells[0]), "`")
+		imports := []string{}
+		for _, f := range strings.Split(cells[2], ",") {
+			if f = strings.Trim(strings.TrimSpace(f), "`"); f != "" && f != "—" {
+				imports = append(imports, "shop/"+f)
+			}
+		}
+		slices.Sort(imports)
+		m[pkg] = imports
+	}
+	return m
+}
+
+// TestPackageMapMatchesTheImports: the package map of docs/architecture.md
+// is the import graph, both ways: every package is listed, with exactly
+// the shop packages it imports.
+func TestPackageMapMatchesTheImports(t *testing.T) {
+	actual := map[string][]string{}
+	for _, p := range listPackages(t) {
+		shop := []string{}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "shop/") {
+				shop = append(shop, imp)
+			}
+		}
+		slices.Sort(shop)
+		actual[p.ImportPath] = shop
+	}
+	if diff := cmp.Diff(documentedMap(t), actual); diff != "" {
+		t.Errorf("docs/architecture.md's package map is not the import graph (-documented +go list):\n%s", diff)
+	}
+}
+
+// TestDependencyRules: the rules the package map is drawn by.
+func TestDependencyRules(t *testing.T) {
+	pkgs := listPackages(t)
+	std := map[string]bool{}
+	cmd := exec.Command("go", "list", "std")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list std: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		std[p] = true
+	}
+	adapters := []string{"shop/store/embedded", "shop/store/cosmos"}
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			switch {
+			case p.ImportPath == "shop/domain" && !std[imp]:
+				t.Errorf("domain imports %s: it may import only the standard library", imp)
+			case strings.HasPrefix(imp, "github.com/Azure/") && p.ImportPath != "shop/store/cosmos":
+				t.Errorf("%s imports %s: only store/cosmos speaks to the Azure SDK", p.ImportPath, imp)
+			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "shop/api") || strings.HasPrefix(p.ImportPath, "shop/feedworkers") || strings.HasPrefix(p.ImportPath, "shop/store/writes")):
+				t.Errorf("%s imports the adapter %s: it must work on the port alone", p.ImportPath, imp)
+			}
+		}
+	}
+}
