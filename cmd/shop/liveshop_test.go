@@ -194,6 +194,33 @@ type liveProblem struct {
 	Detail string `json:"detail"`
 }
 
+// liveToken signs a token for the live shops' secret.
+func liveToken(t tester, user string, admin bool) string {
+	t.Helper()
+	tok, err := api.IssueToken([]byte(testJWTSecret), user, "User "+user, user+"@example.com", admin, time.Hour)
+	if err != nil {
+		t.Fatalf("issue a token: %v", err)
+	}
+	return tok
+}
+
+// catalog is createCatalog for any tester: a category "tea" and n
+// products tea-0.. created through the admin API.
+func (s *liveShop) catalog(n int) []string {
+	s.t.Helper()
+	admin := liveToken(s.t, "boss", true)
+	s.must("PUT", "/v1/categories/tea", admin, map[string]string{"name": "Tea"}, nil, http.StatusCreated, nil)
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("tea-%d", i)
+		s.must("POST", "/v1/products", admin, map[string]any{
+			"productId": id, "name": "Tea " + id, "priceCents": 500 + i, "categoryId": "tea",
+		}, nil, http.StatusCreated, nil)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 func (s *liveShop) product(id string) liveProduct {
 	s.t.Helper()
 	var p liveProduct
