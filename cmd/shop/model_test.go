@@ -1,0 +1,452 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"shop/store/faults"
+)
+
+// TestShopAgainstModel drives one customer's shop with random sequences
+// of cart writes, checkouts (fresh keys, replays, replays with another
+// body, several at once), cancels, admin price changes, feed catch-ups
+// and restarts, and compares every answer with a sequential model kept in
+// plain maps. The model's rules:
+//   - a cart line carries its product's current name and price (a price
+//     change waits here for the feed to reach the carts before the next
+//     step, which keeps the model deterministic);
+//   - checkout of an empty cart is 409; otherwise it charges the lines at
+//     the prices the cart shows and leaves the cart empty;
+//   - several checkouts at once of one cart are as if one after another:
+//     one order, 409 for the rest;
+//   - a replayed key answers its first order again; another body is 422;
+//   - a placed order cancels once, then 409;
+//   - /v1/me/summary counts the placed, not cancelled, orders.
+//
+// The default run stops exploring after a time budget (shrinking a failure
+// is not cut short); SHOP_LONG=1 explores much longer.
+func TestShopAgainstModel(t *testing.T) {
+	budget, rounds := 10*time.Second, 1
+	if longRun() {
+		budget, rounds = 10*time.Minute, 20
+	}
+	shortShrink(t, 10*time.Second)
+	dir := t.TempDir()
+	began := time.Now()
+	var failing atomic.Bool
+	var ran, skipped, steps, n int
+	prop := func(rt *rapid.T) {
+		if time.Since(began) > budget && !failing.Load() {
+			skipped++
+			return
+		}
+		ran++
+		n++
+		ft := &flagT{T: rt, failing: &failing}
+		path := filepath.Join(dir, fmt.Sprintf("shop-%d.db", n))
+		rt.Cleanup(func() { os.Remove(path) })
+		m := newShopModel(ft, path)
+		rt.Repeat(m.actions())
+		steps += m.steps
+	}
+	for range rounds {
+		rapid.Check(t, prop)
+	}
+	t.Logf("%d sequences run (%d steps), %d not run past the time budget, in %v", ran, steps, skipped, time.Since(began).Round(time.Millisecond))
+}
+
+// shortShrink bounds the time rapid spends shrinking a failure to d,
+// unless -rapid.shrinktime or RAPID_SHRINKTIME says otherwise: a racy
+// failure shrinks to its few steps quickly, and the default bound would
+// hold a failing run for much longer than the exploration itself.
+func shortShrink(t *testing.T, d time.Duration) {
+	t.Helper()
+	set := os.Getenv("RAPID_SHRINKTIME") != ""
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.shrinktime" })
+	f := flag.Lookup("rapid.shrinktime")
+	if set || f == nil {
+		return
+	}
+	old := f.Value.String()
+	if err := f.Value.Set(d.String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Value.Set(old) })
+}
+
+// flagT is a rapid.T that remembers a failure was seen, so the time
+// budget never cuts short the shrinking of a failing sequence.
+type flagT struct {
+	*rapid.T
+	failing *atomic.Bool
+}
+
+func (t *flagT) Fatalf(format string, args ...any) {
+	t.failing.Store(true)
+	t.T.Fatalf(format, args...)
+}
+
+// modelOrder is an order as the model knows it.
+type modelOrder struct {
+	id     string
+	lines  map[string]int   // productId → quantity
+	prices map[string]int64 // productId → unit price charged
+	total  int64
+	status string
+}
+
+// shopModel is the sequential model of one customer's shop, and the live
+// shop it is compared with.
+type shopModel struct {
+	t               *flagT
+	s               *liveShop
+	customer, admin string
+	users           map[string]string
+
+	products     []string
+	name         map[string]string
+	price        map[string]int64
+	priceVersion map[string]int64
+	cart         map[string]int
+	orders       []*modelOrder
+	keys         []string // the keys that placed an order, in order
+	byKey        map[string]*modelOrder
+	nextKey      int
+	steps        int
+}
+
+func newShopModel(t *flagT, path string) *shopModel {
+	// A Cosmos batch takes milliseconds, the embedded store's microseconds:
+	// the order batch gets a Cosmos-like latency, so concurrent checkouts
+	// overlap as they would on a real account. Nothing fails.
+	s := newLiveShop(t, path, &faults.Config{Rules: []faults.Rule{
+		{Containers: []string{"orders"}, Ops: []faults.Op{faults.OpBatch}, Latency: 2 * time.Millisecond}}})
+	m := &shopModel{
+		t: t, s: s,
+		customer: liveToken(t, "model-customer", false),
+		admin:    liveToken(t, "boss", true),
+		name:     map[string]string{}, price: map[string]int64{}, priceVersion: map[string]int64{},
+		cart: map[string]int{}, byKey: map[string]*modelOrder{},
+	}
+	m.users = map[string]string{"model-customer": m.customer}
+	m.products = s.catalog(3)
+	for _, id := range m.products {
+		p := s.product(id)
+		m.name[id], m.price[id], m.priceVersion[id] = p.Name, p.PriceCents, p.PriceVersion
+	}
+	return m
+}
+
+func (m *shopModel) actions() map[string]func(*rapid.T) {
+	return map[string]func(*rapid.T){
+		"put":         m.put,
+		"delete":      m.delete,
+		"checkout":    m.checkout,
+		"checkoutAll": m.checkoutAtOnce,
+		"replay":      m.replay,
+		"replayOther": m.replayOther,
+		"cancel":      m.cancel,
+		"price":       m.changePrice,
+		"feed":        m.feed,
+		"restart":     m.restart,
+		"":            m.check,
+	}
+}
+
+func (m *shopModel) product(t *rapid.T) string {
+	return rapid.SampledFrom(m.products).Draw(t, "product")
+}
+
+func (m *shopModel) put(t *rapid.T) {
+	m.steps++
+	p, q := m.product(t), rapid.IntRange(1, 99).Draw(t, "quantity")
+	m.s.must("PUT", "/v1/cart/items/"+p, m.customer, map[string]int{"quantity": q}, nil, http.StatusOK, nil)
+	m.cart[p] = q
+}
+
+func (m *shopModel) delete(t *rapid.T) {
+	m.steps++
+	p := m.product(t)
+	m.s.must("DELETE", "/v1/cart/items/"+p, m.customer, nil, nil, http.StatusOK, nil)
+	delete(m.cart, p)
+}
+
+func (m *shopModel) freshKey() string {
+	m.nextKey++
+	return fmt.Sprintf("model-%d", m.nextKey)
+}
+
+// placed records the order a 201 checkout of the model's cart answered
+// and empties the cart; the order must hold the cart's lines at the
+// cart's prices.
+func (m *shopModel) placed(key string, body []byte) {
+	var o liveOrder
+	if err := json.Unmarshal(body, &o); err != nil {
+		m.t.Fatalf("checkout %s: decode %s: %v", key, body, err)
+	}
+	want := &modelOrder{id: o.ID, lines: maps.Clone(m.cart), prices: map[string]int64{}, status: "placed"}
+	for p, q := range m.cart {
+		want.prices[p] = m.price[p]
+		want.total += int64(q) * m.price[p]
+	}
+	m.compareOrder("checkout "+key, o, want)
+	m.orders = append(m.orders, want)
+	m.keys = append(m.keys, key)
+	m.byKey[key] = want
+	m.cart = map[string]int{}
+}
+
+func (m *shopModel) compareOrder(what string, o liveOrder, want *modelOrder) {
+	lines, prices := map[string]int{}, map[string]int64{}
+	for _, l := range o.Items {
+		lines[l.ProductID], prices[l.ProductID] = l.Quantity, l.UnitPriceCents
+	}
+	// Order ids are random: the failure says whether they differ, so it
+	// reads the same each time rapid runs the sequence again.
+	if o.ID != want.id || !maps.Equal(lines, want.lines) || !maps.Equal(prices, want.prices) || o.TotalCents != want.total || o.Status != want.status {
+		m.t.Fatalf("%s: order %v at %v total %d %s (same id as the model's: %v); model: %v at %v total %d %s",
+			what, lines, prices, o.TotalCents, o.Status, o.ID == want.id, want.lines, want.prices, want.total, want.status)
+	}
+}
+
+func (m *shopModel) checkout(t *rapid.T) {
+	m.steps++
+	key := m.freshKey()
+	code, b := m.s.do("POST", "/v1/checkout", m.customer, addressBody, map[string]string{"Idempotency-Key": key})
+	m.checkoutAnswer(key, code, b)
+}
+
+// checkoutAnswer compares one checkout's answer with the model: 409 "the
+// cart is empty" for an empty cart, otherwise 201 and the order.
+func (m *shopModel) checkoutAnswer(key string, code int, b []byte) {
+	if len(m.cart) == 0 {
+		var p liveProblem
+		if code != http.StatusConflict || json.Unmarshal(b, &p) != nil || p.Detail != "the cart is empty" {
+			m.t.Fatalf("checkout %s of an empty cart = %d %s, want 409 the cart is empty", key, code, describe(b))
+		}
+		return
+	}
+	if code != http.StatusCreated {
+		m.t.Fatalf("checkout %s of %v = %d %s, want 201", key, m.cart, code, describe(b))
+	}
+	m.placed(key, b)
+}
+
+// checkoutAtOnce sends several checkouts of the cart at once, each with
+// its own key: as if one after another, one of them orders the cart and
+// the others find it empty. A race shows only now and then, so the
+// customer fills the cart again with the same lines and races again, a
+// few times: the step then fails whenever the race is lost, which keeps a
+// failing sequence reproducible while rapid shrinks it.
+func (m *shopModel) checkoutAtOnce(t *rapid.T) {
+	m.steps++
+	n := rapid.IntRange(2, 8).Draw(t, "at once")
+	lines := maps.Clone(m.cart)
+	for race := range 5 {
+		if race > 0 {
+			if len(lines) == 0 {
+				return
+			}
+			for p, q := range lines {
+				m.s.must("PUT", "/v1/cart/items/"+p, m.customer, map[string]int{"quantity": q}, nil, http.StatusOK, nil)
+				m.cart[p] = q
+			}
+		}
+		m.raceCheckouts(n)
+	}
+}
+
+func (m *shopModel) raceCheckouts(n int) {
+	keys := make([]string, n)
+	codes := make([]int, n)
+	bodies := make([][]byte, n)
+	errs := make([]error, n)
+	for i := range keys {
+		keys[i] = m.freshKey()
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			codes[i], bodies[i], errs[i] = httpDo(m.s.client, "POST", m.s.URL+"/v1/checkout", m.customer, addressBody,
+				map[string]string{"Idempotency-Key": keys[i]})
+		})
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for i := range n {
+		if errs[i] != nil {
+			m.t.Fatalf("checkout %s: %v", keys[i], errs[i])
+		}
+		if codes[i] == http.StatusCreated {
+			created++
+		}
+	}
+	if len(m.cart) > 0 && created != 1 {
+		// The counts vary from run to run: logged, not in the failure,
+		// which rapid compares across runs while it shrinks.
+		m.t.Logf("%d checkouts at once of the cart %v: %v", n, m.cart, codes)
+		m.t.Fatalf("checkouts at once of the cart %v: %s", m.cart, map[bool]string{true: "more than one answered 201", false: "none answered 201"}[created > 1])
+	}
+	// The one that ordered first, then the others against the empty cart.
+	for i := range n {
+		if codes[i] == http.StatusCreated {
+			m.checkoutAnswer(keys[i], codes[i], bodies[i])
+		}
+	}
+	for i := range n {
+		if codes[i] != http.StatusCreated {
+			m.checkoutAnswer(keys[i], codes[i], bodies[i])
+		}
+	}
+}
+
+func (m *shopModel) replay(t *rapid.T) {
+	if len(m.keys) == 0 {
+		t.Skip("no checkout to replay")
+	}
+	m.steps++
+	key := rapid.SampledFrom(m.keys).Draw(t, "key")
+	var o liveOrder
+	m.s.must("POST", "/v1/checkout", m.customer, addressBody, map[string]string{"Idempotency-Key": key}, http.StatusCreated, &o)
+	m.compareOrder("replay of "+key, o, m.byKey[key])
+}
+
+func (m *shopModel) replayOther(t *rapid.T) {
+	if len(m.keys) == 0 {
+		t.Skip("no checkout to replay")
+	}
+	m.steps++
+	key := rapid.SampledFrom(m.keys).Draw(t, "key")
+	other := map[string]any{"shippingAddress": map[string]any{"name": "Someone Else", "line1": "2 Other Rd",
+		"city": "Paris", "postalCode": "75001", "country": "FR"}}
+	m.s.must("POST", "/v1/checkout", m.customer, other, map[string]string{"Idempotency-Key": key}, http.StatusUnprocessableEntity, nil)
+}
+
+func (m *shopModel) cancel(t *rapid.T) {
+	if len(m.orders) == 0 {
+		t.Skip("no order to cancel")
+	}
+	m.steps++
+	o := rapid.SampledFrom(m.orders).Draw(t, "order")
+	if o.status != "placed" {
+		m.s.must("POST", "/v1/orders/"+o.id+"/cancel", m.customer, nil, nil, http.StatusConflict, nil)
+		return
+	}
+	var got liveOrder
+	m.s.must("POST", "/v1/orders/"+o.id+"/cancel", m.customer, nil, nil, http.StatusOK, &got)
+	o.status = "cancelled"
+	m.compareOrder("cancel", got, o)
+}
+
+// changePrice is the admin's price change; it returns once the feed has
+// carried it to the cart, so the model's cart shows the new price.
+func (m *shopModel) changePrice(t *rapid.T) {
+	m.steps++
+	p := m.product(t)
+	cents := rapid.Int64Range(100, 9999).Draw(t, "priceCents")
+	var got liveProduct
+	m.s.must("PATCH", "/v1/products/"+p, m.admin, map[string]int64{"priceCents": cents},
+		map[string]string{"Content-Type": "application/merge-patch+json"}, http.StatusOK, &got)
+	if cents != m.price[p] {
+		m.price[p] = cents
+		m.priceVersion[p]++
+	}
+	if got.PriceCents != m.price[p] || got.PriceVersion != m.priceVersion[p] {
+		m.t.Fatalf("PATCH %s price %d: %d cents priceVersion %d, model %d priceVersion %d",
+			p, cents, got.PriceCents, got.PriceVersion, m.price[p], m.priceVersion[p])
+	}
+	m.feed(t)
+}
+
+// feed waits until the workers have caught up and the cart shows every
+// product's current copies.
+func (m *shopModel) feed(*rapid.T) {
+	m.steps++
+	if stale := m.s.awaitConverged(m.users, 10*time.Second); len(stale) > 0 {
+		m.t.Fatalf("the feed did not converge: %v", stale)
+	}
+}
+
+func (m *shopModel) restart(*rapid.T) {
+	m.steps++
+	m.s.restart()
+}
+
+// check compares the cart, the summary and the order history with the
+// model after every step.
+func (m *shopModel) check(*rapid.T) {
+	var c liveCart
+	m.s.must("GET", "/v1/cart", m.customer, nil, nil, http.StatusOK, &c)
+	got := map[string]int{}
+	count, subtotal := 0, int64(0)
+	for _, l := range c.Items {
+		got[l.ProductID] = l.Quantity
+		if l.Name != m.name[l.ProductID] || l.UnitPriceCents != m.price[l.ProductID] || l.PriceVersion != m.priceVersion[l.ProductID] || !l.Available {
+			m.t.Fatalf("cart line %s: %q %d cents priceVersion %d available %v; model: %q %d cents priceVersion %d",
+				l.ProductID, l.Name, l.UnitPriceCents, l.PriceVersion, l.Available, m.name[l.ProductID], m.price[l.ProductID], m.priceVersion[l.ProductID])
+		}
+		if l.LineTotalCents != int64(l.Quantity)*l.UnitPriceCents {
+			m.t.Fatalf("cart line %s: %d × %d ≠ %d", l.ProductID, l.Quantity, l.UnitPriceCents, l.LineTotalCents)
+		}
+		count += l.Quantity
+		subtotal += l.LineTotalCents
+	}
+	if !maps.Equal(got, m.cart) || c.ItemCount != count || c.SubtotalCents != subtotal {
+		m.t.Fatalf("cart %v itemCount %d subtotal %d; model %v", got, c.ItemCount, c.SubtotalCents, m.cart)
+	}
+
+	var sum liveSummary
+	m.s.must("GET", "/v1/me/summary", m.customer, nil, nil, http.StatusOK, &sum)
+	want := liveSummary{}
+	for _, o := range m.orders {
+		if o.status == "placed" {
+			want.TotalOrders++
+			want.TotalSpentCents += o.total
+		}
+	}
+	if sum != want {
+		m.t.Fatalf("summary %+v, model %+v", sum, want)
+	}
+
+	var page struct {
+		Items []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"items"`
+	}
+	m.s.must("GET", "/v1/orders?limit=100", m.customer, nil, nil, http.StatusOK, &page)
+	history := map[string]string{}
+	for _, it := range page.Items {
+		history[it.ID] = it.Status
+	}
+	model := map[string]string{}
+	for _, o := range m.orders {
+		model[o.id] = o.status
+	}
+	if !maps.Equal(history, model) {
+		m.t.Logf("order history %v, model %v", history, model)
+		m.t.Fatalf("order history: %v by status, model %v", countValues(history), countValues(model))
+	}
+}
+
+func countValues(m map[string]string) map[string]int {
+	n := map[string]int{}
+	for _, v := range m {
+		n[v]++
+	}
+	return n
+}
