@@ -235,7 +235,7 @@ func (s *liveShop) feedLag() string {
 	if err != nil {
 		return err.Error()
 	}
-	for _, ps := range st.(feedworkers.FeedsStatus).Processors {
+	for _, ps := range st {
 		for _, l := range ps.Leases {
 			if l.LagEstimate != 0 {
 				return fmt.Sprintf("%s lease %s lag %d", ps.Processor, l.Lease, l.LagEstimate)
