@@ -3,15 +3,14 @@ package api
 import (
 	"net/http"
 
-	"shop/store"
 	"shop/store/writes"
 )
 
 // handleCartGet is the cart screen: ONE point read in carts by (userId,
 // userId); the lines carry name and price copies (model-denormalize-reads).
-func handleCartGet(carts *store.Carts) http.HandlerFunc {
+func handleCartGet(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := carts.Get(r.Context(), userFrom(r.Context()).ID)
+		c, err := ws.Cart(r.Context(), userFrom(r.Context()).ID)
 		if err != nil {
 			writeProblem(w, r, err)
 			return

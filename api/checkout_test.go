@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"shop/domain"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
+	"shop/store"
 )
 
 type orderBody struct {
@@ -188,15 +190,14 @@ func TestCheckoutConcurrentDuplicates(t *testing.T) {
 	}
 }
 
-// crashedCheckout runs the order batch of a checkout of the user's cart
-// as the API does, under the id the cart names for its next order (here
-// orderID), and stops there: a process that died before settling the
-// cart.
+// crashedCheckout runs the first two steps of a checkout of the user's
+// cart as the API does, the marker on the cart (If-Match) and the order
+// batch, and stops there: a process that died before settling the cart.
 func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order {
 	t.Helper()
 	ctx := t.Context()
 	cart, err := s.repos.Carts.Update(ctx, userID, "", func(c *domain.Cart) error {
-		c.NextOrderID = orderID
+		c.MarkPending(orderID, time.Now())
 		return nil
 	})
 	if err != nil {
@@ -214,6 +215,35 @@ func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order
 	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "crashed-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return o
+}
+
+// crashedCheckoutAfter is crashedCheckout with its batch delay after the
+// marker: a checkout still in progress.
+func crashedCheckoutAfter(t *testing.T, s *shop, userID, orderID string, delay time.Duration) domain.Order {
+	t.Helper()
+	ctx := t.Context()
+	cart, err := s.repos.Carts.Update(ctx, userID, "", func(c *domain.Cart) error {
+		c.MarkPending(orderID, time.Now())
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+		return domain.Order{}
+	}
+	time.Sleep(delay)
+	var addr domain.Address
+	b, _ := json.Marshal(address["shippingAddress"])
+	_ = json.Unmarshal(b, &addr)
+	o, err := domain.NewOrder(orderID, cart, domain.Customer{Name: "User " + userID}, addr, "slow-"+orderID, time.Now())
+	if err != nil {
+		t.Error(err)
+		return domain.Order{}
+	}
+	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "slow-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
+	if err != nil {
+		t.Error(err)
 	}
 	return o
 }
@@ -239,8 +269,10 @@ func orderQuantities(o orderBody) map[string]int {
 
 // TestCheckoutCrashedBeforeSettlingChargesOnce: a checkout commits its
 // order and stops before taking the paid lines out of the cart; the user
-// then adds a product and raises a paid quantity. Whoever settles first,
-// the orders feed or the user's next checkout, the next order holds only
+// then adds a product and sets a paid line's quantity. The user's first
+// change settles the order before it applies (as if the checkout had
+// finished first), so the quantities are the user's, and whoever settles
+// first, the change or the orders feed, the next order holds only
 // what was not paid for, and the cart ends empty.
 func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
 	tests := []struct {
@@ -277,7 +309,7 @@ func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			unpaid := map[string]int{"book-1": 1, "book-2": 1}
+			unpaid := map[string]int{"book-1": 3, "book-2": 1}
 			if tt.feedFirst {
 				feed()
 				if diff := cmp.Diff(unpaid, cartQuantities(t, s, alice)); diff != "" {
@@ -288,7 +320,7 @@ func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
 			if diff := cmp.Diff(unpaid, orderQuantities(second)); diff != "" {
 				t.Errorf("next order (-want +got):\n%s", diff)
 			}
-			if got, want := second.TotalCents, int64(3999+2999); got != want {
+			if got, want := second.TotalCents, int64(3*3999+2999); got != want {
 				t.Errorf("next order total = %d, want %d", got, want)
 			}
 			if !tt.feedFirst {
@@ -302,18 +334,20 @@ func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
 	}
 }
 
-// TestCheckoutOfACartWithoutNextOrderID: a cart stored before carts named
-// their next order is given an id at its first checkout, and ordered
-// whole.
-func TestCheckoutOfACartWithoutNextOrderID(t *testing.T) {
+// TestCheckoutVoidsAMarkerWithoutOrder: a marker whose order never
+// committed (the process died before its batch) is resolved by the next
+// checkout: the dead checkout's order id is voided, so its batch can never
+// commit late, and the next order holds the whole cart.
+func TestCheckoutVoidsAMarkerWithoutOrder(t *testing.T) {
 	s := newShop(t)
 	s.fixture()
 	alice := token(t, "alice", false)
 	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 2}}).want(200)
-	if _, err := s.repos.Carts.Update(t.Context(), "alice", "", func(c *domain.Cart) error {
-		c.NextOrderID = ""
+	cart, err := s.repos.Carts.Update(t.Context(), "alice", "", func(c *domain.Cart) error {
+		c.MarkPending("o-never-committed", time.Now().Add(-time.Minute))
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	o := decodeBody[orderBody](t, checkout(s, alice, "k", address).want(201))
@@ -324,10 +358,53 @@ func TestCheckoutOfACartWithoutNextOrderID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Items) != 0 || c.NextOrderID == "" || c.NextOrderID == o.ID {
-		t.Errorf("cart after checkout = %d lines, next order %q; want empty, naming a new order", len(c.Items), c.NextOrderID)
+	if len(c.Items) != 0 || c.Pending != nil {
+		t.Errorf("cart after checkout = %d lines, marker %+v; want empty, no marker", len(c.Items), c.Pending)
+	}
+	// The dead checkout's batch, arriving late, is refused as a whole.
+	var addr domain.Address
+	b, _ := json.Marshal(address["shippingAddress"])
+	_ = json.Unmarshal(b, &addr)
+	late, err := domain.NewOrder("o-never-committed", cart, domain.Customer{Name: "A"}, addr, "late", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.repos.Orders.Place(t.Context(), late, domain.Idempotency{Key: "late", RequestHash: "h"}); !errors.Is(err, store.ErrOrderExists) {
+		t.Errorf("late batch of the voided checkout = %v, want ErrOrderExists", err)
 	}
 	checkout(s, alice, "k2", address).want(409)
+}
+
+// TestCartChangeWaitsForACheckoutInProgress: a cart change that finds a
+// fresh marker whose order has not committed waits for it, and once the
+// order commits, settles it and applies the change to what is left.
+func TestCartChangeWaitsForACheckoutInProgress(t *testing.T) {
+	s := newShop(t)
+	s.fixture()
+	alice := token(t, "alice", false)
+	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 2}}).want(200)
+	done := make(chan domain.Order)
+	go func() {
+		// A checkout that commits 100 ms after its marker.
+		o := crashedCheckoutAfter(t, s, "alice", "o-slow", 100*time.Millisecond)
+		done <- o
+	}()
+	// Wait for the marker, then change the cart.
+	for {
+		c, err := s.repos.Carts.Get(t.Context(), "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Pending != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	got := decodeBody[cartBody](t, s.do(req{method: "PUT", path: "/v1/cart/items/book-2", token: alice, body: map[string]int{"quantity": 1}}).want(200))
+	<-done
+	if len(got.Items) != 1 || got.Items[0].ProductID != "book-2" {
+		t.Errorf("cart after the PUT = %+v, want only book-2: the checkout came first", got.Items)
+	}
 }
 
 // TestCheckoutConcurrentKeysPayOnce: two tabs, or rapid clicks, check out

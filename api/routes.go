@@ -56,7 +56,7 @@ func (s *server) routes(d Deps) http.Handler {
 		r.Group(func(r chi.Router) {
 			r.Use(authenticate)
 			r.Post("/products/{productId}/reviews", handleReviewCreate(s.repos.Products, s.repos.Reviews, s.now))
-			r.Get("/cart", handleCartGet(s.repos.Carts))
+			r.Get("/cart", handleCartGet(s.writes))
 			r.Put("/cart/items/{productId}", handleCartPut(s.writes))
 			r.Delete("/cart/items/{productId}", handleCartDelete(s.writes))
 			r.Post("/checkout", handleCheckout(s.writes))

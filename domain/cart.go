@@ -1,8 +1,6 @@
 package domain
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"slices"
 	"time"
 )
@@ -22,18 +20,8 @@ func NewCart(userID string) Cart {
 		Meta:        Meta{ID: userID, Type: TypeCart, SchemaVersion: SchemaVersion},
 		UserID:      userID,
 		Items:       []CartLine{},
-		ProductIDs:  []string{},
-		NextOrderID: NewOrderID(),
+		ProductIDs: []string{},
 	}
-}
-
-// NewOrderID returns a fresh order id: "o-" and 20 random hex digits. A
-// cart draws the id of its next order ahead of time (Cart.NextOrderID),
-// so the id says nothing of when the order was placed; CreatedAt does.
-func NewOrderID() string {
-	var b [10]byte
-	_, _ = rand.Read(b[:])
-	return "o-" + hex.EncodeToString(b[:])
 }
 
 // SetQuantity puts quantity of p in the cart, copying the product's name
@@ -137,16 +125,46 @@ func (c *Cart) ApplyProduct(p Product, now time.Time) bool {
 	return true
 }
 
+// MarkPending writes the marker of a checkout whose order takes the id
+// orderID.
+func (c *Cart) MarkPending(orderID string, now time.Time) {
+	c.Pending = &PendingCheckout{OrderID: orderID, Since: now.UTC()}
+}
+
+// PendingOrder returns the order id of the checkout in progress, if any.
+func (c *Cart) PendingOrder() (string, bool) {
+	if c.Pending == nil {
+		return "", false
+	}
+	return c.Pending.OrderID, true
+}
+
+// IsPending reports whether the cart carries the marker of the checkout
+// of orderID.
+func (c *Cart) IsPending(orderID string) bool {
+	id, ok := c.PendingOrder()
+	return ok && id == orderID
+}
+
+// Unmark removes the marker of the checkout whose order is orderID, and
+// reports whether it was there: a checkout whose batch was refused, or
+// whose order was voided, leaves the cart as it was.
+func (c *Cart) Unmark(orderID string) bool {
+	if !c.IsPending(orderID) {
+		return false
+	}
+	c.Pending = nil
+	return true
+}
+
 // Settle takes out of the cart what order o paid for, once the order is
 // committed: each order line's quantity is subtracted from the cart line
-// of that product (a line left at 0 or less goes). What the owner added
-// or changed since the checkout read the cart stays, and a price
-// refreshed since does not matter. Guarded by the order's id: only the
-// order the cart said it would take (NextOrderID) settles, and the cart
-// then draws the id of its next order, so a replay or a second settler
-// changes nothing. It reports whether the cart changed.
+// of that product (a line left at 0 or less goes), and the marker is
+// cleared. A price refreshed since by the fan-out does not matter.
+// Guarded by the marker (it names o), so a replay or a second settler
+// changes nothing; it reports whether the cart changed.
 func (c *Cart) Settle(o Order, now time.Time) bool {
-	if o.ID == "" || c.NextOrderID != o.ID {
+	if o.ID == "" || !c.Unmark(o.ID) {
 		return false
 	}
 	for _, ol := range o.Items {
@@ -159,7 +177,6 @@ func (c *Cart) Settle(o Order, now time.Time) bool {
 			c.Items = slices.Delete(c.Items, i, i+1)
 		}
 	}
-	c.NextOrderID = NewOrderID()
 	c.Recompute(now)
 	return true
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"shop/domain"
 )
@@ -54,12 +53,8 @@ func TestNewCart(t *testing.T) {
 		Items:      []domain.CartLine{},
 		ProductIDs: []string{},
 	}
-	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(domain.Cart{}, "NextOrderID")); diff != "" {
+	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("NewCart (-want +got):\n%s", diff)
-	}
-	// The id its first order will take: a valid id, drawn anew per cart.
-	if err := domain.ValidateID("nextOrderId", c.NextOrderID); err != nil || c.NextOrderID == domain.NewCart("u1").NextOrderID {
-		t.Errorf("nextOrderId = %q (%v), want a valid id unique to the cart", c.NextOrderID, err)
 	}
 }
 
@@ -374,8 +369,9 @@ func TestCartSettle(t *testing.T) {
 		name string
 		// cart is the cart as the settler reads it (a quantity per product).
 		cart []line
-		// next is the cart's NextOrderID as the settler reads it.
-		next string
+		// pending is the marker's order id as the settler reads it ("" for
+		// no marker).
+		pending string
 		// priceNow, when set, is a's price refreshed after the checkout.
 		priceNow    int64
 		wantLines   []line
@@ -387,8 +383,8 @@ func TestCartSettle(t *testing.T) {
 		{"owner lowered a paid quantity: the line goes", []line{{"a", 1}, {"b", 1}}, "o1", 0, []line{}, true},
 		{"owner removed a paid line", []line{{"b", 1}, {"c", 1}}, "o1", 0, []line{{"c", 1}}, true},
 		{"price refreshed since: same lines go", []line{{"a", 2}, {"b", 1}, {"c", 1}}, "o1", 150, []line{{"c", 1}}, true},
-		{"already settled: nothing changes", []line{{"a", 2}, {"c", 1}}, "o0", 0, []line{{"a", 2}, {"c", 1}}, false},
-		{"the cart names another order: nothing changes", []line{{"a", 2}, {"b", 1}}, "o2", 0, []line{{"a", 2}, {"b", 1}}, false},
+		{"already settled: nothing changes", []line{{"a", 2}, {"c", 1}}, "", 0, []line{{"a", 2}, {"c", 1}}, false},
+		{"marker of another checkout: nothing changes", []line{{"a", 2}, {"b", 1}}, "o2", 0, []line{{"a", 2}, {"b", 1}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -402,7 +398,9 @@ func TestCartSettle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cart.NextOrderID = tt.next
+			if tt.pending != "" {
+				cart.MarkPending(tt.pending, now)
+			}
 			later := now.Add(time.Minute)
 			if got, want := cart.Settle(order, later), tt.wantChanged; got != want {
 				t.Errorf("Settle = %v, want %v", got, want)
@@ -414,11 +412,12 @@ func TestCartSettle(t *testing.T) {
 			if diff := cmp.Diff(tt.wantLines, got); diff != "" {
 				t.Errorf("lines after Settle (-want +got):\n%s", diff)
 			}
-			switch next := cart.NextOrderID; {
-			case tt.wantChanged && (next == "" || next == order.ID):
-				t.Errorf("nextOrderId after Settle = %q, want a new id", next)
-			case !tt.wantChanged && next != tt.next:
-				t.Errorf("nextOrderId = %q, want %q unchanged", next, tt.next)
+			pending, marked := cart.PendingOrder()
+			switch {
+			case tt.wantChanged && marked:
+				t.Errorf("marker %q after Settle, want it cleared", pending)
+			case !tt.wantChanged && pending != tt.pending:
+				t.Errorf("marker = %q, want %q unchanged", pending, tt.pending)
 			}
 			if cart.Items == nil || cart.ProductIDs == nil {
 				t.Errorf("items %#v, productIds %#v: want empty slices, not nil", cart.Items, cart.ProductIDs)
@@ -444,7 +443,7 @@ func TestCartSettleTwiceTakesOnce(t *testing.T) {
 	if err := cart.SetQuantity(product("a", 100), 3, now); err != nil {
 		t.Fatal(err)
 	}
-	cart.NextOrderID = "o1"
+	cart.MarkPending("o1", now)
 	order := domain.Order{Meta: domain.Meta{ID: "o1"}, Items: []domain.OrderLine{{ProductID: "a", Quantity: 1}}}
 	cart.Settle(order, now)
 	cart.Settle(order, now)

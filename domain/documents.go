@@ -16,6 +16,7 @@ const (
 	TypeCustomerSummary = "customerSummary"
 	TypeProductSummary  = "productSummary"
 	TypeOrderSummary    = "orderSummary"
+	TypeVoidedOrder     = "voidedOrder"
 
 	SchemaVersion = 1
 
@@ -159,17 +160,40 @@ type Cart struct {
 	ItemCount     int       `json:"itemCount"`
 	SubtotalCents int64     `json:"subtotalCents"`
 	LastUpdated   time.Time `json:"lastUpdated"`
-	// NextOrderID is the id the cart's next order will take. Checkout
-	// creates the order under this id in the order's transactional batch,
-	// so two checkouts of the same cart contents cannot both commit: the
-	// second Create of the id is a 409 in the orders partition, whatever
-	// the keys, tabs or instances. Settling the paid lines (Settle) draws
-	// the next id. No transaction spans `orders` and `carts`, and this is
-	// what makes the pair safe: a checkout that stops after its batch
-	// leaves the cart still naming the paid order, and whoever comes next
-	// (the orders feed, the next checkout) settles it. Internal: the API
-	// does not show it.
-	NextOrderID string `json:"nextOrderId,omitempty"`
+	// Pending marks a checkout of this cart in progress. No transaction
+	// spans `carts` and `orders`, so a checkout writes the marker
+	// (If-Match) before its order batch and clears it when it settles the
+	// paid lines (Settle). While it is there, nobody else changes what
+	// the cart holds: a change first resolves the marker, by settling
+	// the committed order or by voiding the order id for good
+	// (store/writes). Internal: the API does not show it.
+	Pending *PendingCheckout `json:"pendingCheckout,omitempty"`
+}
+
+// PendingCheckout is the marker of a checkout in progress on a cart.
+type PendingCheckout struct {
+	// OrderID is the id the checkout's order is created under.
+	OrderID string `json:"orderId"`
+	// Since is when the marker was written: past MaxCheckoutWait after
+	// it, a checkout whose order has not appeared is taken for dead.
+	Since time.Time `json:"since"`
+}
+
+// MaxCheckoutWait is how long a cart change waits for a checkout in
+// progress (its order batch) before it voids the checkout's order id:
+// a checkout's batch takes milliseconds, so one that has not committed
+// by then has died or is stuck, and the cart must not wait for it.
+const MaxCheckoutWait = 500 * time.Millisecond
+
+// VoidedOrder takes an order id that a checkout marked on a cart and
+// never committed: created in the user's orders partition under the
+// order's id, it makes that checkout's batch fail (the id is taken), so
+// the checkout can never commit after the cart has moved on. It expires
+// by its own ttl.
+type VoidedOrder struct {
+	Meta
+	UserID   string    `json:"userId"`
+	VoidedAt time.Time `json:"voidedAt"`
 }
 
 // CartLine is one product in a cart, with copies of its name and price.
@@ -211,9 +235,9 @@ type Order struct {
 	CreatedAt       time.Time   `json:"createdAt"`
 	LastUpdated     time.Time   `json:"lastUpdated"`
 	IdempotencyKey  string      `json:"idempotencyKey"`
-	// CartETag is the _etag of the cart the order was made from: a trace
-	// of the version ordered, not a guard; settling the cart follows its
-	// NextOrderID, whatever the cart's _etag has become since.
+	// CartETag is the _etag of the cart the order was made from, as the
+	// checkout's marker write left it: a trace of the version ordered, not
+	// a guard; settling the cart follows the marker.
 	CartETag string `json:"cartEtag,omitempty"`
 	// Version counts every write of the order; the ordersByStatus copy
 	// keeps it as sourceVersion.

@@ -14,7 +14,7 @@ import (
 // replace only for a checkout that did not settle.
 func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) error {
 	for _, o := range orders {
-		if err := h.writes.SettleOrder(ctx, o); err != nil {
+		if _, err := h.writes.SettleOrder(ctx, o); err != nil {
 			return err
 		}
 	}

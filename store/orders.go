@@ -71,12 +71,51 @@ func (r *Orders) Idempotency(ctx context.Context, userID, key string) (domain.Id
 	return ReadDoc[domain.Idempotency](ctx, r.c, userID, domain.IdempotencyID(key))
 }
 
+// VoidTTL is how long a voided order id stays taken: far longer than any
+// batch can be in flight.
+const VoidTTL = 24 * 3600
+
+// Lookup says what stands at a checkout's order id: the committed order,
+// its void (voided true), or nothing (ENOTFOUND): the batch has not
+// committed, and may still.
+func (r *Orders) Lookup(ctx context.Context, userID, orderID string) (o domain.Order, voided bool, err error) {
+	o, err = ReadDoc[domain.Order](ctx, r.c, userID, orderID)
+	switch {
+	case err != nil:
+		return domain.Order{}, false, err
+	case o.Type == domain.TypeVoidedOrder:
+		return domain.Order{}, true, nil
+	case o.Type != domain.TypeOrder:
+		return domain.Order{}, false, domain.Errorf(domain.EINTERNAL, "%s in %s's orders is a %s, not an order", orderID, userID, o.Type)
+	}
+	return o, false, nil
+}
+
+// Void takes a checkout's order id for good, so its batch can no longer
+// commit (its Create of the order fails): one small create in the user's
+// partition. ErrOrderExists when the order (or a void) is there first.
+func (r *Orders) Void(ctx context.Context, userID, orderID string, now time.Time) error {
+	ttl := VoidTTL
+	doc, err := encode(domain.VoidedOrder{
+		Meta:     domain.Meta{ID: orderID, Type: domain.TypeVoidedOrder, SchemaVersion: domain.SchemaVersion, TTL: &ttl},
+		UserID:   userID,
+		VoidedAt: now.UTC(),
+	})
+	if err != nil {
+		return err
+	}
+	_, err = r.c.Create(ctx, userID, doc)
+	if domain.IsCode(err, domain.ECONFLICT) {
+		return ErrOrderExists
+	}
+	return err
+}
+
 // The two ways a checkout's batch is refused because its documents exist.
 var (
-	// ErrOrderExists: an order with the new order's id is committed. The
-	// id comes from the cart (Cart.NextOrderID), so these cart contents
-	// were paid by another checkout.
-	ErrOrderExists = domain.Errorf(domain.ECONFLICT, "this cart was checked out by another request")
+	// ErrOrderExists: the new order's id is taken: another checkout's
+	// cart change voided it (Orders.Void), since it took too long.
+	ErrOrderExists = domain.Errorf(domain.ECONFLICT, "the checkout took too long and was called off; nothing was charged; try again")
 	// ErrKeyUsed: the Idempotency-Key's record is committed.
 	ErrKeyUsed = domain.Errorf(domain.ECONFLICT, "this Idempotency-Key was used by another request")
 )

@@ -2,7 +2,6 @@ package sample
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -82,7 +81,6 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 	userWidth := max(5, len(fmt.Sprint(opts.Users)))
 	for i := range p.carts {
 		c := domain.NewCart(fmt.Sprintf("shopper-%0*d", userWidth, i+1))
-		c.NextOrderID = sampleOrderID(c.UserID)
 		lines := 1 + rng.IntN(min(10, len(p.products)))
 		for _, pi := range pickDistinct(rng, len(p.products), lines) {
 			// Cannot fail: the product is live, the quantity in 1..3, the
@@ -92,16 +90,6 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 		p.carts[i] = c
 	}
 	return p
-}
-
-// sampleOrderID is the id a sample cart names for its first order: drawn
-// from the user id rather than at random, so that the same options give
-// the same sample, and without a draw from rng, so that the rest of the
-// sample does not move.
-func sampleOrderID(userID string) string {
-	h := fnv.New64a()
-	h.Write([]byte(userID))
-	return fmt.Sprintf("o-%020x", h.Sum64())
 }
 
 // sampleName picks one word from each of the category's lists, trying a

@@ -2,6 +2,8 @@ package writes
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"sync"
 
@@ -21,100 +23,123 @@ type CheckoutRequest struct {
 	RequestHash string
 }
 
-// maxCheckoutRounds bounds how many orders of the same cart one checkout
-// may find already paid before giving up: each round settles one, so the
-// bound is only ever reached by a cart checked out in a tight loop.
-const maxCheckoutRounds = 10
-
 // Checkout turns the user's cart into an order. The rule it keeps: a
 // cart's contents are paid at most once, whatever the keys, tabs,
-// instances and crashes; concurrent checkouts of one cart behave as if
-// one ran after the other.
+// instances and crashes, and a checkout and the cart's other changes
+// behave as if one ran after the other.
 //
-// No transaction spans `carts` and `orders`, so the rule is enforced in
-// the orders partition: the order is created under the id the cart named
-// for its next order (Cart.NextOrderID), in ONE batch with the key's
-// idempotency record and the customerSummary. Two checkouts that read the
-// same cart both create that id, and only one commits; the other finds
-// the order (store.ErrOrderExists), settles its lines out of the cart and
-// starts again from the cart that is left, which is what it would have
-// seen had it come second. A checkout that stops after its batch leaves
-// the cart naming the paid order, so whoever comes next (the orders feed,
-// or the next checkout, at its batch) settles it the same way.
-//
-// The cart is not written before the batch: the guard costs no request
-// unit of its own.
+// No transaction spans `carts` and `orders`, so the checkout writes a
+// marker on the cart first (If-Match on the version it orders), then the
+// order batch in `orders` (the order, the key's record, the
+// customerSummary), then settles the paid lines out of the cart. The
+// marker is what makes the pair safe. Only one checkout can mark a given
+// version of the cart, and nobody changes what a marked cart holds: a
+// cart change (another checkout, a PUT, a DELETE) that finds a marker
+// first resolves it (resolve): it settles the order if it committed, and
+// otherwise waits for it, up to domain.MaxCheckoutWait after the marker,
+// and then voids the order's id, so that a checkout that died, or is
+// stuck, can never commit after the cart has moved on.
 func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Order, error) {
 	// A concurrent duplicate in this process waits for nobody: 409. On
-	// another instance the same race ends at the batch (ErrKeyUsed) and
-	// replays.
+	// another instance the same race ends at the marker, and the second
+	// request, going round again, replays the first.
 	if !w.checkouts.start(req.UserID, req.Key) {
 		return domain.Order{}, domain.Errorf(domain.ECONFLICT, "a checkout with this Idempotency-Key is still in progress")
 	}
 	defer w.checkouts.done(req.UserID, req.Key)
 
-	for range maxCheckoutRounds {
+	var placed domain.Order
+	err := store.Retry(ctx, func() error {
 		// Point read of the key's record: a retry replays the first answer.
 		prior, err := w.repos.Orders.Idempotency(ctx, req.UserID, req.Key)
 		switch {
 		case err == nil:
-			return w.replay(ctx, prior, req.RequestHash)
+			placed, err = w.replay(ctx, prior, req.RequestHash)
+			return err
 		case !domain.IsCode(err, domain.ENOTFOUND):
-			return domain.Order{}, err
+			return err
 		}
-		cart, err := w.cartWithNextOrderID(ctx, req.UserID)
+		o, err := w.mark(ctx, req)
 		if err != nil {
-			return domain.Order{}, err
+			return err
 		}
-		t := w.now()
-		o, err := domain.NewOrder(cart.NextOrderID, cart, req.Customer, req.Address, req.Key, t)
-		if err != nil {
-			return domain.Order{}, err
-		}
-		placed, err := w.repos.Orders.Place(ctx, o, domain.Idempotency{Key: req.Key, RequestHash: req.RequestHash, CreatedAt: t.UTC()})
-		switch {
-		case errors.Is(err, store.ErrKeyUsed):
-			// The same key committed first on another instance: the next
-			// round replays it.
-			continue
-		case errors.Is(err, store.ErrOrderExists):
-			// These contents were paid by another checkout: settle them
-			// and look at what is left.
-			paid, err := w.repos.Orders.Get(ctx, req.UserID, o.ID)
-			if err != nil {
-				return domain.Order{}, err
-			}
-			if err := w.SettleOrder(ctx, paid); err != nil {
-				return domain.Order{}, err
-			}
-			continue
-		case err != nil:
-			return domain.Order{}, err
-		}
-		// The order stands whatever happens now. The settle rides out a
-		// throttled store (Persist) so that the cart the user sees next
-		// no longer holds what was paid; if it still fails, the orders
-		// feed or the next checkout settles it.
-		_ = store.Persist(ctx, func() error { return w.SettleOrder(ctx, placed) })
-		return placed, nil
-	}
-	return domain.Order{}, domain.Errorf(domain.ECONFLICT, "the cart kept being checked out by other requests; try again")
+		placed, err = w.place(ctx, o, req)
+		return err
+	})
+	return placed, err
 }
 
-// cartWithNextOrderID reads the user's cart. A cart written before carts
-// named their next order gets an id first (one cart write, once).
-func (w *Writes) cartWithNextOrderID(ctx context.Context, userID string) (domain.Cart, error) {
-	cart, err := w.repos.Carts.Get(ctx, userID)
-	if err != nil || cart.NextOrderID != "" || cart.ETag == "" {
-		return cart, err
-	}
-	return w.repos.Carts.UpdateExisting(ctx, cart, func(c *domain.Cart) error {
-		if c.NextOrderID != "" {
-			return store.ErrUnchanged
+// mark makes the order from the cart and writes the checkout's marker on
+// the version it was made from (If-Match), resolving another checkout's
+// marker first.
+func (w *Writes) mark(ctx context.Context, req CheckoutRequest) (domain.Order, error) {
+	var o domain.Order
+	marked, err := w.changeCart(ctx, req.UserID, "", func(c *domain.Cart) error {
+		t := w.now()
+		var err error
+		o, err = domain.NewOrder(domain.OrderID(t, randomSuffix()), *c, req.Customer, req.Address, req.Key, t)
+		if err != nil {
+			return err
 		}
-		c.NextOrderID = domain.NewOrderID()
+		c.MarkPending(o.ID, t)
 		return nil
 	})
+	if err != nil {
+		return domain.Order{}, err
+	}
+	o.CartETag = marked.ETag
+	return o, nil
+}
+
+// place commits the marked checkout's batch and settles the cart.
+func (w *Writes) place(ctx context.Context, o domain.Order, req CheckoutRequest) (domain.Order, error) {
+	placed, err := w.repos.Orders.Place(ctx, o, domain.Idempotency{Key: req.Key, RequestHash: req.RequestHash, CreatedAt: o.CreatedAt})
+	switch {
+	case err == nil:
+		// The order stands whatever happens now. The settle rides out a
+		// throttled store (Persist), so that the cart the user sees next
+		// no longer holds what was paid; if it still fails, the marker
+		// stays, and the orders feed or the next cart change settles it.
+		_ = store.Persist(ctx, func() error {
+			_, err := w.SettleOrder(ctx, placed)
+			return err
+		})
+		return placed, nil
+	case errors.Is(err, store.ErrKeyUsed):
+		// The same key committed first on another instance: go round
+		// again, and replay it.
+		w.unmark(ctx, o.UserID, o.ID)
+		return domain.Order{}, store.Lost(err)
+	case domain.IsCode(err, domain.EUNAVAILABLE):
+		return w.settleOrVoid(ctx, o, err)
+	}
+	// Refused as a whole (the order's id was voided, a document too
+	// large, …): nothing was charged, and the cart is as it was.
+	w.unmark(ctx, o.UserID, o.ID)
+	return domain.Order{}, err
+}
+
+// settleOrVoid ends a checkout whose batch answered "unavailable": on
+// Cosmos the batch may still have committed. Voiding its order id settles
+// the question at once: if the void goes in, the batch never will
+// (nothing was charged, and the cause is answered); if the id is taken,
+// the order committed, and it is settled and answered. A store too
+// unavailable for either leaves the marker to the next cart change.
+func (w *Writes) settleOrVoid(ctx context.Context, o domain.Order, cause error) (domain.Order, error) {
+	err := store.Persist(ctx, func() error { return w.repos.Orders.Void(ctx, o.UserID, o.ID, w.now()) })
+	switch {
+	case err == nil:
+		w.unmark(ctx, o.UserID, o.ID)
+		return domain.Order{}, cause
+	case !errors.Is(err, store.ErrOrderExists):
+		return domain.Order{}, cause
+	}
+	placed, voided, err := w.repos.Orders.Lookup(ctx, o.UserID, o.ID)
+	if err != nil || voided {
+		return domain.Order{}, cause
+	}
+	_, _ = w.SettleOrder(ctx, placed)
+	return placed, nil
 }
 
 // replay answers a repeated Idempotency-Key: the same body gets the first
@@ -127,29 +152,87 @@ func (w *Writes) replay(ctx context.Context, prior domain.Idempotency, hash stri
 }
 
 // SettleOrder takes the lines order o paid for out of its user's cart, if
-// the cart still names o as its next order (domain.Cart.Settle); called
-// after the batch by the checkout itself, by a checkout that finds the
-// order already paid, and by the orders feed for every order it delivers.
-// Idempotent: once settled, the cart names another order. The order's
-// status does not matter (a feed may first deliver an order as
-// cancelled): its lines were checked out all the same. A cart that
+// the cart still carries o's marker (domain.Cart.Settle), and returns the
+// cart. It is called after the batch by the checkout itself, by a cart
+// change that finds the marker (resolve), and by the orders feed for
+// every order it delivers. Idempotent: once settled, the marker is gone.
+// The order's status does not matter (a feed may first deliver an order
+// as cancelled): its lines were checked out all the same. A cart that
 // expired meanwhile has nothing left to settle.
-func (w *Writes) SettleOrder(ctx context.Context, o domain.Order) error {
-	_, err := w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: o.UserID}, func(c *domain.Cart) error {
+func (w *Writes) SettleOrder(ctx context.Context, o domain.Order) (domain.Cart, error) {
+	c, err := w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: o.UserID}, func(c *domain.Cart) error {
 		if !c.Settle(o, w.now()) {
 			return store.ErrUnchanged
 		}
 		return nil
 	})
 	if errors.Is(err, store.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
+		return c, nil
 	}
-	return err
+	return c, err
+}
+
+// errCheckoutInProgress is the lost race of a cart change that found a
+// checkout still running: it waits (Retry) and looks again.
+var errCheckoutInProgress = domain.Errorf(domain.ECONFLICT, "a checkout of this cart is in progress; try again")
+
+// resolve ends, for a cart change, the checkout whose marker it found:
+// an order that committed is settled; a voided one is unmarked; one not
+// there yet is waited for until domain.MaxCheckoutWait after the marker,
+// then voided (its batch can then never commit) and unmarked.
+func (w *Writes) resolve(ctx context.Context, userID string, p domain.PendingCheckout) error {
+	return store.Retry(ctx, func() error {
+		o, voided, err := w.repos.Orders.Lookup(ctx, userID, p.OrderID)
+		switch {
+		case err == nil && voided:
+			w.unmark(ctx, userID, p.OrderID)
+			return nil
+		case err == nil:
+			_, err = w.SettleOrder(ctx, o)
+			return err
+		case !domain.IsCode(err, domain.ENOTFOUND):
+			return err
+		case w.now().Before(p.Since.Add(domain.MaxCheckoutWait)):
+			// Still running, unless it was refused and unmarked.
+			if c, err := w.repos.Carts.Get(ctx, userID); err != nil || !c.IsPending(p.OrderID) {
+				return err
+			}
+			return store.Lost(errCheckoutInProgress)
+		}
+		err = w.repos.Orders.Void(ctx, userID, p.OrderID, w.now())
+		if errors.Is(err, store.ErrOrderExists) {
+			// It committed (or another change voided it) meanwhile.
+			return store.Lost(err)
+		}
+		if err != nil {
+			return err
+		}
+		w.unmark(ctx, userID, p.OrderID)
+		return nil
+	})
+}
+
+// unmark removes the marker of the checkout of orderID, if it is still
+// there. Best effort: a marker left behind is resolved by the next
+// change of the cart.
+func (w *Writes) unmark(ctx context.Context, userID, orderID string) {
+	_, _ = w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: userID}, func(c *domain.Cart) error {
+		if !c.Unmark(orderID) {
+			return store.ErrUnchanged
+		}
+		return nil
+	})
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // inFlight holds user+key of the checkouts running in this process, so a
 // concurrent duplicate gets 409 at once (as the Idempotency-Key draft
-// asks) instead of racing the batch.
+// asks) instead of waiting on the marker.
 type inFlight struct{ m sync.Map }
 
 func (f *inFlight) start(userID, key string) bool {

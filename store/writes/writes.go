@@ -46,7 +46,7 @@ func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quan
 	if err != nil {
 		return domain.Cart{}, err
 	}
-	c, err := w.repos.Carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error {
+	c, err := w.changeCart(ctx, userID, ifMatch, func(c *domain.Cart) error {
 		return c.SetQuantity(p, quantity, w.now())
 	})
 	if err != nil {
@@ -69,10 +69,64 @@ func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quan
 // removing a line that is not there changes nothing (DELETE is
 // idempotent).
 func (w *Writes) RemoveCartLine(ctx context.Context, userID, productID string, ifMatch store.Precondition) (domain.Cart, error) {
-	return w.repos.Carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error {
+	return w.changeCart(ctx, userID, ifMatch, func(c *domain.Cart) error {
 		c.RemoveLine(productID, w.now())
 		return nil
 	})
+}
+
+// errResolved is the lost race of a cart change that found a checkout's
+// marker and resolved it: the change runs again on the cart as it is now.
+var errResolved = errors.New("a checkout of the cart was resolved")
+
+// changeCart is the owner's change fn of the cart (a line put or removed,
+// a checkout's marker), the cart's read-modify-write (Carts.Update) once
+// no checkout is in progress on it: a marker found on the cart is
+// resolved first (resolve), and the change then runs on the cart as it
+// is after the checkout, as if it had come after it. ifMatch is the
+// client's: a cart a checkout settled meanwhile has changed, so it is
+// 412 then.
+func (w *Writes) changeCart(ctx context.Context, userID string, ifMatch store.Precondition, fn func(*domain.Cart) error) (domain.Cart, error) {
+	var c domain.Cart
+	err := store.Retry(ctx, func() error {
+		var pending *domain.PendingCheckout
+		var err error
+		c, err = w.repos.Carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error {
+			if c.Pending != nil {
+				pending = c.Pending
+				return errResolved
+			}
+			return fn(c)
+		})
+		if pending == nil {
+			return err
+		}
+		if err := w.resolve(ctx, userID, *pending); err != nil {
+			return err
+		}
+		return store.Lost(errResolved)
+	})
+	return c, err
+}
+
+// Cart is the cart screen's read: one point read, and while a checkout of
+// the cart is in progress one more, of its order: an order that has
+// committed is settled first, so that no screen shows paid lines after
+// the checkout answered.
+func (w *Writes) Cart(ctx context.Context, userID string) (domain.Cart, error) {
+	c, err := w.repos.Carts.Get(ctx, userID)
+	if err != nil || c.Pending == nil {
+		return c, err
+	}
+	o, voided, err := w.repos.Orders.Lookup(ctx, userID, c.Pending.OrderID)
+	switch {
+	case domain.IsCode(err, domain.ENOTFOUND), err == nil && voided:
+		// Not committed (yet): the cart is as it was before the checkout.
+		return c, nil
+	case err != nil:
+		return domain.Cart{}, err
+	}
+	return w.SettleOrder(ctx, o)
 }
 
 // RefreshCart brings the cart's line of p up to p under the freshness rule
