@@ -17,9 +17,9 @@ const (
 // cart screen is a point read by (userId, userId).
 func NewCart(userID string) Cart {
 	return Cart{
-		Meta:        Meta{ID: userID, Type: TypeCart, SchemaVersion: SchemaVersion},
-		UserID:      userID,
-		Items:       []CartLine{},
+		Meta:       Meta{ID: userID, Type: TypeCart, SchemaVersion: SchemaVersion},
+		UserID:     userID,
+		Items:      []CartLine{},
 		ProductIDs: []string{},
 	}
 }

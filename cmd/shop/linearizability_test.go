@@ -36,7 +36,7 @@ func TestCartIsLinearizable(t *testing.T) {
 		histories = 40
 	}
 	s := newLiveShop(t, filepath.Join(t.TempDir(), "shop.db"), &faults.Config{Seed: 7, Disabled: true,
-		Rules: []faults.Rule{{Throttle: 0.02, Unavailable: 0.02}}, RetryAfter: time.Millisecond})
+		Rules: []faults.Rule{{Throttle: 0.01, Unavailable: 0.01}}, RetryAfter: time.Millisecond})
 	products := s.catalog(3)
 	prices := map[string]int64{}
 	for _, p := range products {
@@ -221,6 +221,11 @@ func runCartClients(t *testing.T, s *liveShop, user string, products []string, c
 				if err != nil {
 					t.Errorf("client %d: %s: %v", c, in.kind, err)
 					return
+				}
+				if in.kind == "get" && out.code >= 500 {
+					// A read that failed changed nothing and says
+					// nothing: leaving it out keeps the search small.
+					continue
 				}
 				mu.Lock()
 				history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
