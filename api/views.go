@@ -12,7 +12,7 @@ import (
 // made from a document by a view function, and embeds no domain or store
 // type: a field added to a stored document never becomes API by accident.
 // So system properties (_etag, _ts, ttl), bookkeeping (version,
-// productVersion, nextOrderId) and partition plumbing stay in the store.
+// productVersion, pendingCheckout) and partition plumbing stay in the store.
 
 type page[T any] struct {
 	Items []T `json:"items"`

@@ -78,7 +78,7 @@ func viewsOfPopulated() map[string]any {
 // system properties or partition plumbing: no response may carry one.
 var internalFields = []string{
 	"_etag", "_ts", "ttl", "type", "schemaVersion", "version", "sourceVersion",
-	"productVersion", "priceVersionSeen", "nextOrderId", "productIds", "previousCategoryId",
+	"productVersion", "priceVersionSeen", "pendingCheckout", "productIds", "previousCategoryId",
 	"deleted", "idempotencyKey", "cartEtag", "statusDay", "requestHash",
 }
 

@@ -7,9 +7,9 @@ import (
 )
 
 // OrdersToCarts finishes the checkouts that stopped after committing the
-// order but before settling the cart (writes.SettleOrder): a cart that
-// still names the order as its next one gives up the paid lines; any
-// other cart was settled already, which makes the handler idempotent.
+// order but before settling the cart (writes.SettleOrder): a cart still
+// marked with the order gives up the paid lines; any other cart was
+// settled already, which makes the handler idempotent.
 // Cost: one cart point read per delivered order version, and a cart
 // replace only for a checkout that did not settle.
 func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) error {
