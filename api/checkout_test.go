@@ -195,32 +195,16 @@ func TestCheckoutConcurrentDuplicates(t *testing.T) {
 // batch, and stops there: a process that died before settling the cart.
 func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order {
 	t.Helper()
-	ctx := t.Context()
-	cart, err := s.repos.Carts.Update(ctx, userID, "", func(c *domain.Cart) error {
-		c.MarkPending(orderID, time.Now())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var addr domain.Address
-	b, _ := json.Marshal(address["shippingAddress"])
-	if err := json.Unmarshal(b, &addr); err != nil {
-		t.Fatal(err)
-	}
-	o, err := domain.NewOrder(orderID, cart, domain.Customer{Name: "User " + userID}, addr, "crashed-"+orderID, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "crashed-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
-	if err != nil {
-		t.Fatal(err)
+	o := crashedCheckoutAfter(t, s, userID, orderID, 0)
+	if t.Failed() {
+		t.FailNow()
 	}
 	return o
 }
 
 // crashedCheckoutAfter is crashedCheckout with its batch delay after the
-// marker: a checkout still in progress.
+// marker (a checkout still in progress); it reports failures with
+// t.Error, so a goroutine may run it.
 func crashedCheckoutAfter(t *testing.T, s *shop, userID, orderID string, delay time.Duration) domain.Order {
 	t.Helper()
 	ctx := t.Context()
@@ -236,12 +220,12 @@ func crashedCheckoutAfter(t *testing.T, s *shop, userID, orderID string, delay t
 	var addr domain.Address
 	b, _ := json.Marshal(address["shippingAddress"])
 	_ = json.Unmarshal(b, &addr)
-	o, err := domain.NewOrder(orderID, cart, domain.Customer{Name: "User " + userID}, addr, "slow-"+orderID, time.Now())
+	o, err := domain.NewOrder(orderID, cart, domain.Customer{Name: "User " + userID}, addr, "crashed-"+orderID, time.Now())
 	if err != nil {
 		t.Error(err)
 		return domain.Order{}
 	}
-	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "slow-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
+	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "crashed-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
 	if err != nil {
 		t.Error(err)
 	}
