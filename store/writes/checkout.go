@@ -110,21 +110,23 @@ func (w *Writes) place(ctx context.Context, o domain.Order, req CheckoutRequest)
 		// again, and replay it.
 		w.unmark(ctx, o.UserID, o.ID)
 		return domain.Order{}, store.Lost(err)
-	case domain.IsCode(err, domain.EUNAVAILABLE):
-		return w.settleOrVoid(ctx, o, err)
+	case errors.Is(err, store.ErrOrderExists):
+		// A cart change voided the order's id: nothing was charged, and
+		// the cart is as it was.
+		w.unmark(ctx, o.UserID, o.ID)
+		return domain.Order{}, err
 	}
-	// Refused as a whole (the order's id was voided, a document too
-	// large, …): nothing was charged, and the cart is as it was.
-	w.unmark(ctx, o.UserID, o.ID)
-	return domain.Order{}, err
+	// Anything else may have committed (on Cosmos an unavailable or
+	// timed-out batch may still have), or may not: settleOrVoid finds out.
+	return w.settleOrVoid(ctx, o, err)
 }
 
-// settleOrVoid ends a checkout whose batch answered "unavailable": on
-// Cosmos the batch may still have committed. Voiding its order id settles
-// the question at once: if the void goes in, the batch never will
-// (nothing was charged, and the cause is answered); if the id is taken,
-// the order committed, and it is settled and answered. A store too
-// unavailable for either leaves the marker to the next cart change.
+// settleOrVoid ends a checkout whose batch failed without saying that it
+// did not commit. Voiding its order id settles the question at once: if
+// the void goes in, the batch never will (nothing was charged, and the
+// cause is answered); if the id is taken, the order committed, and it is
+// settled and answered. A store too unavailable for either leaves the
+// marker to the next cart change.
 func (w *Writes) settleOrVoid(ctx context.Context, o domain.Order, cause error) (domain.Order, error) {
 	err := store.Persist(ctx, func() error { return w.repos.Orders.Void(ctx, o.UserID, o.ID, w.now()) })
 	switch {

@@ -1,0 +1,142 @@
+package writes_test
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"shop/domain"
+	"shop/migrations"
+	"shop/store"
+	"shop/store/embedded"
+	"shop/store/writes"
+)
+
+// batchFault makes the next order batch of the orders container fail
+// with 503, after the store committed it (committed true) or before.
+type batchFault struct {
+	store.Store
+	armed     atomic.Bool
+	committed bool
+}
+
+func (s *batchFault) Container(name string) store.Container {
+	c := s.Store.Container(name)
+	if name != store.OrdersContainer {
+		return c
+	}
+	return faultyBatches{c, s}
+}
+
+type faultyBatches struct {
+	store.Container
+	s *batchFault
+}
+
+func (c faultyBatches) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
+	if !c.s.armed.CompareAndSwap(true, false) {
+		return c.Container.ExecuteBatch(ctx, pk, ops)
+	}
+	unavailable := domain.Errorf(domain.EUNAVAILABLE, "the store is unavailable")
+	if !c.s.committed {
+		return store.BatchResponse{}, unavailable
+	}
+	if _, err := c.Container.ExecuteBatch(ctx, pk, ops); err != nil {
+		return store.BatchResponse{}, err
+	}
+	return store.BatchResponse{}, unavailable
+}
+
+func setup(t *testing.T, committed bool) (*writes.Writes, *store.Repos, *batchFault) {
+	t.Helper()
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := migrations.Apply(t.Context(), st, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	repos := store.NewRepos(st)
+	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
+	if _, err := repos.Products.Create(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	f := &batchFault{Store: st, committed: committed}
+	ws := writes.New(store.NewRepos(f), nil)
+	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
+		t.Fatal(err)
+	}
+	return ws, repos, f
+}
+
+var req = writes.CheckoutRequest{
+	UserID: "u1", Customer: domain.Customer{Name: "U"}, Key: "k1", RequestHash: "h",
+	Address: domain.Address{Name: "U", Line1: "1 Main St", City: "Town", PostalCode: "1000", Country: "BE"},
+}
+
+// TestCheckoutWhoseBatchCommittedButAnsweredUnavailable: a batch may
+// commit and still answer 503 (on Cosmos, a timeout). The checkout looks
+// before it answers: the order's id is taken, so the order stands, and
+// it is settled and answered as placed.
+func TestCheckoutWhoseBatchCommittedButAnsweredUnavailable(t *testing.T) {
+	ws, repos, f := setup(t, true)
+	f.armed.Store(true)
+	o, err := ws.Checkout(t.Context(), req)
+	if err != nil {
+		t.Fatalf("checkout = %v, want the order placed", err)
+	}
+	c, err := repos.Carts.Get(t.Context(), "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Items) != 0 || c.Pending != nil {
+		t.Errorf("cart = %d lines, marker %+v; want settled", len(c.Items), c.Pending)
+	}
+	if _, err := repos.Orders.Get(t.Context(), "u1", o.ID); err != nil {
+		t.Errorf("order %s: %v", o.ID, err)
+	}
+}
+
+// TestCheckoutWhoseBatchFailedUnavailable: a batch that did not commit
+// and answered 503 leaves nothing: the checkout voids its own order id
+// (so the batch cannot commit late), removes its marker and answers 503;
+// the next checkout orders the cart.
+func TestCheckoutWhoseBatchFailedUnavailable(t *testing.T) {
+	ws, repos, f := setup(t, false)
+	f.armed.Store(true)
+	_, err := ws.Checkout(t.Context(), req)
+	if !domain.IsCode(err, domain.EUNAVAILABLE) {
+		t.Fatalf("checkout = %v, want EUNAVAILABLE", err)
+	}
+	c, err := repos.Carts.Get(t.Context(), "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Items) != 1 || c.Pending != nil {
+		t.Errorf("cart = %d lines, marker %+v; want the line, no marker", len(c.Items), c.Pending)
+	}
+	sum, err := repos.Orders.Summary(t.Context(), "u1")
+	if err != nil || sum.TotalOrders != 0 {
+		t.Errorf("summary = %d orders (%v), want 0", sum.TotalOrders, err)
+	}
+	start := time.Now()
+	o, err := ws.Checkout(t.Context(), req)
+	if err != nil || len(o.Items) != 1 || o.Items[0].Quantity != 2 {
+		t.Fatalf("retry = %+v, %v; want the cart ordered", o.Items, err)
+	}
+	if d := time.Since(start); d >= domain.MaxCheckoutWait {
+		t.Errorf("retry took %v: it waited on a marker the failed checkout should have removed", d)
+	}
+	// The failed attempt's order id is voided, once.
+	page, err := f.Store.Container(store.OrdersContainer).Query(t.Context(), store.Query{
+		PartitionKey: "u1",
+		Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeVoidedOrder}},
+	})
+	if err != nil || len(page.Items) != 1 {
+		t.Errorf("voided order ids = %d (%v), want 1", len(page.Items), err)
+	}
+}
