@@ -50,7 +50,7 @@ func (m meteredContainer) Upsert(ctx context.Context, pk string, item []byte, op
 	return r, err
 }
 
-func (m meteredContainer) Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *WriteOptions) (ItemResponse, error) {
+func (m meteredContainer) Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *PatchOptions) (ItemResponse, error) {
 	start := time.Now()
 	r, err := m.c.Patch(ctx, pk, id, ops, opts)
 	record(ctx, start, r.RequestCharge)

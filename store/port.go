@@ -11,10 +11,11 @@
 // Errors are *domain.Error with these codes:
 //   - domain.ENOTFOUND: no item with that (partition key, id), or no container
 //   - domain.ECONFLICT: Create of an id that exists in the logical partition
-//   - domain.EPRECONDITION: IfMatch given and the item's _etag differs
+//   - domain.EPRECONDITION: IfMatch given and the item's _etag differs, or
+//     a patch's Condition does not hold on the stored item
 //   - domain.EINVALID: bad id, partition key, document, patch (an incr by
-//     a non-integer too), query (a cross-partition ORDER BY too) or
-//     continuation
+//     a non-integer too), patch condition, query (a cross-partition ORDER
+//     BY too) or continuation
 //   - domain.ETOOLARGE: the item would exceed 2 MB
 //   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable (503)
 package store
@@ -49,10 +50,16 @@ type Container interface {
 	Replace(ctx context.Context, pk, id string, item []byte, opts *WriteOptions) (ItemResponse, error)
 	// Upsert creates or replaces. With IfMatch it only replaces.
 	Upsert(ctx context.Context, pk string, item []byte, opts *WriteOptions) (ItemResponse, error)
-	// Patch applies ops atomically to an existing item. Nothing calls it
-	// yet: it is kept for the inventory's conditional updates (with
-	// opts.IfMatch), see docs/cosmos.md.
-	Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *WriteOptions) (ItemResponse, error)
+	// Patch applies ops atomically to an existing item (Cosmos partial
+	// document update). With opts.Condition it is a conditional write:
+	// the predicate is evaluated on the stored item in the same atomic
+	// step as the patch, and when it does not hold the patch is refused
+	// with EPRECONDITION and nothing changes (Cosmos answers 412). So
+	// "incr /available -n if available >= n" takes stock in ONE write
+	// that two concurrent takers cannot both win, with no read-modify-
+	// write loop. ENOTFOUND if the item is missing; an invalid condition
+	// is EINVALID before anything is asked of the store.
+	Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *PatchOptions) (ItemResponse, error)
 	// Delete removes the item. Deletes do not appear on the change feed
 	// (latest-version mode), so the shop soft-deletes where copies exist.
 	Delete(ctx context.Context, pk, id string, opts *WriteOptions) (ItemResponse, error)
@@ -97,6 +104,14 @@ type WriteOptions struct {
 	IfMatch string
 }
 
+// PatchOptions are a patch's preconditions, both optional and ANDed:
+// IfMatch as in WriteOptions, and Condition, a filter predicate on the
+// stored item (see Condition). Either failing is EPRECONDITION.
+type PatchOptions struct {
+	IfMatch   string
+	Condition Condition
+}
+
 // ItemResponse is the result of a point operation.
 type ItemResponse struct {
 	// Item is the document as stored, with its system properties _etag and
@@ -130,15 +145,23 @@ const (
 	BatchReplace = "replace"
 	BatchUpsert  = "upsert"
 	BatchDelete  = "delete"
+	BatchPatch   = "patch"
 )
 
 // BatchOp is one operation of a transactional batch. ID is required for
-// Replace and Delete; Item for Create, Replace and Upsert.
+// Replace, Delete and Patch; Item for Create, Replace and Upsert; Patch
+// (the operations) for Patch only. Condition belongs to Patch only and
+// means what PatchOptions.Condition does: when it does not hold the
+// operation fails EPRECONDITION and, like a failed IfMatch, the batch
+// commits nothing. With it a batch can take stock and record what took it
+// in one transaction of one logical partition.
 type BatchOp struct {
-	Kind    string
-	ID      string
-	Item    []byte
-	IfMatch string
+	Kind      string
+	ID        string
+	Item      []byte
+	Patch     []PatchOp
+	Condition Condition
+	IfMatch   string
 }
 
 // BatchResponse is the outcome of a transactional batch.

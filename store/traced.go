@@ -267,7 +267,7 @@ func (c tracedContainer) Upsert(ctx context.Context, pk string, item []byte, opt
 	return r, err
 }
 
-func (c tracedContainer) Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *WriteOptions) (ItemResponse, error) {
+func (c tracedContainer) Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *PatchOptions) (ItemResponse, error) {
 	ctx, op := c.start(ctx, opPatchItem)
 	r, err := c.c.Patch(ctx, pk, id, ops, opts)
 	op.end(r.RequestCharge, err)

@@ -62,6 +62,12 @@ func (c *Container) buildBatch(pk string, ops []store.BatchOp) (azcosmos.Transac
 			b.UpsertItem(op.Item, opts)
 		case store.BatchDelete:
 			b.DeleteItem(op.ID, opts)
+		case store.BatchPatch:
+			patch, err := conditionalPatch(op.Patch, op.Condition)
+			if err != nil {
+				return b, domain.Errorf(domain.EINVALID, "batch operation %d (patch): %s", i, domain.ErrorMessage(err))
+			}
+			b.PatchItem(op.ID, patch, opts)
 		default:
 			return b, domain.Errorf(domain.EINVALID, "batch operation %d: unknown kind %q", i, op.Kind)
 		}
@@ -71,6 +77,9 @@ func (c *Container) buildBatch(pk string, ops []store.BatchOp) (azcosmos.Transac
 
 // checkBatchOp validates the id and item an operation kind needs.
 func checkBatchOp(op store.BatchOp) error {
+	if op.Kind != store.BatchPatch && (len(op.Patch) > 0 || len(op.Condition) > 0) {
+		return domain.Errorf(domain.EINVALID, "patch operations and a condition belong to a patch only")
+	}
 	needsItem := op.Kind == store.BatchCreate || op.Kind == store.BatchReplace || op.Kind == store.BatchUpsert
 	needsID := op.Kind != store.BatchCreate && op.Kind != store.BatchUpsert
 	if needsItem {

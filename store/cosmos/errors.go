@@ -25,7 +25,7 @@ var statusCodes = map[int]string{
 	http.StatusRequestTimeout:        domain.EUNAVAILABLE,  // the service timed out; retry
 	http.StatusConflict:              domain.ECONFLICT,     // id taken in the logical partition
 	http.StatusGone:                  domain.EUNAVAILABLE,  // partition moved (split); the SDK refreshes its routing
-	http.StatusPreconditionFailed:    domain.EPRECONDITION, // If-Match no longer matches _etag
+	http.StatusPreconditionFailed:    domain.EPRECONDITION, // If-Match no longer matches _etag, or a patch's condition does not hold
 	http.StatusRequestEntityTooLarge: domain.ETOOLARGE,     // item over 2 MB, or batch too big
 	http.StatusTooManyRequests:       domain.EUNAVAILABLE,  // throttled past our retry budget; RetryAfter set
 	449:                              domain.EUNAVAILABLE,  // "retry with": a concurrent write on the same item
@@ -43,7 +43,7 @@ var messages = map[int]string{
 	http.StatusRequestTimeout:        "the store timed out",
 	http.StatusConflict:              "an item with this id already exists",
 	http.StatusGone:                  "the store is moving data; retry",
-	http.StatusPreconditionFailed:    "the item changed since it was read (ETag mismatch)",
+	http.StatusPreconditionFailed:    "the item changed since it was read (ETag mismatch), or the patch's condition does not hold",
 	http.StatusRequestEntityTooLarge: "the item is over the 2 MB limit",
 	http.StatusTooManyRequests:       "the store is throttling requests; retry later",
 	449:                              "a concurrent write got there first; retry",

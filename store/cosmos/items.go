@@ -98,16 +98,22 @@ func (c *Container) Upsert(ctx context.Context, pk string, item []byte, opts *st
 }
 
 // Patch is a partial document update: only the operations travel, and
-// the service applies them atomically (model-patch-partial-update).
-func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.WriteOptions) (store.ItemResponse, error) {
+// the service applies them atomically (model-patch-partial-update). A
+// Condition travels as the patch's filter predicate; the service answers
+// 412 when it does not hold, which maps to EPRECONDITION.
+func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.PatchOptions) (store.ItemResponse, error) {
 	if err := c.check(pk, id); err != nil {
 		return store.ItemResponse{}, err
 	}
-	patch, err := patchOperations(ops)
+	var pre store.PatchOptions
+	if opts != nil {
+		pre = *opts
+	}
+	patch, err := conditionalPatch(ops, pre.Condition)
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
-	r, err := c.c.PatchItem(ctx, azcosmos.NewPartitionKeyString(pk), id, patch, itemOptions(opts))
+	r, err := c.c.PatchItem(ctx, azcosmos.NewPartitionKeyString(pk), id, patch, itemOptions(&store.WriteOptions{IfMatch: pre.IfMatch}))
 	return itemResponse(c.op("patch", id), r, err)
 }
 
@@ -173,6 +179,21 @@ func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
 			return p, domain.Errorf(domain.EINVALID, "patch operation %d: unknown op %q", i, op.Op)
 		}
 	}
+	return p, nil
+}
+
+// conditionalPatch is patchOperations with cond, when there is one, as
+// the patch's filter predicate (see renderCondition).
+func conditionalPatch(ops []store.PatchOp, cond store.Condition) (azcosmos.PatchOperations, error) {
+	p, err := patchOperations(ops)
+	if err != nil {
+		return p, err
+	}
+	sql, err := renderCondition(cond)
+	if err != nil {
+		return p, err
+	}
+	setCondition(&p, sql)
 	return p, nil
 }
 

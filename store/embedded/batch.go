@@ -70,6 +70,9 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 
 // batchOp runs one operation inside the batch's transaction.
 func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store.BatchOp) (store.BatchResult, float64, error) {
+	if op.Kind != store.BatchPatch && (len(op.Patch) > 0 || len(op.Condition) > 0) {
+		return store.BatchResult{}, 0, domain.Errorf(domain.EINVALID, "batch operation %s: patch operations and a condition belong to a patch only", op.Kind)
+	}
 	switch op.Kind {
 	case store.BatchCreate, store.BatchReplace, store.BatchUpsert:
 		if op.Kind == store.BatchReplace {
@@ -97,6 +100,26 @@ func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store
 			status = http.StatusCreated
 		}
 		return store.BatchResult{StatusCode: status, ETag: w.etag, Item: w.doc}, w.charge, nil
+	case store.BatchPatch:
+		// The same patch as Container.Patch, condition included: a
+		// condition that does not hold fails the batch like a stale
+		// If-Match, before this operation writes anything.
+		if err := validateID(op.ID); err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		ops, err := st.checkPatch(op.Patch)
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		cond, err := op.Condition.Check()
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		w, err := c.patchTx(tx, st, pk, op.ID, ops, store.PatchOptions{IfMatch: op.IfMatch, Condition: cond})
+		if err != nil {
+			return store.BatchResult{}, 0, err
+		}
+		return store.BatchResult{StatusCode: http.StatusOK, ETag: w.etag, Item: w.doc}, w.charge, nil
 	case store.BatchDelete:
 		if err := validateID(op.ID); err != nil {
 			return store.BatchResult{}, 0, err

@@ -15,9 +15,15 @@ import (
 )
 
 // Patch applies ops to an existing item atomically (Cosmos partial
-// document update): the read, the changes and the write are one
-// transaction, so concurrent patches never lose each other's increments.
-func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.WriteOptions) (store.ItemResponse, error) {
+// document update): the read, the If-Match and Condition checks, the
+// changes and the write are one transaction, so concurrent patches never
+// lose each other's increments and two conditional takers of the last
+// unit cannot both succeed.
+func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.PatchOptions) (store.ItemResponse, error) {
+	var pre store.PatchOptions
+	if opts != nil {
+		pre = *opts
+	}
 	st, err := c.begin(ctx, pk)
 	if err == nil {
 		err = validateID(id)
@@ -25,13 +31,16 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 	if err == nil {
 		ops, err = st.checkPatch(ops)
 	}
+	if err == nil {
+		pre.Condition, err = pre.Condition.Check()
+	}
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
 	var w pending
 	err = c.s.update(func(tx *bolt.Tx) error {
 		var err error
-		w, err = c.patchTx(tx, st, pk, id, ops, ifMatch(opts))
+		w, err = c.patchTx(tx, st, pk, id, ops, pre)
 		return err
 	})
 	if err != nil {
@@ -40,7 +49,10 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 	return store.ItemResponse{Item: w.doc, ETag: w.etag, RequestCharge: w.charge}, nil
 }
 
-func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops []store.PatchOp, match string) (pending, error) {
+// patchTx patches inside tx. pre.Condition must have passed Check. Every
+// refusal (missing, stale, condition false, bad path) happens before the
+// write, as Store.update requires of a *domain.Error.
+func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops []store.PatchOp, pre store.PatchOptions) (pending, error) {
 	pt := st.partitionTx(tx, partitionOf(pk, len(st.items)))
 	h, doc, exists, err := c.load(st, pt.items, itemKey(nil, pk, id))
 	if err != nil {
@@ -49,12 +61,15 @@ func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops 
 	if !exists {
 		return pending{}, notFound(id, pk)
 	}
-	if match != "" && string(h.etag) != match {
+	if match := pre.IfMatch; match != "" && string(h.etag) != match {
 		return pending{}, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", id, match, h.etag)
 	}
 	m, err := decodeDoc(doc)
 	if err != nil {
 		return pending{}, err
+	}
+	if !holds(m, pre.Condition) {
+		return pending{}, domain.Errorf(domain.EPRECONDITION, "item %s: the condition %s does not hold", id, pre.Condition)
 	}
 	for _, op := range ops {
 		var node any = m

@@ -44,7 +44,7 @@ func (c *container) Upsert(ctx context.Context, pk string, item []byte, opts *st
 	return c.c.Upsert(ctx, pk, item, opts)
 }
 
-func (c *container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.WriteOptions) (store.ItemResponse, error) {
+func (c *container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.PatchOptions) (store.ItemResponse, error) {
 	if err := c.f.inject(ctx, OpPatch, c.name); err != nil {
 		return store.ItemResponse{}, err
 	}

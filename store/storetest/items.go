@@ -123,7 +123,7 @@ func testStaleIfMatch(t *testing.T, s store.Store) {
 	wantCode(t, "Replace with a stale ETag", err, domain.EPRECONDITION)
 	_, err = c.Upsert(ctx, "p", item("p", "a", "n", 3), stale)
 	wantCode(t, "Upsert with a stale ETag", err, domain.EPRECONDITION)
-	_, err = c.Patch(ctx, "p", "a", []store.PatchOp{{Op: store.PatchSet, Path: "/n", Value: 3}}, stale)
+	_, err = c.Patch(ctx, "p", "a", []store.PatchOp{{Op: store.PatchSet, Path: "/n", Value: 3}}, &store.PatchOptions{IfMatch: stale.IfMatch})
 	wantCode(t, "Patch with a stale ETag", err, domain.EPRECONDITION)
 	_, err = c.Delete(ctx, "p", "a", stale)
 	wantCode(t, "Delete with a stale ETag", err, domain.EPRECONDITION)
