@@ -21,6 +21,7 @@ const (
 var statusOf = map[string]int{
 	domain.ENOTFOUND:      http.StatusNotFound,
 	domain.ECONFLICT:      http.StatusConflict,
+	domain.EOUTOFSTOCK:    http.StatusConflict,
 	domain.EPRECONDITION:  http.StatusPreconditionFailed,
 	domain.EINVALID:       http.StatusBadRequest,
 	domain.ETOOLARGE:      http.StatusRequestEntityTooLarge,
@@ -45,6 +46,8 @@ type problem struct {
 	Status int                 `json:"status"`
 	Detail string              `json:"detail"`
 	Errors []domain.FieldError `json:"errors,omitempty"`
+	// Items names the lines of an out-of-stock checkout.
+	Items []domain.Shortage `json:"items,omitempty"`
 }
 
 // writeProblem answers err as application/problem+json. Only *domain.Error
@@ -65,6 +68,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	var de *domain.Error
 	if errors.As(err, &de) {
 		p.Errors = de.Fields
+		p.Items = de.Shortages
 		if de.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(de.RetryAfter.Seconds()))))
 		}

@@ -58,7 +58,22 @@ type productView struct {
 	ImageURL     string          `json:"imageUrl"`
 	TopReviews   []reviewView    `json:"topReviews"`
 	ReviewStats  reviewStatsView `json:"reviewStats"`
+	Availability availability    `json:"availability"`
 	LastUpdated  time.Time       `json:"lastUpdated"`
+}
+
+// availability is a stock status as the product page and the cart lines
+// show it: a copy that may lag the stock by the feed's delay. A product
+// whose stock is not tracked is in stock.
+type availability struct {
+	Status string `json:"status"`
+}
+
+func viewAvailability(status string) availability {
+	if status == "" {
+		status = domain.InStock
+	}
+	return availability{Status: status}
 }
 
 type reviewStatsView struct {
@@ -78,8 +93,9 @@ func viewProduct(p domain.Product) productView {
 		CategoryID: p.CategoryID, CategoryName: p.CategoryName,
 		PriceCents: p.PriceCents, Currency: p.Currency, PriceVersion: p.PriceVersion,
 		ImageURL: p.ImageURL, TopReviews: top,
-		ReviewStats: reviewStatsView{Count: s.Count, Average: s.Average, Histogram: s.Histogram},
-		LastUpdated: p.LastUpdated,
+		ReviewStats:  reviewStatsView{Count: s.Count, Average: s.Average, Histogram: s.Histogram},
+		Availability: viewAvailability(p.Availability.Status),
+		LastUpdated:  p.LastUpdated,
 	}
 }
 
@@ -130,13 +146,14 @@ func viewTopReview(productID string, r domain.TopReview) reviewView {
 }
 
 type cartLineView struct {
-	ProductID      string `json:"productId"`
-	Name           string `json:"name"`
-	UnitPriceCents int64  `json:"unitPriceCents"`
-	PriceVersion   int64  `json:"priceVersion"`
-	Quantity       int    `json:"quantity"`
-	LineTotalCents int64  `json:"lineTotalCents"`
-	Available      bool   `json:"available"`
+	ProductID      string       `json:"productId"`
+	Name           string       `json:"name"`
+	UnitPriceCents int64        `json:"unitPriceCents"`
+	PriceVersion   int64        `json:"priceVersion"`
+	Quantity       int          `json:"quantity"`
+	LineTotalCents int64        `json:"lineTotalCents"`
+	Available      bool         `json:"available"`
+	Availability   availability `json:"availability"`
 }
 
 type cartView struct {
@@ -154,7 +171,7 @@ func viewCart(c domain.Cart) cartView {
 		items[i] = cartLineView{
 			ProductID: l.ProductID, Name: l.Name, UnitPriceCents: l.UnitPriceCents,
 			PriceVersion: l.PriceVersion, Quantity: l.Quantity, LineTotalCents: l.LineTotalCents,
-			Available: l.Available,
+			Available: l.Available, Availability: viewAvailability(l.StockStatus),
 		}
 	}
 	v := cartView{UserID: c.UserID, Items: items, ItemCount: c.ItemCount, SubtotalCents: c.SubtotalCents}

@@ -52,6 +52,7 @@ func (c *Cart) SetQuantity(p Product, quantity int, now time.Time) error {
 			ProductVersion: p.Version,
 			Quantity:       quantity,
 			Available:      true,
+			StockStatus:    p.Availability.Status,
 		})
 	}
 	c.Recompute(now)
@@ -76,15 +77,16 @@ type CartCopy struct {
 	PriceCents   int64  `json:"priceCents"`
 	PriceVersion int64  `json:"priceVersion"`
 	Available    bool   `json:"available"`
+	StockStatus  string `json:"stockStatus,omitempty"`
 }
 
 // CartCopyOf is the copy a cart line of p should carry.
 func CartCopyOf(p Product) CartCopy {
-	return CartCopy{Name: p.Name, PriceCents: p.PriceCents, PriceVersion: p.PriceVersion, Available: !p.Deleted}
+	return CartCopy{Name: p.Name, PriceCents: p.PriceCents, PriceVersion: p.PriceVersion, Available: !p.Deleted, StockStatus: p.Availability.Status}
 }
 
 func (l CartLine) copy() CartCopy {
-	return CartCopy{Name: l.Name, PriceCents: l.UnitPriceCents, PriceVersion: l.PriceVersion, Available: l.Available}
+	return CartCopy{Name: l.Name, PriceCents: l.UnitPriceCents, PriceVersion: l.PriceVersion, Available: l.Available, StockStatus: l.StockStatus}
 }
 
 // Refresh is the freshness rule of every cart line copy, whoever writes
@@ -102,6 +104,7 @@ func (l *CartLine) Refresh(p Product) bool {
 	before := l.copy()
 	l.Name = p.Name
 	l.Available = !p.Deleted
+	l.StockStatus = p.Availability.Status
 	l.ProductVersion = p.Version
 	if p.PriceVersion > l.PriceVersion {
 		l.UnitPriceCents = p.PriceCents

@@ -63,7 +63,11 @@ type Product struct {
 	TopReviews         []TopReview `json:"topReviews"`
 	ReviewStats        ReviewStats `json:"reviewStats"`
 	Deleted            bool        `json:"deleted,omitempty"`
-	LastUpdated        time.Time   `json:"lastUpdated"`
+	// Availability is the copy of the product's stock status, kept by the
+	// inventory feed (the stock itself lives in `inventory`). Empty for a
+	// product whose stock is not tracked.
+	Availability Availability `json:"availability"`
+	LastUpdated  time.Time    `json:"lastUpdated"`
 	// Version counts every write of the product; copies compare it
 	// (sourceVersion) so an older change never overwrites a newer one.
 	Version int64 `json:"version"`
@@ -210,6 +214,8 @@ type CartLine struct {
 	Quantity       int   `json:"quantity"`
 	LineTotalCents int64 `json:"lineTotalCents"`
 	Available      bool  `json:"available"`
+	// StockStatus is a copy of the product's availability status.
+	StockStatus string `json:"stockStatus,omitempty"`
 }
 
 // Order statuses.

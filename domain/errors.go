@@ -15,6 +15,7 @@ import (
 const (
 	ENOTFOUND      = "not_found"         // 404: no such item (or not yours)
 	ECONFLICT      = "conflict"          // 409: id taken, state does not allow it
+	EOUTOFSTOCK    = "out_of_stock"      // 409: a checkout the stock cannot serve; Shortages says which lines
 	EPRECONDITION  = "precondition"      // 412: If-Match no longer matches the _etag
 	EINVALID       = "invalid"           // 400: bad input; Fields says which
 	ETOOLARGE      = "too_large"         // 413: body or item over its limit
@@ -32,6 +33,8 @@ type Error struct {
 	Code    string
 	Message string
 	Fields  []FieldError
+	// Shortages names the lines of an EOUTOFSTOCK checkout.
+	Shortages []Shortage
 	// RetryAfter is set with EUNAVAILABLE and ETOOMANY when the cause said
 	// how long to wait (Cosmos's x-ms-retry-after-ms on a 429).
 	RetryAfter time.Duration

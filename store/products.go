@@ -16,6 +16,7 @@ const (
 	ProductsByCategoryContainer = "productsByCategory"
 	OrdersByStatusContainer     = "ordersByStatus"
 	LeasesContainer             = "leases"
+	InventoryContainer          = "inventory"
 )
 
 // Products is the repository of `products` (pk /id): products and the

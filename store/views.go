@@ -183,6 +183,7 @@ type Repos struct {
 	Orders           *Orders
 	ProductSummaries *ProductSummaries
 	OrderSummaries   *OrderSummaries
+	Inventory        *Inventory
 	Fanouts          *Fanouts
 }
 
@@ -195,6 +196,7 @@ func NewRepos(s Store) *Repos {
 		Orders:           NewOrders(s),
 		ProductSummaries: NewProductSummaries(s),
 		OrderSummaries:   NewOrderSummaries(s),
+		Inventory:        NewInventory(s),
 		Fanouts:          NewFanouts(s),
 	}
 }

@@ -63,6 +63,10 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 		if err != nil {
 			return err
 		}
+		if err := w.reserve(ctx, o); err != nil {
+			w.unmark(ctx, o.UserID, o.ID)
+			return err
+		}
 		placed, err = w.place(ctx, o, req)
 		return err
 	})
@@ -108,12 +112,12 @@ func (w *Writes) place(ctx context.Context, o domain.Order, req CheckoutRequest)
 	case errors.Is(err, store.ErrKeyUsed):
 		// The same key committed first on another instance: go round
 		// again, and replay it.
-		w.unmark(ctx, o.UserID, o.ID)
+		w.abandon(ctx, o)
 		return domain.Order{}, store.Lost(err)
 	case errors.Is(err, store.ErrOrderExists):
 		// A cart change voided the order's id: nothing was charged, and
 		// the cart is as it was.
-		w.unmark(ctx, o.UserID, o.ID)
+		w.abandon(ctx, o)
 		return domain.Order{}, err
 	}
 	// Anything else may have committed (on Cosmos an unavailable or
@@ -131,7 +135,7 @@ func (w *Writes) settleOrVoid(ctx context.Context, o domain.Order, cause error) 
 	err := store.Persist(ctx, func() error { return w.repos.Orders.Void(ctx, o.UserID, o.ID, w.now()) })
 	switch {
 	case err == nil:
-		w.unmark(ctx, o.UserID, o.ID)
+		w.abandon(ctx, o)
 		return domain.Order{}, cause
 	case !errors.Is(err, store.ErrOrderExists):
 		return domain.Order{}, cause
@@ -142,6 +146,13 @@ func (w *Writes) settleOrVoid(ctx context.Context, o domain.Order, cause error) 
 	}
 	_, _ = w.SettleOrder(ctx, placed)
 	return placed, nil
+}
+
+// abandon undoes a checkout whose order will never commit: its units go
+// back to stock and its marker comes off the cart.
+func (w *Writes) abandon(ctx context.Context, o domain.Order) {
+	w.release(ctx, o)
+	w.unmark(ctx, o.UserID, o.ID)
 }
 
 // replay answers a repeated Idempotency-Key: the same body gets the first

@@ -154,7 +154,14 @@ func (w *Writes) RefreshCart(ctx context.Context, c domain.Cart, p domain.Produc
 
 // SetOrderStatus moves one of the user's orders to status to (the owner's
 // cancel, the admin's PATCH): the order and, on a cancel, the
-// customerSummary change in one transactional batch (Orders.SetStatus).
+// customerSummary change in one transactional batch (Orders.SetStatus);
+// a cancelled order's units go back to stock.
 func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifMatch store.Precondition, to string) (domain.Order, error) {
-	return w.repos.Orders.SetStatus(ctx, userID, orderID, ifMatch, to, w.now())
+	o, err := w.repos.Orders.SetStatus(ctx, userID, orderID, ifMatch, to, w.now())
+	if err == nil && to == domain.StatusCancelled {
+		// The units go back now; if this fails, the orders feed returns
+		// them (SettleInventory), exactly once either way.
+		w.release(ctx, o)
+	}
+	return o, err
 }

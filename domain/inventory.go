@@ -1,0 +1,145 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Inventory documents live in `inventory` (pk /productId), one logical
+// partition per product: its stock document and one reservation per
+// checkout that took units of it. Stock is not a field of the product:
+// every sale would then rewrite the product page's document (a new _etag
+// for every cached copy) and wake the products feed, whose fan-out
+// serves the carts. The product carries only its availability status, a
+// copy that changes when the status does (Availability).
+const (
+	TypeStock       = "stock"
+	TypeReservation = "reservation"
+
+	// StockID is the id of a product's stock document in its partition.
+	StockID = "stock"
+
+	// MaxStock bounds the units an admin can set.
+	MaxStock = 1_000_000
+	// LowStock is the most units a product has when its status is
+	// low_stock.
+	LowStock = 5
+)
+
+// Availability statuses, as the product page and the cart lines show them.
+const (
+	InStock    = "in_stock"
+	LowInStock = "low_stock"
+	SoldOut    = "sold_out"
+)
+
+// Stock is the units of a product that can still be bought.
+type Stock struct {
+	Meta
+	ProductID string `json:"productId"`
+	// Available never goes below 0: a checkout takes units with a patch
+	// whose condition is available >= n, in one transactional batch with
+	// its reservation (store/writes).
+	Available int64 `json:"available"`
+	// Version counts every write, so the availability copy on the
+	// product only ever moves forward.
+	Version     int64     `json:"version"`
+	LastUpdated time.Time `json:"lastUpdated"`
+}
+
+// NewStock is the stock document of productID with n units.
+func NewStock(productID string, n int64, now time.Time) Stock {
+	return Stock{
+		Meta:      Meta{ID: StockID, Type: TypeStock, SchemaVersion: SchemaVersion},
+		ProductID: productID, Available: n, Version: 1, LastUpdated: now.UTC(),
+	}
+}
+
+// StatusOf is the availability status of n available units.
+func StatusOf(n int64) string {
+	switch {
+	case n <= 0:
+		return SoldOut
+	case n <= LowStock:
+		return LowInStock
+	}
+	return InStock
+}
+
+// Availability is the copy of a product's stock status on the product
+// (and, through it, on cart lines), kept by the inventory feed. It changes
+// only when the status does, so a sale does not rewrite the product.
+type Availability struct {
+	Status string `json:"status,omitempty"`
+	// SourceVersion is the stock version the status was taken from: the
+	// copy only ever takes a newer one.
+	SourceVersion int64 `json:"sourceVersion,omitempty"`
+}
+
+// ApplyStock takes s's status onto the product's copy if s is newer and the
+// status differs, and reports whether the product changed (its Version
+// moves, so the copies of the product follow).
+func (p *Product) ApplyStock(s Stock, now time.Time) bool {
+	st := StatusOf(s.Available)
+	if s.Version <= p.Availability.SourceVersion || st == p.Availability.Status {
+		return false
+	}
+	p.Availability = Availability{Status: st, SourceVersion: s.Version}
+	p.Version++
+	p.LastUpdated = now.UTC()
+	return true
+}
+
+// Reservation states. A reservation is held from the moment its units
+// leave the stock; it is committed once its order stands, and released
+// (the units back in stock, exactly once) when the checkout failed, died,
+// or its order was cancelled.
+const (
+	ReservationHeld      = "held"
+	ReservationCommitted = "committed"
+	ReservationReleased  = "released"
+)
+
+// Reservation is the units one checkout took from one product's stock,
+// written in the same transactional batch as the take.
+type Reservation struct {
+	Meta
+	ProductID string    `json:"productId"`
+	OrderID   string    `json:"orderId"`
+	UserID    string    `json:"userId"`
+	Quantity  int64     `json:"quantity"`
+	State     string    `json:"state"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// ReservationID is the id of the reservation of orderID: a retried
+// reservation of the same order is a 409, never a second take.
+func ReservationID(orderID string) string { return "res-" + orderID }
+
+// NewReservation is the held reservation of q units of productID for the
+// order.
+func NewReservation(productID, orderID, userID string, q int64, now time.Time) Reservation {
+	return Reservation{
+		Meta:      Meta{ID: ReservationID(orderID), Type: TypeReservation, SchemaVersion: SchemaVersion},
+		ProductID: productID, OrderID: orderID, UserID: userID, Quantity: q,
+		State: ReservationHeld, CreatedAt: now.UTC(),
+	}
+}
+
+// Shortage is one line a checkout could not serve.
+type Shortage struct {
+	ProductID string `json:"productId"`
+	Requested int64  `json:"requested"`
+	Available int64  `json:"available"`
+}
+
+// OutOfStock is the refusal of a checkout some of whose lines the stock
+// cannot serve: it names every such line, and nothing was reserved.
+func OutOfStock(items []Shortage) *Error {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ProductID
+	}
+	return &Error{Code: EOUTOFSTOCK, Message: fmt.Sprintf("not enough in stock: %s", strings.Join(ids, ", ")), Shortages: items}
+}

@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"shop/domain"
+)
+
+// Inventory is the repository of `inventory` (pk /productId): each
+// product's stock document and the reservations of the checkouts that
+// took units of it, in the product's own logical partition, so that a
+// take and its reservation commit in ONE transactional batch.
+type Inventory struct{ c Container }
+
+// NewInventory returns the inventory repository over s.
+func NewInventory(s Store) *Inventory { return &Inventory{s.Container(InventoryContainer)} }
+
+// ErrUntracked: the product has no stock document. Products created
+// before the shop tracked stock sell without a limit; every product
+// created since has one (0 units unless the admin says otherwise).
+var ErrUntracked = domain.Errorf(domain.ENOTFOUND, "the product's stock is not tracked")
+
+// ReleasedTTL is how long a released reservation is kept (it answers a
+// late retry of its order) before it expires.
+const ReleasedTTL = 7 * 24 * 3600
+
+// ErrShort: the stock had fewer units than the checkout asked for.
+var ErrShort = domain.Errorf(domain.EPRECONDITION, "not enough in stock")
+
+// Stock returns the product's stock: a point read. ErrUntracked if it has
+// none.
+func (r *Inventory) Stock(ctx context.Context, productID string) (domain.Stock, error) {
+	s, err := ReadDoc[domain.Stock](ctx, r.c, productID, domain.StockID)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return domain.Stock{}, ErrUntracked
+	}
+	return s, err
+}
+
+// SetStock sets the units available (the admin's count), creating the
+// stock document on first use: the stock's read-modify-write, so a count
+// and concurrent takes never overwrite each other (ifMatch as the client
+// sent it).
+func (r *Inventory) SetStock(ctx context.Context, productID string, n int64, ifMatch Precondition, now time.Time) (domain.Stock, error) {
+	s, _, err := update(ctx, r.c, productID, domain.StockID, rmw[domain.Stock]{
+		ifMatch: ifMatch,
+		create:  func() domain.Stock { return domain.NewStock(productID, 0, now) },
+	}, func(s *domain.Stock) error {
+		s.Available = n
+		s.Version++
+		s.LastUpdated = now.UTC()
+		return nil
+	})
+	return s, err
+}
+
+// CreateStock creates the stock document of a new product.
+func (r *Inventory) CreateStock(ctx context.Context, s domain.Stock) (domain.Stock, error) {
+	return CreateDoc(ctx, r.c, s.ProductID, s)
+}
+
+// Reserve takes res.Quantity units of res.ProductID for its order in ONE
+// transactional batch in the product's partition: the create of the
+// reservation, and a patch of the stock (available −q, version +1) under
+// the condition available >= q. One conditional write, no read-modify-
+// write loop: of two checkouts racing for the last unit one batch
+// commits, the other's condition fails. ErrShort when the stock cannot
+// serve; ErrUntracked when the product has no stock; a reservation that
+// exists already (a retry of the same order) takes nothing again.
+func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
+	doc, err := encode(res)
+	if err != nil {
+		return err
+	}
+	out, err := r.c.ExecuteBatch(ctx, res.ProductID, []BatchOp{
+		{Kind: BatchCreate, Item: doc},
+		{Kind: BatchPatch, ID: domain.StockID, Patch: stockChange(-res.Quantity, res.CreatedAt),
+			Condition: Condition{{Path: "available", Op: OpGreaterOrEqual, Value: res.Quantity}}},
+	})
+	switch failed := firstFailed(out); {
+	case err == nil:
+		return nil
+	case failed == 0 && domain.IsCode(err, domain.ECONFLICT):
+		return nil
+	case failed == 1 && domain.IsCode(err, domain.EPRECONDITION):
+		return ErrShort
+	case failed == 1 && domain.IsCode(err, domain.ENOTFOUND):
+		return ErrUntracked
+	}
+	return err
+}
+
+// Release puts the units of the order's reservation of productID back in
+// stock, exactly once: ONE batch of a patch of the reservation (state
+// released) under the condition that it is not released yet, and a patch
+// of the stock (available +q). A reservation already released, or never
+// made, is nothing to do.
+func (r *Inventory) Release(ctx context.Context, productID, orderID string, now time.Time) error {
+	res, err := ReadDoc[domain.Reservation](ctx, r.c, productID, domain.ReservationID(orderID))
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if res.State == domain.ReservationReleased {
+		return nil
+	}
+	_, err = r.c.ExecuteBatch(ctx, productID, []BatchOp{
+		{Kind: BatchPatch, ID: res.ID, Patch: []PatchOp{
+			{Op: PatchSet, Path: "/state", Value: domain.ReservationReleased},
+			{Op: PatchSet, Path: "/ttl", Value: ReleasedTTL},
+		},
+			Condition: Condition{{Path: "state", Op: OpNotEqual, Value: domain.ReservationReleased}}},
+		{Kind: BatchPatch, ID: domain.StockID, Patch: stockChange(res.Quantity, now)},
+	})
+	if domain.IsCode(err, domain.EPRECONDITION) {
+		// Released meanwhile by another settler.
+		return nil
+	}
+	return err
+}
+
+// Commit marks the order's reservation of productID committed: its order
+// stands, so the reaper leaves it alone. One conditional patch (state
+// held → committed); anything else is nothing to do.
+func (r *Inventory) Commit(ctx context.Context, productID, orderID string) error {
+	_, err := r.c.Patch(ctx, productID, domain.ReservationID(orderID),
+		[]PatchOp{{Op: PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
+		&PatchOptions{Condition: Condition{{Path: "state", Op: OpEqual, Value: domain.ReservationHeld}}})
+	if domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	return err
+}
+
+// Held returns one page of the reservations still held, across every
+// product: the reaper's one cross-partition query.
+func (r *Inventory) Held(ctx context.Context, limit int, continuation string) ([]domain.Reservation, string, error) {
+	return queryPage[domain.Reservation](ctx, r.c, Query{
+		Filters: []Filter{
+			{Path: "type", Op: OpEqual, Value: domain.TypeReservation},
+			{Path: "state", Op: OpEqual, Value: domain.ReservationHeld},
+		},
+		Limit:        limit,
+		Continuation: continuation,
+	})
+}
+
+// stockChange is the patch of a take (delta < 0) or a return (delta > 0).
+func stockChange(delta int64, now time.Time) []PatchOp {
+	return []PatchOp{
+		{Op: PatchIncrement, Path: "/available", Value: delta},
+		{Op: PatchIncrement, Path: "/version", Value: 1},
+		{Op: PatchSet, Path: "/lastUpdated", Value: now.UTC()},
+	}
+}
