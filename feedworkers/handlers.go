@@ -211,5 +211,8 @@ func (h *Handlers) Orders(ctx context.Context, b changefeed.Batch) error {
 	if err := h.OrdersToCarts(ctx, orders); err != nil {
 		return err
 	}
+	if err := h.OrdersToInventory(ctx, orders); err != nil {
+		return err
+	}
 	return h.OrdersToStatusView(ctx, orders)
 }

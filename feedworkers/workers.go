@@ -13,9 +13,10 @@ import (
 
 // Processor names: each names the leases of one watched container.
 const (
-	ProductsProcessor = "products"
-	ReviewsProcessor  = "reviews"
-	OrdersProcessor   = "orders"
+	ProductsProcessor  = "products"
+	ReviewsProcessor   = "reviews"
+	OrdersProcessor    = "orders"
+	InventoryProcessor = "inventory"
 )
 
 // Config configures the shop's feed workers; the zero value is the
@@ -41,18 +42,24 @@ type Config struct {
 	// StartFromNow: leases created for the first time start at the end
 	// of their feed (see changefeed.Config.StartFromNow).
 	StartFromNow bool
+	// Reaper times the return of units held by dead checkouts (zero
+	// fields: DefaultReapEvery, DefaultHold).
+	Reaper Reaper
 }
 
 // Workers are the running processors of the shop.
 type Workers struct {
 	handlers   *Handlers
 	processors []*changefeed.Processor
+	stopReaper context.CancelFunc
+	reaped     chan struct{}
 }
 
-// Start runs the shop's three processors (docs/feeds.md lists their
-// handlers) as instance cfg.Instance: products feed → view, categories,
-// cart lines, rename, delete; reviews feed → product review stats;
-// orders feed → cart settle, ordersByStatus.
+// Start runs the shop's four processors (docs/feeds.md lists their
+// handlers) as instance cfg.Instance, and the reservation reaper:
+// products feed → view, categories, cart lines, rename, delete; reviews
+// feed → product review stats; orders feed → cart settle, reservations,
+// ordersByStatus; inventory feed → product availability.
 // st should be the raw store: Start meters it so each batch's Request
 // Units are counted. While the store is unavailable Start keeps trying to
 // set up the leases, until ctx ends (startRetrying).
@@ -70,6 +77,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		{ProductsProcessor, store.ProductsContainer, h.Products},
 		{ReviewsProcessor, store.ReviewsContainer, h.Reviews},
 		{OrdersProcessor, store.OrdersContainer, h.Orders},
+		{InventoryProcessor, store.InventoryContainer, h.Inventory},
 	} {
 		pc := changefeed.Config{
 			Name: def.name, Watched: def.watched, Instance: cfg.Instance,
@@ -99,6 +107,20 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		}
 		w.processors = append(w.processors, p)
 	}
+	r := cfg.Reaper
+	if r.Every <= 0 {
+		r.Every = DefaultReapEvery
+	}
+	if r.Hold <= 0 {
+		r.Hold = DefaultHold
+	}
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	w.stopReaper = stop
+	w.reaped = make(chan struct{})
+	go func() {
+		defer close(w.reaped)
+		r.run(rctx, h)
+	}()
 	return w, nil
 }
 
@@ -139,6 +161,13 @@ func startRetrying(ctx context.Context, p *changefeed.Processor, backoff time.Du
 // Stop stops every processor: current batches finish and are
 // checkpointed, leases are released.
 func (w *Workers) Stop(ctx context.Context) error {
+	if w.stopReaper != nil {
+		w.stopReaper()
+		select {
+		case <-w.reaped:
+		case <-ctx.Done():
+		}
+	}
 	var errs []error
 	for _, p := range w.processors {
 		errs = append(errs, p.Stop(ctx))
