@@ -129,6 +129,15 @@ func TestBuildBatchRefuses(t *testing.T) {
 		{"replace of another id", []store.BatchOp{{Kind: store.BatchReplace, ID: "a", Item: []byte(`{"id":"b"}`)}}},
 		{"replace without id", []store.BatchOp{{Kind: store.BatchReplace, Item: []byte(`{"id":"b"}`)}}},
 		{"delete without id", []store.BatchOp{{Kind: store.BatchDelete}}},
+		{"patch without operations", []store.BatchOp{{Kind: store.BatchPatch, ID: "a"}}},
+		{"patch without id", []store.BatchOp{{Kind: store.BatchPatch, Patch: []store.PatchOp{{Op: store.PatchIncrement, Path: "/n", Value: 1}}}}},
+		{"patch with a bad condition", []store.BatchOp{{Kind: store.BatchPatch, ID: "a",
+			Patch:     []store.PatchOp{{Op: store.PatchIncrement, Path: "/n", Value: -1}},
+			Condition: store.Condition{{Path: "n) OR (1", Op: store.OpGreaterOrEqual, Value: 1}}}}},
+		{"condition on a replace", []store.BatchOp{{Kind: store.BatchReplace, ID: "a", Item: []byte(`{"id":"a"}`),
+			Condition: store.Condition{{Path: "n", Op: store.OpGreaterOrEqual, Value: 1}}}}},
+		{"patch operations on a delete", []store.BatchOp{{Kind: store.BatchDelete, ID: "a",
+			Patch: []store.PatchOp{{Op: store.PatchIncrement, Path: "/n", Value: 1}}}}},
 	}
 	c := &Container{name: "orders"}
 	for _, tc := range tests {
@@ -144,6 +153,8 @@ func TestBuildBatchRefuses(t *testing.T) {
 		{Kind: store.BatchUpsert, Item: []byte(`{"id":"k1"}`)},
 		{Kind: store.BatchReplace, ID: "summary", Item: []byte(`{"id":"summary"}`), IfMatch: `"1"`},
 		{Kind: store.BatchDelete, ID: "old", IfMatch: `"2"`},
+		{Kind: store.BatchPatch, ID: "stock", Patch: []store.PatchOp{{Op: store.PatchIncrement, Path: "/available", Value: -2}},
+			Condition: store.Condition{{Path: "available", Op: store.OpGreaterOrEqual, Value: 2}}},
 	}); err != nil {
 		t.Errorf("a valid batch was refused: %v", err)
 	}

@@ -98,3 +98,36 @@ func TestExcludedPathsLowerWriteCharge(t *testing.T) {
 		t.Errorf("write charge %v RU with tags indexed, %v without: saving %v, want %v (30 properties)", all, lean, got, want)
 	}
 }
+
+// A conditional patch is charged as a patch: the write estimate of the
+// item it leaves when the condition holds, the failed-request 1 RU when it
+// does not (Cosmos charges a 412 too), and a batch the sum of its parts.
+func TestConditionalPatchCharge(t *testing.T) {
+	s := openTemp(t, Options{NoSync: true})
+	c := ensure(t, s, "stock", nil)
+	if _, err := c.Create(bg, "p", doc("p", "s", "available", 1)); err != nil {
+		t.Fatal(err)
+	}
+	ops := []store.PatchOp{{Op: store.PatchIncrement, Path: "/available", Value: -1}}
+	cond := store.Condition{{Path: "available", Op: store.OpGreaterOrEqual, Value: 1}}
+	r, err := c.Patch(bg, "p", "s", ops, &store.PatchOptions{Condition: cond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Under 1 KB, three indexed scalars (id, pk, available).
+	if want := writeCharge(len(r.Item), 3); r.RequestCharge != want {
+		t.Errorf("conditional patch charged %v RU, want %v", r.RequestCharge, want)
+	}
+	r, err = c.Patch(bg, "p", "s", ops, &store.PatchOptions{Condition: cond})
+	if err == nil || r.RequestCharge != failedRU {
+		t.Errorf("patch whose condition fails: charge %v RU, err %v; want %v RU and an error", r.RequestCharge, err, failedRU)
+	}
+	b, err := c.ExecuteBatch(bg, "p", []store.BatchOp{
+		{Kind: store.BatchCreate, Item: doc("p", "r1")},
+		{Kind: store.BatchPatch, ID: "s", Patch: ops, Condition: cond},
+	})
+	// The create (two indexed scalars) it rolled back, and the 412.
+	if want := round2(writeCharge(1, 2) + failedRU); err == nil || b.RequestCharge != want {
+		t.Errorf("failed batch charged %v RU (err %v), want %v", b.RequestCharge, err, want)
+	}
+}

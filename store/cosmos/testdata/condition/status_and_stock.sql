@@ -1,0 +1,1 @@
+FROM c WHERE c.status = 'active' AND c.available >= 1
