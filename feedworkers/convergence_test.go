@@ -132,7 +132,7 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 	if err := json.Unmarshal(b, &decoded); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(decoded), 3; got != want {
+	if got, want := len(decoded), 4; got != want {
 		t.Fatalf("feed status lists %d processors, want %d: %s", got, want, b)
 	}
 	for _, p := range decoded {

@@ -95,7 +95,7 @@ func TestPriceChangeThroughTheAPI(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil || rec.Code != http.StatusOK {
 			return false, fmt.Sprintf("%d %s (%v)", rec.Code, rec.Body, err)
 		}
-		return len(status.Processors) == 3 && status.Fanout.CartsUpdated == 1, rec.Body.String()
+		return len(status.Processors) == 4 && status.Fanout.CartsUpdated == 1, rec.Body.String()
 	})
 	// The body the workers really produce is what openapi.yaml describes.
 	var body any

@@ -60,7 +60,7 @@ func TestStartWaitsForAnUnavailableStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := len(status), 3; got != want {
+			if got, want := len(status), 4; got != want {
 				t.Errorf("running processors = %d, want %d", got, want)
 			}
 		})
