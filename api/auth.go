@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,13 +37,25 @@ func (c *claims) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	for _, raw := range []json.RawMessage{times.Exp, times.Nbf, times.Iat} {
-		if len(raw) > 0 && !isJSONNumber(raw) {
+		if len(raw) == 0 {
+			continue
+		}
+		if !isJSONNumber(raw) {
 			return errors.New("a time claim is not a number")
+		}
+		// Seconds past 9999 overflow the jwt package's time arithmetic
+		// (an iat of 1e300 would compare as in the past): no issuer of
+		// ours writes one.
+		if f, err := strconv.ParseFloat(string(raw), 64); err != nil || f < 0 || f > maxTimeClaim {
+			return errors.New("a time claim is out of range")
 		}
 	}
 	type plain claims // without this method
 	return json.Unmarshal(b, (*plain)(c))
 }
+
+// maxTimeClaim is the last second of the year 9999.
+const maxTimeClaim = 253402300799
 
 func isJSONNumber(raw json.RawMessage) bool {
 	return raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')

@@ -24,6 +24,8 @@ func TestBadInput(t *testing.T) {
 		want        int
 		pointer     string
 	}{
+		{"BrokenQueryString", "GET", "/v1/orders?continuation=%zz", alice, "", "", 400, ""},
+		{"BrokenQueryStringOnAPage", "GET", "/v1/categories/books/products?limit=5&sort=%", "", "", "", 400, ""},
 		{"TooLarge", "PUT", "/v1/cart/items/book-1", alice, `{"quantity":1,"x":"` + strings.Repeat("a", 70<<10) + `"}`, "", 413, ""},
 		{"Malformed", "PUT", "/v1/cart/items/book-1", alice, `{"quantity":`, "", 400, ""},
 		{"Empty", "PUT", "/v1/cart/items/book-1", alice, ``, "", 400, ""},

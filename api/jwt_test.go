@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -42,6 +43,15 @@ func TestTokenTimeClaims(t *testing.T) {
 		{"NotBeforeAsString", jwt.MapClaims{"nbf": "0", "exp": hour}, 401},
 		{"ExpiryAsBoolean", jwt.MapClaims{"exp": true}, 401},
 		{"ExpiredBeyondSkew", jwt.MapClaims{"exp": now.Unix() - 2*skew}, 401},
+		// Numbers past int64 seconds overflowed the jwt package's time
+		// arithmetic and read as the past.
+		{"IssuedAtHuge", jwt.MapClaims{"iat": 1e300, "exp": hour}, 401},
+		{"IssuedAtMaxInt64", jwt.MapClaims{"iat": json.Number("9223372036854775807"), "exp": hour}, 401},
+		{"NotBeforeHuge", jwt.MapClaims{"nbf": 1e19, "exp": hour}, 401},
+		{"IssuedAtNegative", jwt.MapClaims{"iat": -1, "exp": hour}, 401},
+		// The name and email are copied into orders: stored text's rules.
+		{"NameWithBidiOverride", jwt.MapClaims{"name": "ab\u202ecd", "exp": hour}, 401},
+		{"EmailWithControl", jwt.MapClaims{"email": "a\u0007@example.com", "exp": hour}, 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s.on(t).do(req{method: "GET", path: "/v1/cart", token: sign(tc.claims)}).want(tc.want)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -257,10 +258,35 @@ func authenticate(next http.Handler) http.Handler {
 		case checkID("sub", b.claims.Subject) != nil:
 			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token's subject is not a valid user id"))
 			return
+		case !claimText(b.claims.Name) || !claimText(b.claims.Email):
+			// They are copied into orders: the rules of stored text hold.
+			writeProblem(w, r, domain.Errorf(domain.EUNAUTHORIZED, "the token's name or email is not valid text"))
+			return
 		}
 		c := b.claims
 		u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
+}
+
+// maxClaimText bounds a token's name and email, as the request bodies
+// bound theirs.
+const maxClaimText = 254
+
+// claimText reports whether a token's name or email is text fit to store.
+func claimText(s string) bool {
+	return len(s) <= maxClaimText && cleanText(s, false)
+}
+
+// withQuery refuses a query string that does not parse: url.Query would
+// silently drop the broken pair, and a page would answer from its start.
+func withQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "the query string is not valid: %v", err))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
