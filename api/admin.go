@@ -7,6 +7,7 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/writes"
 )
 
 // DeletedProductTTL is how long a soft-deleted product stays, so the feed
@@ -21,6 +22,9 @@ type productCreateRequest struct {
 	Currency    string `json:"currency" validate:"omitempty,iso4217"`
 	CategoryID  string `json:"categoryId" validate:"required,shopid"`
 	ImageURL    string `json:"imageUrl" validate:"omitempty,max=2000,line"`
+	// Stock is the units available at creation; without it a product
+	// starts sold out, so nothing is sold before someone counts it.
+	Stock *int64 `json:"stock" validate:"omitempty,min=0,max=1000000"`
 }
 
 // DefaultCurrency is the currency of a product created without one.
@@ -29,7 +33,7 @@ const DefaultCurrency = "USD"
 // handleProductCreate stores a new product. Its categoryName is copied
 // from the categories index (model-denormalize-reads), so the product page
 // never needs a second read.
-func handleProductCreate(products *store.Products, now func() time.Time) http.HandlerFunc {
+func handleProductCreate(products *store.Products, ws *writes.Writes, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[productCreateRequest](r)
 		if err != nil {
@@ -53,12 +57,16 @@ func handleProductCreate(products *store.Products, now func() time.Time) http.Ha
 			req.Currency = DefaultCurrency
 		}
 		t := now().UTC()
-		p, err := products.Create(r.Context(), domain.Product{
+		var stock int64
+		if req.Stock != nil {
+			stock = *req.Stock
+		}
+		p, err := ws.CreateProduct(r.Context(), domain.Product{
 			Meta: domain.Meta{ID: req.ProductID}, Name: req.Name, Description: req.Description,
 			CategoryID: req.CategoryID, CategoryName: name, PriceCents: req.PriceCents,
 			Currency: req.Currency, PriceVersion: 1, ImageURL: req.ImageURL,
 			LastUpdated: t, Version: 1,
-		})
+		}, stock)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -202,4 +210,63 @@ func categoryName(c domain.Categories, id string) (string, bool) {
 func unknownCategory(id string) error {
 	return &domain.Error{Code: domain.EINVALID, Message: "no such category: " + id,
 		Fields: []domain.FieldError{{Pointer: "/categoryId", Detail: "is not a known category"}}}
+}
+
+type stockRequest struct {
+	Available *int64 `json:"available" validate:"required,min=0,max=1000000"`
+}
+
+// stockView is a product's stock as the admin sees it.
+type stockView struct {
+	ProductID   string    `json:"productId"`
+	Available   int64     `json:"available"`
+	Status      string    `json:"status"`
+	LastUpdated time.Time `json:"lastUpdated"`
+}
+
+func viewStock(s domain.Stock) stockView {
+	return stockView{ProductID: s.ProductID, Available: s.Available, Status: domain.StatusOf(s.Available), LastUpdated: s.LastUpdated}
+}
+
+// handleStockGet is the admin's count of a product: one point read in
+// `inventory`. A product whose stock is not tracked is a 404 that says so.
+func handleStockGet(inventory *store.Inventory) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathProductID(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		s, err := inventory.Stock(r.Context(), id)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, s.ETag)
+		encode(w, http.StatusOK, viewStock(s))
+	}
+}
+
+// handleStockPut sets the units of a product that can still be bought
+// (writes.SetStock); optional If-Match on the stock's ETag.
+func handleStockPut(ws *writes.Writes) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathProductID(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		req, err := decode[stockRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		s, err := ws.SetStock(r.Context(), id, *req.Available, ifMatch(r))
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, s.ETag)
+		encode(w, http.StatusOK, viewStock(s))
+	}
 }

@@ -68,9 +68,11 @@ func (s *server) routes(d Deps) http.Handler {
 			// Admin routes: the admin role.
 			r.Group(func(r chi.Router) {
 				r.Use(requireAdmin)
-				r.Post("/products", handleProductCreate(s.repos.Products, s.now))
+				r.Post("/products", handleProductCreate(s.repos.Products, s.writes, s.now))
 				r.Patch("/products/{productId}", handleProductPatch(s.repos.Products, s.now))
 				r.Delete("/products/{productId}", handleProductDelete(s.repos.Products, s.now))
+				r.Get("/admin/products/{productId}/stock", handleStockGet(s.repos.Inventory))
+				r.Put("/admin/products/{productId}/stock", handleStockPut(s.writes))
 				r.Put("/categories/{categoryId}", handleCategoryPut(s.repos.Products, s.now))
 				r.Get("/admin/orders", handleAdminOrders(s.repos.OrderSummaries, s.now))
 				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.writes))

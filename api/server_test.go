@@ -198,6 +198,7 @@ type problemBody struct {
 	Status int                 `json:"status"`
 	Detail string              `json:"detail"`
 	Errors []domain.FieldError `json:"errors"`
+	Items  []domain.Shortage   `json:"items"`
 }
 
 func token(t testing.TB, userID string, admin bool) string {

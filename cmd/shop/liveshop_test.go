@@ -214,7 +214,7 @@ func (s *liveShop) catalog(n int) []string {
 	for i := range n {
 		id := fmt.Sprintf("tea-%d", i)
 		s.must("POST", "/v1/products", admin, map[string]any{
-			"productId": id, "name": "Tea " + id, "priceCents": 500 + i, "categoryId": "tea",
+			"productId": id, "name": "Tea " + id, "priceCents": 500 + i, "categoryId": "tea", "stock": 1_000_000,
 		}, nil, http.StatusCreated, nil)
 		ids = append(ids, id)
 	}

@@ -161,7 +161,7 @@ func TestCartWritesRacingAPriceChangeConverge(t *testing.T) {
 	for trial := range trials {
 		p := fmt.Sprintf("hot-%03d", trial)
 		s.must("POST", "/v1/products", admin, map[string]any{
-			"productId": p, "name": "Hot " + p, "priceCents": 1000, "categoryId": "tea",
+			"productId": p, "name": "Hot " + p, "priceCents": 1000, "categoryId": "tea", "stock": 1_000_000,
 		}, nil, http.StatusCreated, nil)
 		tok := users[fmt.Sprintf("racer-%03d", trial)]
 		sem <- struct{}{}

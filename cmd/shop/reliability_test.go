@@ -143,7 +143,7 @@ func createCatalog(t testing.TB, base string, n int) []string {
 	for i := range n {
 		id := fmt.Sprintf("tea-%d", i)
 		mustDo(t, "POST", base+"/v1/products", admin, map[string]any{
-			"productId": id, "name": "Tea " + id, "priceCents": 500 + i, "categoryId": "tea",
+			"productId": id, "name": "Tea " + id, "priceCents": 500 + i, "categoryId": "tea", "stock": 1_000_000,
 		}, http.StatusCreated)
 		ids = append(ids, id)
 	}

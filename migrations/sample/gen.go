@@ -2,6 +2,7 @@ package sample
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -22,7 +23,9 @@ type samplePlan struct {
 	// reviews[i] are the reviews of products[i].
 	reviews     [][]domain.Review
 	reviewCount int
-	carts       []domain.Cart
+	// stocks[i] is the stock of products[i].
+	stocks []domain.Stock
+	carts  []domain.Cart
 }
 
 type sampleReviewer struct{ id, name string }
@@ -61,6 +64,9 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 			LastUpdated:  now,
 			Version:      1,
 		}
+		st := domain.NewStock(p.products[i].ID, sampleStock(p.products[i].ID), now)
+		p.products[i].Availability = domain.Availability{Status: domain.StatusOf(st.Available), SourceVersion: st.Version}
+		p.stocks = append(p.stocks, st)
 	}
 
 	reviewers := sampleReviewers()
@@ -90,6 +96,22 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 		p.carts[i] = c
 	}
 	return p
+}
+
+// sampleStock is a product's units in the sample: most in stock (20 to
+// 200), about one in seven low (1 to 5), one in twenty sold out. Drawn
+// from the id, not from rng, so that the rest of the sample does not move.
+func sampleStock(productID string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(productID))
+	v := h.Sum64()
+	switch b := v % 100; {
+	case b < 5:
+		return 0
+	case b < 20:
+		return int64(1 + (v/100)%domain.LowStock)
+	}
+	return int64(20 + (v/100)%181)
 }
 
 // sampleName picks one word from each of the category's lists, trying a

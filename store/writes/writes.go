@@ -165,3 +165,32 @@ func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifM
 	}
 	return o, err
 }
+
+// CreateProduct stores a new product with stock units available: the
+// stock document first (in `inventory`), then the product, so that no
+// product is ever visible without its count, which would let it sell
+// without a limit. An existing product is ECONFLICT before anything is
+// written.
+func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int64) (domain.Product, error) {
+	if _, err := w.repos.Products.GetAny(ctx, p.ID); err == nil {
+		return domain.Product{}, domain.Errorf(domain.ECONFLICT, "product %q already exists", p.ID)
+	} else if !domain.IsCode(err, domain.ENOTFOUND) {
+		return domain.Product{}, err
+	}
+	s, err := w.repos.Inventory.SetStock(ctx, p.ID, stock, "", w.now())
+	if err != nil {
+		return domain.Product{}, err
+	}
+	p.Availability = domain.Availability{Status: domain.StatusOf(s.Available), SourceVersion: s.Version}
+	return w.repos.Products.Create(ctx, p)
+}
+
+// SetStock sets the units of an existing product that can still be
+// bought (ifMatch as the client sent it, on the stock's ETag); the
+// inventory feed then brings the product's availability copy along.
+func (w *Writes) SetStock(ctx context.Context, productID string, n int64, ifMatch store.Precondition) (domain.Stock, error) {
+	if _, err := w.repos.Products.Get(ctx, productID); err != nil {
+		return domain.Stock{}, err
+	}
+	return w.repos.Inventory.SetStock(ctx, productID, n, ifMatch, w.now())
+}
