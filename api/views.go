@@ -100,20 +100,22 @@ func viewProduct(p domain.Product) productView {
 }
 
 type productSummaryView struct {
-	ID            string  `json:"id"`
-	CategoryID    string  `json:"categoryId"`
-	Name          string  `json:"name"`
-	PriceCents    int64   `json:"priceCents"`
-	Currency      string  `json:"currency"`
-	ImageURL      string  `json:"imageUrl"`
-	AverageRating float64 `json:"averageRating"`
-	ReviewCount   int     `json:"reviewCount"`
+	ID            string       `json:"id"`
+	CategoryID    string       `json:"categoryId"`
+	Name          string       `json:"name"`
+	PriceCents    int64        `json:"priceCents"`
+	Currency      string       `json:"currency"`
+	ImageURL      string       `json:"imageUrl"`
+	AverageRating float64      `json:"averageRating"`
+	ReviewCount   int          `json:"reviewCount"`
+	Availability  availability `json:"availability"`
 }
 
 func viewProductSummary(s domain.ProductSummary) productSummaryView {
 	return productSummaryView{
 		ID: s.ID, CategoryID: s.CategoryID, Name: s.Name, PriceCents: s.PriceCents,
 		Currency: s.Currency, ImageURL: s.ImageURL, AverageRating: s.AverageRating, ReviewCount: s.ReviewCount,
+		Availability: viewAvailability(s.StockStatus),
 	}
 }
 

@@ -147,6 +147,8 @@ type ProductSummary struct {
 	ImageURL      string  `json:"imageUrl"`
 	AverageRating float64 `json:"averageRating"`
 	ReviewCount   int     `json:"reviewCount"`
+	// StockStatus is the product's availability status.
+	StockStatus string `json:"stockStatus,omitempty"`
 	// SourceVersion is the product's Version this copy was made from.
 	SourceVersion int64 `json:"sourceVersion"`
 }

@@ -70,6 +70,7 @@ func SummaryOfProduct(p Product) ProductSummary {
 		ImageURL:      p.ImageURL,
 		AverageRating: p.ReviewStats.Average,
 		ReviewCount:   p.ReviewStats.Count,
+		StockStatus:   p.Availability.Status,
 		SourceVersion: p.Version,
 	}
 }
