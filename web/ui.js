@@ -97,9 +97,53 @@ export function navigated() {
   else status.textContent = "";
 }
 
-// problemText explains an ApiError in plain words.
-export function problemText(err) {
+// The words of a product's availability status (the copy the product,
+// the category page and the cart lines carry).
+const availabilityWords = { in_stock: "In stock", low_stock: "Only a few left", sold_out: "Sold out" };
+
+export function availabilityText(status) {
+  return availabilityWords[status] || availabilityWords.in_stock;
+}
+
+export function soldOut(item) {
+  return (item && item.availability && item.availability.status) === "sold_out";
+}
+
+// availabilityBadge says "Sold out" or "Only a few left" in words (the
+// colour only repeats them); nothing while the product is in stock.
+export function availabilityBadge(item) {
+  const status = item && item.availability && item.availability.status;
+  if (status !== "sold_out" && status !== "low_stock") return null;
+  return h("span", { class: `badge stock-${status}`, "data-testid": "availability" }, availabilityText(status));
+}
+
+const outOfStock = "https://shop.example/problems/out-of-stock";
+
+// shortages returns the lines an out-of-stock checkout could not serve
+// (the problem's items), or [] for any other error.
+export function shortages(err) {
+  const p = err && err.problem;
+  return p && p.type === outOfStock && Array.isArray(p.items) ? p.items : [];
+}
+
+// shortageText names one short line: "Only 2 left of Lamp (you asked for
+// 3)", "Lamp is sold out (you asked for 1)".
+export function shortageText(s, name = s.productId) {
+  return s.available > 0
+    ? `Only ${s.available} left of ${name} (you asked for ${s.requested})`
+    : `${name} is sold out (you asked for ${s.requested})`;
+}
+
+// problemText explains an ApiError in plain words. names maps product ids
+// to the names the page shows (the cart's), so that an out-of-stock
+// checkout names the products rather than their ids.
+export function problemText(err, names = {}) {
   if (!err.status) return "The shop could not be reached. Check your connection and try again.";
+  const short = shortages(err);
+  if (short.length) {
+    return `Not enough in stock, so nothing was ordered: ${short.map((s) => shortageText(s, names[s.productId])).join("; ")}. ` +
+      "Change the quantities in your cart, then place the order again.";
+  }
   const fields = Object.entries(err.fieldErrors || {});
   if (fields.length) return fields.map(([p, d]) => `${p.replace(/^\//, "")}: ${d}`).join("; ");
   return err.message;

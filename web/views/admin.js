@@ -1,10 +1,11 @@
-// Admin: change a product's price and watch an open cart follow. The PATCH
-// only rewrites the product (priceVersion + 1); the products change feed
-// then updates every open cart line holding it (model-denormalize-reads,
-// kept true by the change feed). Polling the cart shows how long that took.
+// Admin: change a product's price and watch an open cart follow, and set a
+// product's stock (stockForm). The price PATCH only rewrites the product
+// (priceVersion + 1); the products change feed then updates every open
+// cart line holding it (model-denormalize-reads, kept true by the change
+// feed). Polling the cart shows how long that took.
 
 import { ApiError, get, request, user } from "../api.js";
-import { field, h, money, needSignIn, parseMoney, problemText, say, screenCost, showCost } from "../ui.js";
+import { availabilityText, field, h, money, needSignIn, parseMoney, problemText, say, screenCost, showCost } from "../ui.js";
 import { loadCart } from "./cart.js";
 import { feedsSection, ordersSection } from "./adminlists.js";
 
@@ -118,6 +119,86 @@ function priceForm(initialId) {
   return { section, load };
 }
 
+// stockForm reads and sets a product's stock through the admin routes: a
+// point read in inventory (pk = the product), and a count (not a delta)
+// written with If-Match on the stock's ETag, so two admins counting at
+// once get a 412 rather than a lost count. Checkouts take units with a
+// conditional patch of their own and never race a count into the red. The
+// product page's availability follows through the inventory feed.
+function stockForm(initialId) {
+  let productId = null;
+  let etag = null;
+  const idInput = h("input", { id: "stockProductId", type: "text", required: true, value: initialId || "" });
+  const countInput = h("input", {
+    id: "newStock", type: "number", min: "0", max: "1000000", inputmode: "numeric", required: true, disabled: true,
+  });
+  const current = h("p", { class: "muted", "data-testid": "admin-stock" }, "Load a product to set its stock.");
+  const save = h("button", { type: "submit", id: "saveStock", disabled: true }, "Save stock");
+
+  function show(s, verb) {
+    current.replaceChildren(h("strong", {}, s.productId),
+      ` ${verb} ${s.available} unit${s.available === 1 ? "" : "s"} available: ${availabilityText(s.status).toLowerCase()}.`);
+  }
+
+  async function load(e) {
+    if (e) e.preventDefault();
+    const id = idInput.value.trim();
+    if (!id) return;
+    const path = `/v1/admin/products/${encodeURIComponent(id)}/stock`;
+    try {
+      const res = await get(path);
+      showCost(`GET ${path}`, res.cost);
+      productId = id;
+      etag = res.etag;
+      show(res.data, "has");
+      countInput.value = String(res.data.available);
+      countInput.disabled = false;
+      save.disabled = false;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) return needSignIn();
+      current.textContent = problemText(err);
+    }
+  }
+
+  async function saveStock(e) {
+    e.preventDefault();
+    const n = Number(countInput.value);
+    if (countInput.value.trim() === "" || !Number.isInteger(n) || n < 0 || n > 1000000) {
+      say("Enter a whole number of units from 0 to 1,000,000.", "error");
+      countInput.focus();
+      return;
+    }
+    save.disabled = true;
+    const path = `/v1/admin/products/${encodeURIComponent(productId)}/stock`;
+    try {
+      const res = await request("PUT", path, { body: { available: n }, etag });
+      showCost(`PUT ${path}`, res.cost);
+      etag = res.etag;
+      show(res.data, "now has");
+      say(`Stock saved. The product page shows “${availabilityText(res.data.status)}” once the inventory feed has copied it.`, "ok");
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 412) {
+        say("Someone changed this stock since you loaded it; we reloaded it — check the count and save again.", "error");
+        await load();
+        return;
+      }
+      if (err instanceof ApiError && err.status === 401) return needSignIn();
+      say(problemText(err), "error");
+    } finally {
+      save.disabled = false;
+    }
+  }
+
+  const section = h("section", { "aria-labelledby": "stock-h", class: "panel" },
+    h("h2", { id: "stock-h" }, "Set a product's stock"),
+    h("p", {}, "The units that can still be bought. At 5 or fewer the shop says “Only a few left”, at 0 “Sold out”."),
+    h("form", { class: "inline", onsubmit: load },
+      field("Product id", idInput), h("button", { type: "submit", class: "secondary" }, "Load stock")),
+    current,
+    h("form", { class: "inline", onsubmit: saveStock }, field("Units available", countInput), save));
+  return { section, load };
+}
+
 export async function admin(main, _params, params) {
   const u = user();
   if (!u) return needSignIn();
@@ -128,7 +209,11 @@ export async function admin(main, _params, params) {
     return;
   }
   const price = priceForm(params.get("product"));
-  main.replaceChildren(h("h1", {}, "Admin"), price.section, ordersSection(), feedsSection());
+  const stock = stockForm(params.get("product"));
+  main.replaceChildren(h("h1", {}, "Admin"), price.section, stock.section, ordersSection(), feedsSection());
   screenCost(main, "No store read yet", null);
-  if (params.get("product")) price.load();
+  if (params.get("product")) {
+    price.load();
+    stock.load();
+  }
 }

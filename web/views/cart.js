@@ -5,9 +5,24 @@
 // silently overwritten (optimistic concurrency).
 
 import { ApiError, get, request, user } from "../api.js";
-import { date, h, money, needSignIn, problemText, say, screenCost, showCost } from "../ui.js";
+import {
+  availabilityBadge, date, h, money, needSignIn, problemText, say, screenCost, shortageText, showCost,
+} from "../ui.js";
 
 const staleCart = "Your cart changed in another tab; we reloaded it — check and try again.";
+
+// short holds the lines the last checkout could not serve (productId →
+// the problem's {productId, requested, available}), so the cart flags
+// them until their quantity changes or a checkout goes through.
+export const short = new Map();
+
+// shortNote flags a line the stock could not serve, naming it as the cart
+// does; null for any other line.
+export function shortNote(l) {
+  const s = short.get(l.productId);
+  if (!s) return null;
+  return h("span", { class: "short-note", "data-testid": "short" }, `${shortageText(s, l.name)}.`);
+}
 
 // loadCart reads the cart and its ETag.
 export async function loadCart() {
@@ -32,6 +47,7 @@ export async function cart(main) {
       showCost(`${method} /v1/cart/items/${productId}`, res.cost);
       current = res.data;
       etag = res.etag;
+      short.delete(productId);
       draw();
       say(done, "ok");
     } catch (err) {
@@ -66,10 +82,12 @@ export async function cart(main) {
       if (n === l.quantity) return;
       change("PUT", l.productId, { quantity: n }, `Quantity of ${l.name} is now ${n}.`);
     };
-    return h("li", { class: `line${l.available ? "" : " unavailable"}`, "data-product": l.productId },
+    const flagged = short.has(l.productId);
+    return h("li", { class: `line${l.available ? "" : " unavailable"}${flagged ? " short" : ""}`, "data-product": l.productId },
       h("div", { class: "line-name" },
         h("a", { href: `#/p/${encodeURIComponent(l.productId)}` }, l.name),
-        l.available ? null : h("span", { class: "badge" }, "No longer available")),
+        l.available ? availabilityBadge(l) : h("span", { class: "badge" }, "No longer available"),
+        shortNote(l)),
       h("span", { class: "line-unit", "data-testid": "unit-price" }, money(l.unitPriceCents)),
       h("form", { class: "line-qty", onsubmit: update },
         h("label", { for: qtyId }, h("span", { class: "visually-hidden" }, `Quantity of ${l.name}`)),

@@ -1,7 +1,7 @@
 // Home (the category list) and the category page.
 
 import { get, query } from "../api.js";
-import { h, money, pager, screenCost, showCost, stars } from "../ui.js";
+import { availabilityBadge, h, money, pager, screenCost, showCost, stars } from "../ui.js";
 
 // Category names seen on the home screen, kept for the browser session, so
 // the category page can title itself without a second read (its one read is
@@ -38,11 +38,14 @@ export function thumb(imageUrl, name) {
   return box;
 }
 
+// summaryCard is one product of the grid; its availability is the copy the
+// productsByCategory item carries, so the badge costs no read.
 function summaryCard(p) {
-  return h("li", { class: "card product" },
+  return h("li", { class: "card product", "data-product": p.id },
     thumb(p.imageUrl, p.name),
     h("a", { href: `#/p/${encodeURIComponent(p.id)}`, class: "card-title" }, p.name),
     h("span", { class: "price" }, money(p.priceCents, p.currency)),
+    availabilityBadge(p),
     p.reviewCount
       ? h("span", { class: "muted" }, stars(p.averageRating), ` ${p.averageRating.toFixed(1)} (${p.reviewCount})`)
       : h("span", { class: "muted" }, "No reviews yet"),

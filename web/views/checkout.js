@@ -5,8 +5,16 @@
 // replays the first order instead of charging twice.
 
 import { ApiError, request, user } from "../api.js";
-import { field, go, h, money, needSignIn, problemText, say, screenCost, showCost } from "../ui.js";
-import { loadCart } from "./cart.js";
+import { availabilityBadge, field, go, h, money, needSignIn, problemText, say, screenCost, shortages, showCost } from "../ui.js";
+import { loadCart, short, shortNote } from "./cart.js";
+
+// summaryLine is one line of the order summary, flagged when the last
+// checkout found too few in stock for it.
+function summaryLine(l) {
+  return h("li", { "data-product": l.productId, class: short.has(l.productId) ? "short" : null },
+    h("span", { class: "summary-name" }, `${l.quantity} × ${l.name}`, availabilityBadge(l), shortNote(l)),
+    h("span", {}, money(l.lineTotalCents)));
+}
 
 // attempt pairs a key with the exact body it was first sent with: the same
 // key with a different body is a 422, so an edited form gets a new key.
@@ -83,6 +91,7 @@ export async function checkout(main) {
         headers: { "Idempotency-Key": keyFor(body) },
       });
       attempt = null;
+      short.clear();
       showCost("POST /v1/checkout", res.cost);
       say(`Thank you: order ${res.data.id} is placed.`, "ok");
       go(`#/orders/${encodeURIComponent(res.data.id)}`);
@@ -101,23 +110,35 @@ export async function checkout(main) {
         }
         if (first) first.focus();
       }
+      // Out of stock: nothing was reserved and the cart is as it was. The
+      // lines concerned are flagged here and on the cart, by the names the
+      // cart gave them.
+      const missing = shortages(err);
+      if (missing.length) {
+        short.clear();
+        for (const s of missing) short.set(s.productId, s);
+        summary.replaceChildren(...items.map(summaryLine));
+      }
       // A network failure or a 5xx keeps the key: pressing the button again
       // retries the same submission, which the server replays at most once.
       if (!err.status || err.status >= 500) {
         say("The order may not have gone through. Press “Place order” again: it is safe, the same order will not be placed twice.", "error");
       } else {
-        say(problemText(err), "error");
+        say(problemText(err, names), "error");
       }
     }
   }
+
+  const names = Object.fromEntries((cart.items || []).map((l) => [l.productId, l.name]));
+  const summary = h("ul", { class: "summary", "aria-label": "Order lines" }, items.map(summaryLine));
 
   main.replaceChildren(
     h("h1", {}, "Checkout"),
     h("section", { "aria-labelledby": "summary-h" },
       h("h2", { id: "summary-h" }, "Your order"),
-      h("ul", { class: "summary" }, items.map((l) =>
-        h("li", {}, `${l.quantity} × ${l.name}`, h("span", {}, money(l.lineTotalCents))))),
-      h("p", { class: "price" }, `Total ${money(cart.subtotalCents)}`)),
+      summary,
+      h("p", { class: "price" }, `Total ${money(cart.subtotalCents)}`),
+      h("p", {}, h("a", { href: "#/cart" }, "Change the cart"))),
     h("form", { class: "stack", onsubmit: place, novalidate: true },
       h("h2", {}, "Shipping address"),
       Object.entries({

@@ -2,7 +2,9 @@
 // and the all-reviews page (a single-partition query on reviews).
 
 import { ApiError, get, query, request, user } from "../api.js";
-import { date, field, h, money, needSignIn, pager, problemText, say, screenCost, showCost, stars } from "../ui.js";
+import {
+  availabilityBadge, date, field, h, money, needSignIn, pager, problemText, say, screenCost, showCost, soldOut, stars,
+} from "../ui.js";
 import { categoryName, thumb } from "./catalog.js";
 
 // Product names seen on product pages, so the all-reviews page can name
@@ -53,7 +55,12 @@ export async function product(main, [id]) {
   screenCost(main, `GET /v1/products/${id}`, cost);
   productNames.set(p.id, p.name);
 
-  const qty = h("input", { id: "qty", type: "number", min: "1", max: "99", value: "1", inputmode: "numeric", required: true });
+  // A sold-out product cannot go in the cart: the button is disabled and
+  // says why (the reason is its description, so a screen reader reads it).
+  const out = soldOut(p);
+  const qty = h("input", {
+    id: "qty", type: "number", min: "1", max: "99", value: "1", inputmode: "numeric", required: true, disabled: out,
+  });
   const form = h("form", {
     class: "buy", onsubmit: (e) => {
       e.preventDefault();
@@ -65,8 +72,12 @@ export async function product(main, [id]) {
       }
       addToCart(p, n);
     },
-  }, field("Quantity", qty), h("button", { type: "submit" }, "Add to cart"));
+  },
+  field("Quantity", qty),
+  h("button", { type: "submit", disabled: out, "aria-describedby": out ? "buy-reason" : null }, "Add to cart"),
+  out ? h("p", { id: "buy-reason", class: "buy-reason" }, "Sold out: it can go in your cart again once it is back in stock.") : null);
 
+  const badge = availabilityBadge(p);
   const u = user();
   const s = p.reviewStats || { count: 0, average: 0, histogram: [0, 0, 0, 0, 0] };
   main.replaceChildren(
@@ -78,9 +89,10 @@ export async function product(main, [id]) {
       h("div", { class: "product-main" },
         h("h1", {}, p.name),
         h("p", { class: "price big", "data-testid": "price" }, money(p.priceCents, p.currency)),
+        badge ? h("p", { class: "availability" }, badge) : null,
         h("p", {}, p.description),
         form,
-        u && u.admin ? h("p", {}, h("a", { href: `#/admin?product=${encodeURIComponent(p.id)}` }, "Change the price (admin)")) : null)),
+        u && u.admin ? h("p", {}, h("a", { href: `#/admin?product=${encodeURIComponent(p.id)}` }, "Change the price or the stock (admin)")) : null)),
     h("section", { "aria-labelledby": "reviews-h" },
       h("h2", { id: "reviews-h" }, "Reviews"),
       s.count

@@ -42,7 +42,7 @@ export async function signin(main, _params, params) {
       field("User id", userId, "Letters, digits, - and _"),
       field("Name", name),
       field("Email", email),
-      h("div", { class: "check" }, admin, h("label", { for: "admin" }, "Administrator (can change prices)")),
+      h("div", { class: "check" }, admin, h("label", { for: "admin" }, "Administrator (can change prices and stock)")),
       submit),
   );
 }
