@@ -34,22 +34,32 @@ func buildShop(t *testing.T) string {
 // SHOP_REAP_EVERY), and checks the stated bound: reservation-hold +
 // reap-every after the restart (and a second for the pass itself) no unit
 // is held, and units sold + available = the initial stock, every order
-// that answered 201 among those sold.
+// that answered 201 among those sold. SHOP_LONG=1 runs 10 such sales.
 func TestFlashSaleKilledReturnsHeldUnits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary: skipped with -short")
 	}
-	buyers, units := 200, 100
+	trials := 1
 	if longRun() {
-		buyers, units = 1000, 400
+		trials = 10
 	}
+	bin := buildShop(t)
+	unfinished := int64(0)
+	for i := range trials {
+		t.Run(fmt.Sprintf("sale %d", i+1), func(t *testing.T) { unfinished += flashSaleKilled(t, bin, 200, 100) })
+	}
+	t.Logf("%d sales killed; %d units held by unfinished checkouts at the kills, all back after the restarts", trials, unfinished)
+}
+
+// flashSaleKilled is one sale of units to buyers killed and restarted; it
+// returns the units held by unfinished checkouts at the kill.
+func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
 	const (
 		hold  = time.Second
 		every = 200 * time.Millisecond
 	)
 	reaper := []string{"SHOP_RESERVATION_HOLD=" + hold.String(), "SHOP_REAP_EVERY=" + every.String()}
 	dir := t.TempDir()
-	bin := buildShop(t)
 	first := startChild(t, bin, dir, reaper...)
 	admin := testToken(t, "boss", true)
 	mustDo(t, "PUT", first.base+"/v1/categories/sale", admin, map[string]string{"name": "Sale"}, http.StatusCreated)
@@ -118,6 +128,7 @@ func TestFlashSaleKilledReturnsHeldUnits(t *testing.T) {
 	}
 	t.Logf("killed after %d × 201 (%d buyers, %d units); at the kill: %s; %v after the restart (reservation-hold %v + reap-every %v + 1 s): %s",
 		placed.Load(), buyers, units, atKill, hold+every+time.Second, hold, every, l)
+	return atKill.Unfinished
 }
 
 // readLedgerAt opens the stopped shop's store in dir and reads the
