@@ -43,8 +43,8 @@ type costReport struct {
 	// Inventory is what stock costs a checkout, a take, a release, and
 	// the ceiling one product's stock puts on its sales.
 	Inventory inventoryResult `json:"inventory"`
-	Goals       []report.Goal  `json:"goals"`
-	BuildTime   string         `json:"buildTime"`
+	Goals     []report.Goal   `json:"goals"`
+	BuildTime string          `json:"buildTime"`
 }
 
 // costGoals: the denormalized design at least 2× cheaper on the product
