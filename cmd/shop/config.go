@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"shop/feedworkers"
 )
 
 // config is every setting of `shop serve`, from flags first, then the
@@ -33,7 +35,11 @@ type config struct {
 	RateUser       int // requests per minute of one token subject (0: no limit)
 	RateAnon       int // requests per minute of one client address without a token
 	LogLevel       string
-	Cosmos         bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
+	// ReservationHold and ReapEvery time the reaper: units held by a
+	// checkout that died come back within their sum.
+	ReservationHold time.Duration
+	ReapEvery       time.Duration
+	Cosmos          bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
 }
 
 // defaultAddr is the listen address when none is set.
@@ -57,6 +63,8 @@ var settings = []setting{
 	{"shutdown-grace", "SHOP_SHUTDOWN_GRACE", "15s", "how long in-flight requests get on SIGTERM"},
 	{"request-timeout", "SHOP_REQUEST_TIMEOUT", "10s", "how long one API request's store calls may take before it is a 503 (0: no limit)"},
 	{"shutdown-drain", "SHOP_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (5s behind a load balancer)"},
+	{"reservation-hold", "SHOP_RESERVATION_HOLD", feedworkers.DefaultHold.String(), "how old a reservation of stock still held by an unfinished checkout must be before the reaper calls the checkout off and returns its units"},
+	{"reap-every", "SHOP_REAP_EVERY", feedworkers.DefaultReapEvery.String(), "how often the reaper looks for such reservations: a dead checkout's units are back in stock within reservation-hold + reap-every"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"rate-user", "SHOP_RATE_USER", "1200 with Cosmos, 0 with the embedded store", "requests per minute of one signed-in user (0: no limit)"},
 	{"rate-anon", "SHOP_RATE_ANON", "600 with Cosmos, 0 with the embedded store", "requests per minute of one client address without a token (0: no limit)"},
@@ -136,6 +144,12 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		return c, fmt.Errorf("shutdown-drain: %v", err)
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
+	if c.ReservationHold, err = time.ParseDuration(orDefault(get("reservation-hold"), feedworkers.DefaultHold.String())); err != nil || c.ReservationHold <= 0 {
+		return c, fmt.Errorf("reservation-hold: want a duration above 0, got %q", get("reservation-hold"))
+	}
+	if c.ReapEvery, err = time.ParseDuration(orDefault(get("reap-every"), feedworkers.DefaultReapEvery.String())); err != nil || c.ReapEvery <= 0 {
+		return c, fmt.Errorf("reap-every: want a duration above 0, got %q", get("reap-every"))
+	}
 	// Rate limits protect a shared deployment; on the embedded store (a
 	// workshop, `shop bench --url` against a local shop) they are off.
 	rateUser, rateAnon := "1200", "600"

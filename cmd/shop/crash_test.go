@@ -26,11 +26,12 @@ type child struct {
 	base string
 }
 
-// startChild runs the binary on a free port over the data dir.
-func startChild(t *testing.T, bin, dir string) *child {
+// startChild runs the binary on a free port over the data dir, with the
+// extra settings (KEY=VALUE) given.
+func startChild(t *testing.T, bin, dir string, extra ...string) *child {
 	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Env = append(shopEnv(dir), "HOME="+dir, "PATH="+os.Getenv("PATH"))
+	cmd.Env = append(shopEnv(dir, extra...), "HOME="+dir, "PATH="+os.Getenv("PATH"))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

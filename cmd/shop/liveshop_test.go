@@ -33,9 +33,10 @@ type tester interface {
 // the API behind a real HTTP listener. restart closes all of it and opens
 // the same file again, as a process restart would.
 type liveShop struct {
-	t    tester
-	path string
-	fc   *faults.Config
+	t       tester
+	path    string
+	fc      *faults.Config
+	workers feedworkers.Config
 
 	raw    *embedded.Store
 	faults *faults.Store // nil without a fault configuration
@@ -51,7 +52,14 @@ type liveShop struct {
 // whether injection starts on).
 func newLiveShop(t tester, path string, fc *faults.Config) *liveShop {
 	t.Helper()
-	s := &liveShop{t: t, path: path, fc: fc, client: &http.Client{
+	return newLiveShopWith(t, path, fc, liveWorkers)
+}
+
+// newLiveShopWith is newLiveShop with the feed workers configured as wc
+// (a test of the reaper shortens its timings).
+func newLiveShopWith(t tester, path string, fc *faults.Config, wc feedworkers.Config) *liveShop {
+	t.Helper()
+	s := &liveShop{t: t, path: path, fc: fc, workers: wc, client: &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64},
 	}}
@@ -82,7 +90,7 @@ func (s *liveShop) start() {
 		s.faults = faults.Wrap(raw, *s.fc)
 		st = s.faults
 	}
-	wk, err := feedworkers.Start(ctx, st, liveWorkers)
+	wk, err := feedworkers.Start(ctx, st, s.workers)
 	if err != nil {
 		raw.Close()
 		s.t.Fatalf("start the feed workers: %v", err)

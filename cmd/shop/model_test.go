@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,23 +16,30 @@ import (
 
 	"pgregory.net/rapid"
 
+	"shop/domain"
 	"shop/store/faults"
 )
 
 // TestShopAgainstModel drives one customer's shop with random sequences
 // of cart writes, checkouts (fresh keys, replays, replays with another
-// body, several at once), cancels, admin price changes, feed catch-ups
-// and restarts, and compares every answer with a sequential model kept in
-// plain maps. The model's rules:
+// body, several at once), cancels, admin price changes, admin stock
+// counts, feed catch-ups and restarts, and compares every answer with a
+// sequential model kept in plain maps. The model's rules:
 //   - a cart line carries its product's current name and price (a price
 //     change waits here for the feed to reach the carts before the next
 //     step, which keeps the model deterministic);
-//   - checkout of an empty cart is 409; otherwise it charges the lines at
-//     the prices the cart shows and leaves the cart empty;
+//   - checkout of an empty cart is 409; of a cart with a line the stock
+//     cannot serve, 409 out-of-stock naming exactly each such line (units
+//     requested and available), nothing reserved and the cart unchanged;
+//     otherwise it charges the lines at the prices the cart shows, takes
+//     their units from the stock and leaves the cart empty;
 //   - several checkouts at once of one cart are as if one after another:
 //     one order, 409 for the rest;
-//   - a replayed key answers its first order again; another body is 422;
-//   - a placed order cancels once, then 409;
+//   - a replayed key answers its first order again and takes no unit
+//     again; another body is 422;
+//   - a placed order cancels once, its units back in stock, then 409;
+//   - an admin's count sets the units available; after the feed the
+//     product page shows the status of the units available;
 //   - /v1/me/summary counts the placed, not cancelled, orders.
 //
 // The default run stops exploring after a time budget (shrinking a failure
@@ -45,7 +53,7 @@ func TestShopAgainstModel(t *testing.T) {
 	dir := t.TempDir()
 	began := time.Now()
 	var failing atomic.Bool
-	var ran, skipped, steps, n int
+	var ran, skipped, steps, refused, n int
 	prop := func(rt *rapid.T) {
 		if time.Since(began) > budget && !failing.Load() {
 			skipped++
@@ -59,11 +67,13 @@ func TestShopAgainstModel(t *testing.T) {
 		m := newShopModel(ft, path)
 		rt.Repeat(m.actions())
 		steps += m.steps
+		refused += m.refused
 	}
 	for range rounds {
 		rapid.Check(t, prop)
 	}
-	t.Logf("%d sequences run (%d steps), %d not run past the time budget, in %v", ran, steps, skipped, time.Since(began).Round(time.Millisecond))
+	t.Logf("%d sequences run (%d steps, %d checkouts refused out of stock), %d not run past the time budget, in %v",
+		ran, steps, refused, skipped, time.Since(began).Round(time.Millisecond))
 }
 
 // shortShrink bounds the time rapid spends shrinking a failure to d,
@@ -118,12 +128,14 @@ type shopModel struct {
 	name         map[string]string
 	price        map[string]int64
 	priceVersion map[string]int64
+	stock        map[string]int64 // units available
 	cart         map[string]int
 	orders       []*modelOrder
 	keys         []string // the keys that placed an order, in order
 	byKey        map[string]*modelOrder
 	nextKey      int
 	steps        int
+	refused      int // checkouts answered 409 out-of-stock
 }
 
 func newShopModel(t *flagT, path string) *shopModel {
@@ -137,13 +149,17 @@ func newShopModel(t *flagT, path string) *shopModel {
 		customer: liveToken(t, "model-customer", false),
 		admin:    liveToken(t, "boss", true),
 		name:     map[string]string{}, price: map[string]int64{}, priceVersion: map[string]int64{},
-		cart: map[string]int{}, byKey: map[string]*modelOrder{},
+		stock: map[string]int64{}, cart: map[string]int{}, byKey: map[string]*modelOrder{},
 	}
 	m.users = map[string]string{"model-customer": m.customer}
 	m.products = s.catalog(3)
 	for _, id := range m.products {
 		p := s.product(id)
 		m.name[id], m.price[id], m.priceVersion[id] = p.Name, p.PriceCents, p.PriceVersion
+		// A few units each, so that checkouts run out.
+		n := rapid.Int64Range(0, 150).Draw(t.T, "stock of "+id)
+		m.s.must("PUT", "/v1/admin/products/"+id+"/stock", m.admin, map[string]int64{"available": n}, nil, http.StatusOK, nil)
+		m.stock[id] = n
 	}
 	return m
 }
@@ -158,6 +174,7 @@ func (m *shopModel) actions() map[string]func(*rapid.T) {
 		"replayOther": m.replayOther,
 		"cancel":      m.cancel,
 		"price":       m.changePrice,
+		"restock":     m.restock,
 		"feed":        m.feed,
 		"restart":     m.restart,
 		"":            m.check,
@@ -201,6 +218,9 @@ func (m *shopModel) placed(key string, body []byte) {
 		want.total += int64(q) * m.price[p]
 	}
 	m.compareOrder("checkout "+key, o, want)
+	for p, q := range m.cart {
+		m.stock[p] -= int64(q)
+	}
 	m.orders = append(m.orders, want)
 	m.keys = append(m.keys, key)
 	m.byKey[key] = want
@@ -227,14 +247,35 @@ func (m *shopModel) checkout(t *rapid.T) {
 	m.checkoutAnswer(key, code, b)
 }
 
+// shortages are the lines of the model's cart the stock cannot serve, by
+// product id.
+func (m *shopModel) shortages() []domain.Shortage {
+	var short []domain.Shortage
+	for _, p := range slices.Sorted(maps.Keys(m.cart)) {
+		if q := int64(m.cart[p]); q > m.stock[p] {
+			short = append(short, domain.Shortage{ProductID: p, Requested: q, Available: m.stock[p]})
+		}
+	}
+	return short
+}
+
 // checkoutAnswer compares one checkout's answer with the model: 409 "the
-// cart is empty" for an empty cart, otherwise 201 and the order.
+// cart is empty" for an empty cart, 409 out-of-stock naming the short
+// lines, otherwise 201 and the order.
 func (m *shopModel) checkoutAnswer(key string, code int, b []byte) {
 	if len(m.cart) == 0 {
 		var p liveProblem
 		if code != http.StatusConflict || json.Unmarshal(b, &p) != nil || p.Detail != "the cart is empty" {
 			m.t.Fatalf("checkout %s of an empty cart = %d %s, want 409 the cart is empty", key, code, describe(b))
 		}
+		return
+	}
+	if short := m.shortages(); len(short) > 0 {
+		var p saleProblem
+		if code != http.StatusConflict || json.Unmarshal(b, &p) != nil || p.Type != outOfStockType || !slices.Equal(p.Items, short) {
+			m.t.Fatalf("checkout %s of %v with stock %v = %d %s, want 409 out-of-stock %v", key, m.cart, m.stock, code, describe(b), short)
+		}
+		m.refused++
 		return
 	}
 	if code != http.StatusCreated {
@@ -295,7 +336,11 @@ func (m *shopModel) raceCheckouts(n int) {
 			created++
 		}
 	}
-	if len(m.cart) > 0 && created != 1 {
+	if short := m.shortages(); len(short) > 0 && created != 0 {
+		m.t.Logf("%d checkouts at once of the cart %v, stock %v: %v", n, m.cart, m.stock, codes)
+		m.t.Fatalf("checkouts at once of the cart %v that the stock cannot serve: one answered 201", m.cart)
+	}
+	if len(m.cart) > 0 && len(m.shortages()) == 0 && created != 1 {
 		// The counts vary from run to run: logged, not in the failure,
 		// which rapid compares across runs while it shrinks.
 		m.t.Logf("%d checkouts at once of the cart %v: %v", n, m.cart, codes)
@@ -349,6 +394,9 @@ func (m *shopModel) cancel(t *rapid.T) {
 	var got liveOrder
 	m.s.must("POST", "/v1/orders/"+o.id+"/cancel", m.customer, nil, nil, http.StatusOK, &got)
 	o.status = "cancelled"
+	for p, q := range o.lines {
+		m.stock[p] += int64(q)
+	}
 	m.compareOrder("cancel", got, o)
 }
 
@@ -372,12 +420,43 @@ func (m *shopModel) changePrice(t *rapid.T) {
 	m.feed(t)
 }
 
+// restock is the admin's count of a product: few units, so checkouts
+// run out.
+func (m *shopModel) restock(t *rapid.T) {
+	m.steps++
+	p := m.product(t)
+	n := rapid.Int64Range(0, 120).Draw(t, "available")
+	var got struct{ Available int64 }
+	m.s.must("PUT", "/v1/admin/products/"+p+"/stock", m.admin, map[string]int64{"available": n}, nil, http.StatusOK, &got)
+	if got.Available != n {
+		m.t.Fatalf("PUT stock of %s to %d answered %d", p, n, got.Available)
+	}
+	m.stock[p] = n
+}
+
 // feed waits until the workers have caught up and the cart shows every
-// product's current copies.
+// product's current copies, and each product page the status of its
+// units available.
 func (m *shopModel) feed(*rapid.T) {
 	m.steps++
 	if stale := m.s.awaitConverged(m.users, 10*time.Second); len(stale) > 0 {
 		m.t.Fatalf("the feed did not converge: %v", stale)
+	}
+	// The feed's lag is the one its last poll saw, so a stock count made
+	// just now may not show in it yet: the product page's status is
+	// waited for, up to the same bound.
+	for _, p := range m.products {
+		want := domain.StatusOf(m.stock[p])
+		var v struct{ Availability struct{ Status string } }
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			m.s.must("GET", "/v1/products/"+p, "", nil, nil, http.StatusOK, &v)
+			if v.Availability.Status == want || time.Now().After(deadline) {
+				break
+			}
+		}
+		if v.Availability.Status != want {
+			m.t.Fatalf("product %s 10 s after the feed: availability %q, model %q (%d units)", p, v.Availability.Status, want, m.stock[p])
+		}
 	}
 }
 
@@ -386,9 +465,14 @@ func (m *shopModel) restart(*rapid.T) {
 	m.s.restart()
 }
 
-// check compares the cart, the summary and the order history with the
-// model after every step.
+// check compares the cart, the stock, the summary and the order history
+// with the model after every step.
 func (m *shopModel) check(*rapid.T) {
+	for _, p := range m.products {
+		if got := m.s.stockOf(p); got != m.stock[p] {
+			m.t.Fatalf("stock of %s: %d available, model %d", p, got, m.stock[p])
+		}
+	}
 	var c liveCart
 	m.s.must("GET", "/v1/cart", m.customer, nil, nil, http.StatusOK, &c)
 	got := map[string]int{}

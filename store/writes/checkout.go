@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"time"
 
 	"shop/domain"
 	"shop/store"
@@ -132,6 +133,17 @@ func (w *Writes) place(ctx context.Context, o domain.Order, req CheckoutRequest)
 // settled and answered. A store too unavailable for either leaves the
 // marker to the next cart change.
 func (w *Writes) settleOrVoid(ctx context.Context, o domain.Order, cause error) (domain.Order, error) {
+	if ctx.Err() != nil {
+		// The caller is gone: the answer is the cause whatever the store
+		// says, and the clean-up goes on without it.
+		cleanUp(ctx, func(ctx context.Context) { _, _ = w.voidOrSettle(ctx, o, cause) })
+		return domain.Order{}, cause
+	}
+	return w.voidOrSettle(ctx, o, cause)
+}
+
+// voidOrSettle is settleOrVoid's work.
+func (w *Writes) voidOrSettle(ctx context.Context, o domain.Order, cause error) (domain.Order, error) {
 	err := store.Persist(ctx, func() error { return w.repos.Orders.Void(ctx, o.UserID, o.ID, w.now()) })
 	switch {
 	case err == nil:
@@ -146,6 +158,27 @@ func (w *Writes) settleOrVoid(ctx context.Context, o domain.Order, cause error) 
 	}
 	_, _ = w.SettleOrder(ctx, placed)
 	return placed, nil
+}
+
+// cleanupTimeout bounds a checkout's clean-up once its caller is gone.
+const cleanupTimeout = 5 * time.Second
+
+// cleanUp runs f, a checkout's clean-up (the void of its order id, the
+// return of its units, its marker off the cart), on ctx while the caller
+// still waits. Once ctx has ended (the client gave up, or the request's
+// deadline passed) f runs detached from it, in the background, bounded by
+// cleanupTimeout: the answer does not wait on the store, and the units do
+// not stay held until the reaper.
+func cleanUp(ctx context.Context, f func(ctx context.Context)) {
+	if ctx.Err() == nil {
+		f(ctx)
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		f(ctx)
+	}()
 }
 
 // abandon undoes a checkout whose order will never commit: its units go
@@ -229,11 +262,13 @@ func (w *Writes) resolve(ctx context.Context, userID string, p domain.PendingChe
 // there. Best effort: a marker left behind is resolved by the next
 // change of the cart.
 func (w *Writes) unmark(ctx context.Context, userID, orderID string) {
-	_, _ = w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: userID}, func(c *domain.Cart) error {
-		if !c.Unmark(orderID) {
-			return store.ErrUnchanged
-		}
-		return nil
+	cleanUp(ctx, func(ctx context.Context) {
+		_, _ = w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: userID}, func(c *domain.Cart) error {
+			if !c.Unmark(orderID) {
+				return store.ErrUnchanged
+			}
+			return nil
+		})
 	})
 }
 

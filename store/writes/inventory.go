@@ -67,12 +67,15 @@ func (w *Writes) reserve(ctx context.Context, o domain.Order) error {
 }
 
 // release gives back the units of every line of o, each exactly once
-// (Inventory.Release). Best effort: a release that fails now is made by
-// the reaper (ReapReservation) or the orders feed.
+// (Inventory.Release), whether or not the caller still waits (cleanUp).
+// Best effort: a release that fails now is made by the reaper
+// (ReapReservation) or the orders feed.
 func (w *Writes) release(ctx context.Context, o domain.Order) {
-	for _, l := range o.Items {
-		_ = w.repos.Inventory.Release(ctx, l.ProductID, o.ID, w.now())
-	}
+	cleanUp(ctx, func(ctx context.Context) {
+		for _, l := range o.Items {
+			_ = w.repos.Inventory.Release(ctx, l.ProductID, o.ID, w.now())
+		}
+	})
 }
 
 // SettleInventory brings the reservations of an order the orders feed

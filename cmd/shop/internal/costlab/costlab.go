@@ -40,8 +40,11 @@ type costReport struct {
 	Repetitions int            `json:"repetitions"`
 	Screens     []screenResult `json:"screens"`
 	Workload    workloadResult `json:"workload"`
-	Goals       []report.Goal  `json:"goals"`
-	BuildTime   string         `json:"buildTime"`
+	// Inventory is what stock costs a checkout, a take, a release, and
+	// the ceiling one product's stock puts on its sales.
+	Inventory inventoryResult `json:"inventory"`
+	Goals     []report.Goal   `json:"goals"`
+	BuildTime string          `json:"buildTime"`
 }
 
 // costGoals: the denormalized design at least 2× cheaper on the product
@@ -120,6 +123,9 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 	}
 	if rep.Workload, err = measureWorkload(ctx, s, ms, d, rep.Screens, o.readRPS, o.writeRPS, o.lab.CartsPerProduct); err != nil {
 		return rep, err
+	}
+	if rep.Inventory, err = measureInventory(ctx, s, ms, o.reps); err != nil {
+		return rep, fmt.Errorf("inventory: %w", err)
 	}
 	for _, g := range costGoals {
 		got := 0.0

@@ -71,8 +71,32 @@ func TestCostLab(t *testing.T) {
 		t.Errorf("goals = %d, want %d", got, want)
 	}
 
+	inv := rep.Inventory
+	if got, want := len(inv.Checkouts), len(checkoutLines); got != want {
+		t.Fatalf("inventory checkouts = %d, want %d", got, want)
+	}
+	if inv.Take.RequestUnits <= 0 || inv.Take.StoreOps != 1 || inv.Release.RequestUnits <= 0 {
+		t.Errorf("take %+v, release %+v: want one batch for a take, both charged", inv.Take, inv.Release)
+	}
+	if want := report.Round2(partitionRUs / inv.Take.RequestUnits); inv.CeilingPerSecond != want {
+		t.Errorf("ceiling = %v, want %d / %v = %v", inv.CeilingPerSecond, partitionRUs, inv.Take.RequestUnits, want)
+	}
+	for _, c := range inv.Checkouts {
+		// One take per line, the rest of the protocol the same: what
+		// inventory adds is the lines' takes.
+		if want := float64(c.Lines) * inv.Take.RequestUnits; c.ExtraRU < want*0.9 || c.ExtraRU > want*1.1 {
+			t.Errorf("%d lines: inventory adds %v RU, want about %d takes = %v", c.Lines, c.ExtraRU, c.Lines, want)
+		}
+		if c.Tracked.StoreOps != c.WithoutStepOps+float64(c.Lines) {
+			t.Errorf("%d lines: %v ops tracked, %v without the step; want one more per line", c.Lines, c.Tracked.StoreOps, c.WithoutStepOps)
+		}
+	}
+
 	var md bytes.Buffer
 	writeCostMarkdown(&md, rep)
+	if !strings.Contains(md.String(), "Ceiling of one product") {
+		t.Error("markdown has no inventory ceiling")
+	}
 	for _, s := range rep.Screens {
 		if !strings.Contains(md.String(), "| "+s.Screen+" |") {
 			t.Errorf("markdown has no row for %q", s.Screen)

@@ -81,6 +81,7 @@ func writeCostText(out io.Writer, r costReport) {
 	}
 	tw.Flush()
 	fmt.Fprintln(out, verdict(w))
+	writeInventoryText(out, r)
 	fmt.Fprintln(out, "\ngoals:")
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
@@ -117,10 +118,60 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 		reads, writes := loadFormula(w, d.l)
 		fmt.Fprintf(out, "| %s | %s | %s | %.0f |\n", d.name, reads, writes, d.l.TotalRUs)
 	}
-	fmt.Fprintf(out, "\n%s.\n\n", strings.ToUpper(verdict(w)[:1])+verdict(w)[1:])
+	fmt.Fprintf(out, "\n%s.\n", strings.ToUpper(verdict(w)[:1])+verdict(w)[1:])
+	writeInventoryMarkdown(out, r)
+	fmt.Fprintln(out)
 	fmt.Fprintln(out, "| goal | target | measured | |")
 	fmt.Fprintln(out, "|---|--:|--:|---|")
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "| %s | %s | %.2f%s | %s |\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
 	}
+}
+
+// inventoryBefore says what the "before" figures of the checkouts are.
+const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its reservation step still sends one batch per line, which fails on the missing stock document; without the step is that figure less the measured failed batches, the checkout as it was before inventory (cart marker, order batch, cart settle). After: products with stock, one take per line (lines reserved concurrently)"
+
+// ceilingText states the arithmetic of one product's sales ceiling.
+func ceilingText(r inventoryResult) string {
+	return fmt.Sprintf("one product's stock document lives in one logical partition, which lives on one physical partition, which Cosmos serves at most %d RU/s: ceiling = %d RU/s ÷ %.2f RU per take = %.0f takes (sales of one line) per second of one product; if every take were released again (%.2f RU), %d ÷ (%.2f + %.2f) = %.0f per second",
+		r.PartitionRUs, r.PartitionRUs, r.Take.RequestUnits, r.CeilingPerSecond, r.Release.RequestUnits,
+		r.PartitionRUs, r.Take.RequestUnits, r.Release.RequestUnits, r.CeilingWithRelease)
+}
+
+// writeInventoryText prints the inventory section for a terminal.
+func writeInventoryText(out io.Writer, r costReport) {
+	inv := r.Inventory
+	fmt.Fprintf(out, "\ninventory: checkouts before and after (%s)\n", inventoryBefore)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "lines\tbefore: untracked ops\tRU\twithout the step: ops\tRU\tafter: tracked ops\tRU\tmedian latency (untracked / tracked)\tinventory adds\t")
+	for _, c := range inv.Checkouts {
+		fmt.Fprintf(tw, "%d\t%.4g\t%.2f\t%.4g\t%.2f\t%.4g\t%.2f\t%s / %s\t%+.2f RU\t\n", c.Lines, c.Untracked.StoreOps, c.Untracked.RequestUnits,
+			c.WithoutStepOps, c.WithoutStepRU, c.Tracked.StoreOps, c.Tracked.RequestUnits,
+			micros(c.Untracked.MedianMicros), micros(c.Tracked.MedianMicros), c.ExtraRU)
+	}
+	tw.Flush()
+	for _, d := range []designResult{inv.Take, inv.FailedTake, inv.Release} {
+		fmt.Fprintf(out, "%s: %.4g ops, %.2f RU, median %s (%s)\n", d.Design, d.StoreOps, d.RequestUnits, micros(d.MedianMicros), d.Reads)
+	}
+	fmt.Fprintf(out, "%s\n", ceilingText(inv))
+}
+
+// writeInventoryMarkdown prints the inventory section of the cost report.
+func writeInventoryMarkdown(out io.Writer, r costReport) {
+	inv := r.Inventory
+	fmt.Fprintf(out, "\n### Inventory: what stock costs a checkout\n\n")
+	fmt.Fprintf(out, "Each figure is the mean of %d checkouts by new users through the shop's own write path (store/writes.Checkout) on the same store, one unit per line. %s.\n\n", r.Repetitions, strings.ToUpper(inventoryBefore[:1])+inventoryBefore[1:])
+	fmt.Fprintln(out, "| lines | before: untracked, ops | RU | without the step, ops | RU | after: tracked, ops | RU | median latency, untracked / tracked | inventory adds |")
+	fmt.Fprintln(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, c := range inv.Checkouts {
+		fmt.Fprintf(out, "| %d | %.4g | %.2f | %.4g | %.2f | %.4g | %.2f | %s / %s | **%+.2f RU** |\n", c.Lines, c.Untracked.StoreOps, c.Untracked.RequestUnits,
+			c.WithoutStepOps, c.WithoutStepRU, c.Tracked.StoreOps, c.Tracked.RequestUnits,
+			micros(c.Untracked.MedianMicros), micros(c.Tracked.MedianMicros), c.ExtraRU)
+	}
+	fmt.Fprintln(out, "\n| operation | what it is | store ops | RU | median latency |")
+	fmt.Fprintln(out, "|---|---|--:|--:|--:|")
+	for _, d := range []designResult{inv.Take, inv.FailedTake, inv.Release} {
+		fmt.Fprintf(out, "| %s | %s | %.4g | %.2f | %s |\n", d.Design, d.Reads, d.StoreOps, d.RequestUnits, micros(d.MedianMicros))
+	}
+	fmt.Fprintf(out, "\nCeiling of one product: %s.\n", ceilingText(inv))
 }

@@ -33,6 +33,9 @@ type benchOptions struct {
 	rampStep   time.Duration
 	closedTime time.Duration
 	workers    int
+	// flashBuyers race for flashUnits units of one product (0 buyers: no
+	// flash sale).
+	flashBuyers, flashUnits int
 }
 
 // Bounds that keep a run short and local, whatever the flags say.
@@ -68,11 +71,13 @@ type benchReport struct {
 	BaselineClosed  runResult `json:"baselineClosedLoop"`
 	ThroughputRatio float64   `json:"throughputRatio"`
 	// Ramp raises the product page's rate until p99 > 10 ms or an error.
-	Ramp               []runResult   `json:"ramp"`
-	MaxSustainableRate int           `json:"maxSustainableRate"`
-	RampStopped        string        `json:"rampStopped"`
-	Memory             memoryReport  `json:"memory"`
-	Goals              []report.Goal `json:"goals"`
+	Ramp               []runResult `json:"ramp"`
+	MaxSustainableRate int         `json:"maxSustainableRate"`
+	RampStopped        string      `json:"rampStopped"`
+	// FlashSale is the burst of buyers racing for one product's units.
+	FlashSale *flashResult  `json:"flashSale,omitempty"`
+	Memory    memoryReport  `json:"memory"`
+	Goals     []report.Goal `json:"goals"`
 }
 
 // Run is `shop bench` with its flags in args: it runs the load and prints
@@ -100,6 +105,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.DurationVar(&o.rampStep, "ramp-step", 2*time.Second, "length of each ramp step")
 	fs.DurationVar(&o.closedTime, "closed-loop", 3*time.Second, "length of each closed-loop throughput run")
 	fs.IntVar(&o.workers, "clients", 8, "concurrent clients of the closed-loop runs")
+	fs.IntVar(&o.flashBuyers, "flash-buyers", 500, "buyers of the flash sale, each checking out one unit of one product at once (0: no flash sale)")
+	fs.IntVar(&o.flashUnits, "flash-units", 100, "units of the flash sale's product")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -132,6 +139,8 @@ func (o benchOptions) validate() error {
 		return fmt.Errorf("ramp: want 1 <= ramp-from <= ramp-max <= %d", maxBenchRate)
 	case o.workers < 1 || o.workers > 256:
 		return fmt.Errorf("clients: want 1 to 256, got %d", o.workers)
+	case o.flashBuyers < 0 || o.flashBuyers > 5000 || o.flashUnits < 0 || o.flashUnits > 1_000_000:
+		return errors.New("flash-buyers: want 0 to 5000; flash-units: 0 to 1000000")
 	case o.products < 1 || o.users < 0 || o.reviews < 0:
 		return errors.New("products must be at least 1, users and reviews at least 0")
 	}

@@ -17,7 +17,7 @@ func TestBench(t *testing.T) {
 	var out bytes.Buffer
 	args := []string{"--json", "--products", "40", "--users", "10", "--reviews", "40",
 		"--rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
-		"--ramp-from", "40", "--ramp-max", "80", "--ramp-step", "300ms"}
+		"--ramp-from", "40", "--ramp-max", "80", "--ramp-step", "300ms", "--flash-buyers", "30", "--flash-units", "8"}
 	if err := Run(context.Background(), args, noEnv, &out); err != nil {
 		t.Fatalf("shop bench: %v", err)
 	}
@@ -70,8 +70,16 @@ func TestBench(t *testing.T) {
 	if !rep.Memory.InProcess || rep.Memory.LoadedMB <= 0 || rep.Memory.PeakServingMB <= 0 {
 		t.Errorf("memory = %+v, want in-process figures", rep.Memory)
 	}
-	if got, want := len(rep.Goals), 2; got != want {
+	if f := rep.FlashSale; f == nil || f.Created != 8 || f.Refused != 22 || f.Other != 0 || f.AvailableAfter != 0 || f.Throughput <= 0 || f.RUPerSale <= 0 {
+		t.Errorf("flash sale of 8 units to 30 buyers = %+v, want 8 × 201, 22 × 409 out-of-stock, 0 left", f)
+	}
+	if got, want := len(rep.Goals), 3; got != want {
 		t.Errorf("goals = %d, want %d (no memory goal below 10,000 products and carts)", got, want)
+	}
+	for _, g := range rep.Goals {
+		if strings.HasPrefix(g.Name, "flash sale") && !g.Met {
+			t.Errorf("goal %s %s: got %v, missed", g.Name, g.Want, g.Got)
+		}
 	}
 }
 

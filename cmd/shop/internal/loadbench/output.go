@@ -73,6 +73,9 @@ func writeBenchText(out io.Writer, r benchReport) {
 		fmt.Fprintf(out, "  %6d/s  sent %.0f/s  p50 %.2f ms  p99 %.2f ms  max %.2f ms  success %.4f\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
 	}
 	fmt.Fprintf(out, "max sustainable rate: %s (stopped: %s)\n", sustainedText(r), r.RampStopped)
+	if f := r.FlashSale; f != nil {
+		fmt.Fprintf(out, "flash sale: %s\n", flashText(*f))
+	}
 	fmt.Fprintf(out, "memory: %s\n", memoryText(r.Memory))
 	for _, x := range append([]runResult{r.Mix}, r.MixByKind...) {
 		for _, e := range x.Errors {
@@ -115,7 +118,7 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "- target: %s; load from the vegeta library in the same process, on loopback, at a constant rate (a slow answer does not slow the sender, so tail latency is not hidden)\n", r.Target)
 	fmt.Fprintf(out, "- machine: %s; the load generator and the shop share these CPUs\n", r.Machine)
 	fmt.Fprintf(out, "- data: %s (set up in %s)\n", r.DataSet, r.SetupTime)
-	fmt.Fprintf(out, "- mix: 70%% product page, 15%% category page, 10%% cart update (PUT /v1/cart/items/{id}, spread over at least %d users so each updates their cart about twice), 5%% checkout (each by a distinct new user with one line in the cart, with an Idempotency-Key)\n", minCartUsers)
+	fmt.Fprintf(out, "- mix: 70%% product page, 15%% category page, 10%% cart update (PUT /v1/cart/items/{id}, spread over at least %d users so each updates their cart about twice), 5%% checkout (each by a distinct new user with one line in the cart, a product listed in_stock, with an Idempotency-Key)\n", minCartUsers)
 	fmt.Fprintf(out, "- baseline: a bare net/http handler writing the same product JSON bytes\n\n")
 	fmt.Fprintln(out, "| run | load | requests | sent/s | ok/s | p50 ms | p90 ms | p99 ms | max ms | success | status | store cost/request |")
 	fmt.Fprintln(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
@@ -133,10 +136,25 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 		fmt.Fprintf(out, "| %d/s | %.0f | %.2f | %.2f | %.2f | %.4f |\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
 	}
 	fmt.Fprintf(out, "\nMax sustainable rate of the product page: **%s** (stopped: %s).\n\n", sustainedText(r), r.RampStopped)
+	if f := r.FlashSale; f != nil {
+		fmt.Fprintf(out, "### Flash sale: %d buyers, %d units of one product\n\n", f.Buyers, f.Units)
+		fmt.Fprintf(out, "Generator: %s. Each buyer is a distinct user with one unit in the cart (prepared before the burst); each checkout has its own Idempotency-Key and is sent once.\n\n", f.Generator)
+		fmt.Fprintln(out, "| buyers | units | 201 | 409 out-of-stock | other | burst | checkouts/s | conflict rate | p50 ms | p99 ms | max ms | per sale | per refusal | available after |")
+		fmt.Fprintln(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|--:|")
+		fmt.Fprintf(out, "| %d | %d | %d | %d | %d | %.0f ms | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f ops, %.2f RU | %.2f ops, %.2f RU | %d |\n\n",
+			f.Buyers, f.Units, f.Created, f.Refused, f.Other, f.DurationMs, f.Throughput, f.ConflictRate, f.P50Ms, f.P99Ms, f.MaxMs,
+			f.OpsPerSale, f.RUPerSale, f.OpsPerRefusal, f.RUPerRefusal, f.AvailableAfter)
+	}
 	fmt.Fprintf(out, "Memory: %s.\n\n", memoryText(r.Memory))
 	fmt.Fprintln(out, "| goal | target | measured | |")
 	fmt.Fprintln(out, "|---|--:|--:|---|")
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "| %s | %s | %.2f%s | %s |\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
 	}
+}
+
+// flashText is the flash sale in one line.
+func flashText(f flashResult) string {
+	return fmt.Sprintf("%d buyers for %d units: %d × 201, %d × 409 out-of-stock, %d other in %.0f ms: %.0f checkouts/s, conflict rate %.2f, p50 %.2f ms, p99 %.2f ms; %.2f RU per sale, %.2f RU per refusal; %d available after (generator: %s)",
+		f.Buyers, f.Units, f.Created, f.Refused, f.Other, f.DurationMs, f.Throughput, f.ConflictRate, f.P50Ms, f.P99Ms, f.RUPerSale, f.RUPerRefusal, f.AvailableAfter, f.Generator)
 }

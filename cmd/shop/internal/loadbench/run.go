@@ -206,6 +206,16 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	rep.Ramp, rep.MaxSustainableRate, rep.RampStopped = ramp(ctx, o, "product page", func() vegeta.Targeter {
 		return productTarget(shop.url, cat.products)
 	})
+	if o.flashBuyers > 0 {
+		if err := shop.settle(ctx); err != nil {
+			return rep, err
+		}
+		f, err := runFlashSale(ctx, client, cat, o.flashBuyers, o.flashUnits, hex.EncodeToString(runID))
+		if err != nil {
+			return rep, fmt.Errorf("flash sale: %w", err)
+		}
+		rep.FlashSale = &f
+	}
 	peak := sampler.Stop()
 	if err := ctx.Err(); err != nil {
 		return rep, err
@@ -233,6 +243,14 @@ func benchGoals(o benchOptions, rep benchReport) []report.Goal {
 		Want: "< 5 ms", Got: rep.ProductPage.P99Ms, Unit: " ms",
 		Met: rep.ProductPage.P99Ms < 5 && rep.ProductPage.Success == 1,
 	}}
+	if f := rep.FlashSale; f != nil {
+		sold := min(f.Buyers, f.Units)
+		goals = append(goals, report.Goal{
+			Name: fmt.Sprintf("flash sale of %d units to %d buyers: units sold (201s), never more, the rest refused out of stock, the count left = units − sold", f.Units, f.Buyers),
+			Want: fmt.Sprintf("= %d", sold), Got: float64(f.Created),
+			Met: f.Created == sold && f.Refused == f.Buyers-sold && f.AvailableAfter == int64(f.Units-sold),
+		})
+	}
 	if rep.Memory.InProcess && o.products >= 10000 && o.users >= 10000 {
 		// Measured before the load starts: once the runs begin, the same
 		// process also holds the load generator (reported apart).

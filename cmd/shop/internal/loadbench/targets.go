@@ -15,6 +15,10 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
+// inStockStatus is a product's availability status, on the wire, when it
+// has more than a few units.
+const inStockStatus = "in_stock"
+
 // Kinds of request in the mix.
 const (
 	kindProduct  = "product page"
@@ -97,6 +101,10 @@ func (c benchClient) do(ctx context.Context, method, path, token string, body an
 type benchCatalog struct {
 	products   []string
 	categories []string
+	// inStock are the products listed in_stock (more than a few units):
+	// the mix's checkouts buy those, so that none is refused out of
+	// stock (the flash sale measures that apart).
+	inStock []string
 	// productBody is one product page's JSON, served by the baseline.
 	productBody []byte
 }
@@ -115,7 +123,10 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 	for _, ct := range cats.Items {
 		var page struct {
 			Items []struct {
-				ID string `json:"id"`
+				ID           string `json:"id"`
+				Availability struct {
+					Status string `json:"status"`
+				} `json:"availability"`
 			} `json:"items"`
 		}
 		if err := c.do(ctx, http.MethodGet, "/v1/categories/"+url.PathEscape(ct.ID)+"/products?limit=100", "", nil, nil, &page); err != nil {
@@ -126,6 +137,9 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 		}
 		for _, p := range page.Items {
 			cat.products = append(cat.products, p.ID)
+			if p.Availability.Status == inStockStatus {
+				cat.inStock = append(cat.inStock, p.ID)
+			}
 		}
 	}
 	if len(cat.products) == 0 {
@@ -218,7 +232,11 @@ func prepareMix(ctx context.Context, c benchClient, cat benchCatalog, hits int, 
 			return err
 		}
 		m.checkouts[i] = tok
-		p := cat.products[i%len(cat.products)]
+		buy := cat.inStock
+		if len(buy) == 0 {
+			buy = cat.products
+		}
+		p := buy[i%len(buy)]
 		return c.do(ctx, http.MethodPut, "/v1/cart/items/"+url.PathEscape(p), tok, map[string]int{"quantity": 1}, nil, nil)
 	}); err != nil {
 		return nil, err

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"shop/store/embedded"
+)
+
+// buildShop builds the shop binary into a temporary directory.
+func buildShop(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "shop")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestFlashSaleKilledReturnsHeldUnits kills the shop with SIGKILL in the
+// middle of a flash sale (the real binary, checkouts in flight, some of
+// them between their take of stock and their order), restarts it on the
+// same data with the reaper's timings shortened (SHOP_RESERVATION_HOLD,
+// SHOP_REAP_EVERY), and checks the stated bound: reservation-hold +
+// reap-every after the restart (and a second for the pass itself) no unit
+// is held, and units sold + available = the initial stock, every order
+// that answered 201 among those sold. SHOP_LONG=1 runs 10 such sales.
+func TestFlashSaleKilledReturnsHeldUnits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary: skipped with -short")
+	}
+	trials := 1
+	if longRun() {
+		trials = 10
+	}
+	bin := buildShop(t)
+	unfinished := int64(0)
+	for i := range trials {
+		t.Run(fmt.Sprintf("sale %d", i+1), func(t *testing.T) { unfinished += flashSaleKilled(t, bin, 200, 100) })
+	}
+	t.Logf("%d sales killed; %d units held by unfinished checkouts at the kills, all back after the restarts", trials, unfinished)
+}
+
+// flashSaleKilled is one sale of units to buyers killed and restarted; it
+// returns the units held by unfinished checkouts at the kill.
+func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
+	const (
+		hold  = time.Second
+		every = 200 * time.Millisecond
+	)
+	reaper := []string{"SHOP_RESERVATION_HOLD=" + hold.String(), "SHOP_REAP_EVERY=" + every.String()}
+	dir := t.TempDir()
+	first := startChild(t, bin, dir, reaper...)
+	admin := testToken(t, "boss", true)
+	mustDo(t, "PUT", first.base+"/v1/categories/sale", admin, map[string]string{"name": "Sale"}, http.StatusCreated)
+	const id = "flash-k"
+	mustDo(t, "POST", first.base+"/v1/products", admin, map[string]any{
+		"productId": id, "name": "Flash", "priceCents": 999, "categoryId": "sale", "stock": units,
+	}, http.StatusCreated)
+
+	var (
+		placed   atomic.Int64
+		mu       sync.Mutex
+		answered = map[string]bool{} // order ids answered 201
+		wg       sync.WaitGroup
+	)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	start := make(chan struct{})
+	for i := range buyers {
+		wg.Go(func() {
+			<-start
+			user := fmt.Sprintf("kbuyer-%04d", i)
+			tok := testToken(t, user, false)
+			if code, _, err := httpDo(client, "PUT", first.base+"/v1/cart/items/"+id, tok, map[string]int{"quantity": 1}, nil); err != nil || code != http.StatusOK {
+				return
+			}
+			code, b, err := httpDo(client, "POST", first.base+"/v1/checkout", tok, addressBody, map[string]string{"Idempotency-Key": user})
+			if err == nil && code == http.StatusCreated {
+				var o liveOrder
+				if jsonErr := json.Unmarshal(b, &o); jsonErr == nil {
+					mu.Lock()
+					answered[o.ID] = true
+					mu.Unlock()
+				}
+				placed.Add(1)
+			}
+		})
+	}
+	close(start)
+	for deadline := time.Now().Add(20 * time.Second); placed.Load() < 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.cmd.Wait()
+	wg.Wait()
+	if placed.Load() == 0 {
+		t.Fatal("no order was placed before the kill: the test proves nothing")
+	}
+	atKill := readLedgerAt(t, dir, id)
+
+	restarted := time.Now()
+	second := startChild(t, bin, dir, reaper...)
+	time.Sleep(hold + every + time.Second - time.Since(restarted))
+	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.cmd.Wait(); err != nil {
+		t.Fatalf("clean stop after the restart: %v", err)
+	}
+	l := readLedgerAt(t, dir, id)
+	if l.Held != 0 || l.Unfinished != 0 || !l.balances(int64(units)) || l.Sold+l.Available != int64(units) || len(l.Wrong) > 0 {
+		t.Errorf("%v after the restart: %s; want nothing held, sold + available = %d: %v", hold+every+time.Second, l, units, l.Wrong)
+	}
+	if l.Orders < len(answered) {
+		t.Errorf("%d orders hold the product, but %d answered 201 before the kill", l.Orders, len(answered))
+	}
+	t.Logf("killed after %d × 201 (%d buyers, %d units); at the kill: %s; %v after the restart (reservation-hold %v + reap-every %v + 1 s): %s",
+		placed.Load(), buyers, units, atKill, hold+every+time.Second, hold, every, l)
+	return atKill.Unfinished
+}
+
+// readLedgerAt opens the stopped shop's store in dir and reads the
+// product's ledger.
+func readLedgerAt(t *testing.T, dir, productID string) ledger {
+	t.Helper()
+	st, err := embedded.Open(filepath.Join(dir, "shop.db"), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := readLedger(context.Background(), st, productID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestReaperSettings: the reaper's two settings parse as durations above
+// 0, with feedworkers' defaults.
+func TestReaperSettings(t *testing.T) {
+	c, err := parseConfig("serve", nil, envOf(), io.Discard)
+	if err != nil || c.ReservationHold != 30*time.Second || c.ReapEvery != 15*time.Second {
+		t.Errorf("defaults: hold %v, every %v, %v; want 30s and 15s", c.ReservationHold, c.ReapEvery, err)
+	}
+	c, err = parseConfig("serve", []string{"--reap-every", "100ms"}, envOf("SHOP_RESERVATION_HOLD=2s"), io.Discard)
+	if err != nil || c.ReservationHold != 2*time.Second || c.ReapEvery != 100*time.Millisecond {
+		t.Errorf("set: hold %v, every %v, %v; want 2s and 100ms", c.ReservationHold, c.ReapEvery, err)
+	}
+	for _, bad := range []string{"SHOP_RESERVATION_HOLD=0s", "SHOP_REAP_EVERY=-1s", "SHOP_REAP_EVERY=soon"} {
+		if _, err := parseConfig("serve", nil, envOf(bad), io.Discard); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

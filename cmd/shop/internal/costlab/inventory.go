@@ -1,0 +1,191 @@
+package costlab
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"shop/cmd/shop/internal/report"
+	"shop/domain"
+	"shop/store"
+	"shop/store/writes"
+)
+
+// partitionRUs is what Cosmos serves one physical partition at most, and
+// so one logical partition (which never spans two): 10,000 RU/s.
+const partitionRUs = 10_000
+
+// checkoutLines are the cart sizes whose checkout the lab measures.
+var checkoutLines = []int{1, 3, 10}
+
+// checkoutCost is one cart size's checkout before and after inventory.
+type checkoutCost struct {
+	Lines int `json:"lines"`
+	// Untracked: the checkout of products without a stock document. The
+	// protocol still runs its reservation step: one batch per line, which
+	// fails on the missing stock document (Reserve: untracked, sold
+	// without a limit).
+	Untracked designResult `json:"untracked"`
+	// WithoutStep is Untracked less the measured failed batches: the
+	// checkout as it was before inventory (mark, order batch, settle).
+	WithoutStepRU  float64 `json:"withoutReservationStepRU"`
+	WithoutStepOps float64 `json:"withoutReservationStepOps"`
+	// Tracked: the checkout of products with stock, one take per line.
+	Tracked designResult `json:"tracked"`
+	// ExtraRU is Tracked − WithoutStep: what inventory adds.
+	ExtraRU float64 `json:"extraRU"`
+}
+
+// inventoryResult is the inventory section of the report.
+type inventoryResult struct {
+	Checkouts []checkoutCost `json:"checkouts"`
+	// Take is one reservation batch (create the reservation, patch the
+	// stock under available >= q); FailedTake the same batch on a product
+	// without stock; Release the read of the reservation and its batch
+	// (reservation released under a condition, stock +q).
+	Take       designResult `json:"take"`
+	FailedTake designResult `json:"failedTake"`
+	Release    designResult `json:"release"`
+	// CeilingPerSecond is partitionRUs / Take.RequestUnits: the sales per
+	// second one product's stock document can take.
+	PartitionRUs     int     `json:"partitionRUs"`
+	CeilingPerSecond float64 `json:"ceilingPerSecond"`
+	// CeilingWithRelease counts a release for every take (every sale
+	// called off): the floor of the ceiling.
+	CeilingWithRelease float64 `json:"ceilingWithRelease"`
+}
+
+// inventoryLab measures checkouts of 1, 3 and 10 lines on untracked and
+// tracked products, and one take and one release, over the metered store
+// ms; raw (unmetered) prepares the products and carts.
+type inventoryLab struct {
+	raw, ms   *store.Repos
+	w         *writes.Writes
+	untracked []domain.Product
+	tracked   []domain.Product
+	now       time.Time
+	users     int
+}
+
+func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, error) {
+	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), now: time.Now().UTC()}
+	l.w = writes.New(l.ms, time.Now)
+	rw := writes.New(l.raw, time.Now)
+	for i := range 10 {
+		for _, tracked := range []bool{false, true} {
+			p := domain.Product{Meta: domain.Meta{ID: fmt.Sprintf("inv-u-%02d", i)}, Name: fmt.Sprintf("Untracked %d", i),
+				CategoryID: "inventory-lab", CategoryName: "Inventory lab", PriceCents: 1000 + int64(i), Currency: "USD",
+				PriceVersion: 1, Version: 1, LastUpdated: l.now}
+			var err error
+			if tracked {
+				// Enough units that no measured checkout runs out.
+				p.ID, p.Name = fmt.Sprintf("inv-t-%02d", i), fmt.Sprintf("Tracked %d", i)
+				p, err = rw.CreateProduct(ctx, p, domain.MaxStock)
+				l.tracked = append(l.tracked, p)
+			} else {
+				p, err = l.raw.Products.Create(ctx, p)
+				l.untracked = append(l.untracked, p)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("inventory lab product %s: %w", p.ID, err)
+			}
+		}
+	}
+	return l, nil
+}
+
+// checkout fills a new user's cart with the first n of products (one
+// unit each, unmetered), then checks it out through the shop's own write
+// path on the metered store.
+func (l *inventoryLab) checkout(ctx context.Context, products []domain.Product, n int) (sample, error) {
+	l.users++
+	user := fmt.Sprintf("inv-buyer-%05d", l.users)
+	if _, err := l.raw.Carts.Update(ctx, user, "", func(c *domain.Cart) error {
+		for _, p := range products[:n] {
+			if err := c.SetQuantity(p, 1, l.now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return sample{}, err
+	}
+	return once(ctx, func(ctx context.Context, _ int) error {
+		_, err := l.w.Checkout(ctx, writes.CheckoutRequest{UserID: user,
+			Customer: domain.Customer{Name: "Lab Buyer", Email: "lab@example.com"},
+			Address:  domain.Address{Name: "Lab Buyer", Line1: "1 Lab St", City: "Lab", PostalCode: "1000", Country: "BE"},
+			Key:      user + "-key", RequestHash: "lab"})
+		return err
+	}, 0)
+}
+
+// measureInventory runs the inventory lab reps times per figure.
+func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inventoryResult, error) {
+	r := inventoryResult{PartitionRUs: partitionRUs}
+	l, err := newInventoryLab(ctx, raw, ms)
+	if err != nil {
+		return r, err
+	}
+	// One reservation alone: a take (then its release, measured apart) on
+	// a tracked product, and the failed batch on an untracked one.
+	var takes, fails, releases []sample
+	for i := range reps + 1 {
+		order := fmt.Sprintf("inv-take-%05d", i)
+		res := domain.NewReservation(l.tracked[0].ID, order, "inv-taker", 1, time.Now())
+		take, err := once(ctx, func(ctx context.Context, _ int) error { return l.ms.Inventory.Reserve(ctx, res) }, 0)
+		if err != nil {
+			return r, fmt.Errorf("take: %w", err)
+		}
+		release, err := once(ctx, func(ctx context.Context, _ int) error {
+			return l.ms.Inventory.Release(ctx, res.ProductID, order, time.Now())
+		}, 0)
+		if err != nil {
+			return r, fmt.Errorf("release: %w", err)
+		}
+		fail, err := once(ctx, func(ctx context.Context, _ int) error {
+			err := l.ms.Inventory.Reserve(ctx, domain.NewReservation(l.untracked[0].ID, order, "inv-taker", 1, time.Now()))
+			if err == store.ErrUntracked {
+				return nil
+			}
+			return fmt.Errorf("a take of an untracked product: %v, want ErrUntracked", err)
+		}, 0)
+		if err != nil {
+			return r, err
+		}
+		if i > 0 { // the first is a warm-up
+			takes, releases, fails = append(takes, take), append(releases, release), append(fails, fail)
+		}
+	}
+	r.Take = summarize(design{name: "take", reads: "one transactional batch in the product's partition: create the reservation, patch the stock (available −q, version +1) under available >= q"}, takes)
+	r.FailedTake = summarize(design{name: "failed take", reads: "the same batch on a product without a stock document: it fails on the patch, nothing is written"}, fails)
+	r.Release = summarize(design{name: "release", reads: "point read of the reservation, then one batch: patch it to released under state != released, patch the stock +q"}, releases)
+	if r.Take.RequestUnits > 0 {
+		r.CeilingPerSecond = report.Round2(partitionRUs / r.Take.RequestUnits)
+		r.CeilingWithRelease = report.Round2(partitionRUs / (r.Take.RequestUnits + r.Release.RequestUnits))
+	}
+
+	for _, n := range checkoutLines {
+		var untracked, tracked []sample
+		for i := range reps + 1 {
+			u, err := l.checkout(ctx, l.untracked, n)
+			if err != nil {
+				return r, fmt.Errorf("checkout of %d untracked lines: %w", n, err)
+			}
+			t, err := l.checkout(ctx, l.tracked, n)
+			if err != nil {
+				return r, fmt.Errorf("checkout of %d tracked lines: %w", n, err)
+			}
+			if i > 0 {
+				untracked, tracked = append(untracked, u), append(tracked, t)
+			}
+		}
+		c := checkoutCost{Lines: n,
+			Untracked: summarize(design{name: "untracked stock"}, untracked),
+			Tracked:   summarize(design{name: "tracked stock"}, tracked)}
+		c.WithoutStepRU = report.Round2(c.Untracked.RequestUnits - float64(n)*r.FailedTake.RequestUnits)
+		c.WithoutStepOps = report.Round2(c.Untracked.StoreOps - float64(n)*r.FailedTake.StoreOps)
+		c.ExtraRU = report.Round2(c.Tracked.RequestUnits - c.WithoutStepRU)
+		r.Checkouts = append(r.Checkouts, c)
+	}
+	return r, nil
+}

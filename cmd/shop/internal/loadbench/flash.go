@@ -1,0 +1,176 @@
+package loadbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"shop/cmd/shop/internal/report"
+)
+
+// flashGenerator names the load of the flash sale: not vegeta's constant
+// rate, but a burst.
+const flashGenerator = "one goroutine per buyer with its own net/http request, all released at once by one closed channel (a closed burst: every buyer sends its checkout the moment the sale opens, once)"
+
+// flashResult is the flash sale: Buyers distinct users, each with one
+// unit of one product of Units units in the cart, check out at once.
+type flashResult struct {
+	Generator string `json:"generator"`
+	Buyers    int    `json:"buyers"`
+	Units     int    `json:"units"`
+	Created   int    `json:"created"`
+	// Refused answered 409 out-of-stock; Other anything else.
+	Refused int            `json:"refused"`
+	Other   int            `json:"other"`
+	Status  map[string]int `json:"status"`
+	// Throughput is the checkouts answered per second of the burst, from
+	// its start to its last answer; ConflictRate is Refused / Buyers.
+	DurationMs   float64 `json:"durationMs"`
+	Throughput   float64 `json:"checkoutsPerSecond"`
+	ConflictRate float64 `json:"conflictRate"`
+	P50Ms        float64 `json:"p50Ms"`
+	P99Ms        float64 `json:"p99Ms"`
+	MaxMs        float64 `json:"maxMs"`
+	// RU and store operations per answer (X-Request-Charge,
+	// X-Store-Operations), sold and refused apart.
+	RUPerSale     float64 `json:"ruPerSale"`
+	OpsPerSale    float64 `json:"storeOpsPerSale"`
+	RUPerRefusal  float64 `json:"ruPerRefusal"`
+	OpsPerRefusal float64 `json:"storeOpsPerRefusal"`
+	// AvailableAfter is the admin's count once the burst is answered.
+	AvailableAfter int64 `json:"availableAfter"`
+}
+
+type flashAnswer struct {
+	code     int
+	outStock bool
+	ru, ops  float64
+	latency  time.Duration
+	err      error
+}
+
+// runFlashSale prepares the product (through the admin API: a dev admin
+// token), the buyers' tokens and carts, then releases the burst.
+func runFlashSale(ctx context.Context, c benchClient, cat benchCatalog, buyers, units int, runID string) (flashResult, error) {
+	r := flashResult{Generator: flashGenerator, Buyers: buyers, Units: units, Status: map[string]int{}}
+	var admin struct {
+		Token string `json:"token"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/v1/dev/token", "", map[string]any{"userId": "bench-" + runID + "-admin", "admin": true}, nil, &admin); err != nil {
+		return r, fmt.Errorf("admin dev token: %w", err)
+	}
+	if len(cat.categories) == 0 {
+		return r, fmt.Errorf("no category to put the flash sale's product in")
+	}
+	product := "flash-" + runID
+	if err := c.do(ctx, http.MethodPost, "/v1/products", admin.Token, map[string]any{
+		"productId": product, "name": "Flash sale " + runID, "priceCents": 1999, "categoryId": cat.categories[0], "stock": units,
+	}, nil, nil); err != nil {
+		return r, err
+	}
+	tokens := make([]string, buyers)
+	if err := parallel(buyers, func(i int) (err error) {
+		if tokens[i], err = c.token(ctx, fmt.Sprintf("bench-%s-flash-%05d", runID, i)); err != nil {
+			return err
+		}
+		return c.do(ctx, http.MethodPut, "/v1/cart/items/"+url.PathEscape(product), tokens[i], map[string]int{"quantity": 1}, nil, nil)
+	}); err != nil {
+		return r, err
+	}
+
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: buyers, MaxConnsPerHost: 0}}
+	defer client.CloseIdleConnections()
+	answers := make([]flashAnswer, buyers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range buyers {
+		wg.Go(func() {
+			<-start
+			answers[i] = flashCheckout(ctx, client, c.base, tokens[i], fmt.Sprintf("flash-%s-%05d", runID, i))
+		})
+	}
+	began := time.Now()
+	close(start)
+	wg.Wait()
+	elapsed := time.Since(began)
+
+	var lat []time.Duration
+	var saleRU, saleOps, refRU, refOps float64
+	for _, a := range answers {
+		switch {
+		case a.err != nil:
+			r.Other++
+			r.Status["0"]++
+			continue
+		case a.code == http.StatusCreated:
+			r.Created++
+			saleRU, saleOps = saleRU+a.ru, saleOps+a.ops
+		case a.code == http.StatusConflict && a.outStock:
+			r.Refused++
+			refRU, refOps = refRU+a.ru, refOps+a.ops
+		default:
+			r.Other++
+		}
+		r.Status[strconv.Itoa(a.code)]++
+		lat = append(lat, a.latency)
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return ms(lat[min(len(lat)-1, int(p*float64(len(lat))))])
+	}
+	r.DurationMs = ms(elapsed)
+	r.Throughput = report.Round2(float64(buyers) / elapsed.Seconds())
+	r.ConflictRate = report.Round2(float64(r.Refused) / float64(buyers))
+	r.P50Ms, r.P99Ms, r.MaxMs = pct(0.5), pct(0.99), pct(1)
+	if r.Created > 0 {
+		r.RUPerSale, r.OpsPerSale = report.Round2(saleRU/float64(r.Created)), report.Round2(saleOps/float64(r.Created))
+	}
+	if r.Refused > 0 {
+		r.RUPerRefusal, r.OpsPerRefusal = report.Round2(refRU/float64(r.Refused)), report.Round2(refOps/float64(r.Refused))
+	}
+	var stock struct {
+		Available int64 `json:"available"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v1/admin/products/"+url.PathEscape(product)+"/stock", admin.Token, nil, nil, &stock); err != nil {
+		return r, err
+	}
+	r.AvailableAfter = stock.Available
+	return r, nil
+}
+
+// flashCheckout sends one buyer's checkout.
+func flashCheckout(ctx context.Context, client *http.Client, base, token, key string) flashAnswer {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/checkout", bytes.NewReader(checkoutBody))
+	if err != nil {
+		return flashAnswer{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Idempotency-Key", key)
+	t := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return flashAnswer{err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	a := flashAnswer{code: resp.StatusCode, latency: time.Since(t), err: err}
+	a.ru, _ = strconv.ParseFloat(resp.Header.Get("X-Request-Charge"), 64)
+	a.ops, _ = strconv.ParseFloat(resp.Header.Get("X-Store-Operations"), 64)
+	var p struct {
+		Type string `json:"type"`
+	}
+	a.outStock = json.Unmarshal(body, &p) == nil && p.Type == "https://shop.example/problems/out-of-stock"
+	return a
+}

@@ -1,0 +1,142 @@
+package writes_test
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"shop/domain"
+	"shop/migrations"
+	"shop/store"
+	"shop/store/embedded"
+	"shop/store/writes"
+)
+
+// abandoning is a store that, like Cosmos, refuses every call whose
+// context has ended; armed, the next order batch does not commit, and the
+// caller gives up meanwhile (its context is cancelled): a client that
+// timed out, or the API's request deadline, in the middle of a checkout.
+type abandoning struct {
+	store.Store
+	armed  atomic.Bool
+	cancel context.CancelFunc
+}
+
+func (s *abandoning) Container(name string) store.Container {
+	return abandoningContainer{s.Store.Container(name), s, name}
+}
+
+type abandoningContainer struct {
+	store.Container
+	s    *abandoning
+	name string
+}
+
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return domain.Errorf(domain.EUNAVAILABLE, "the store call was abandoned: %v", err)
+	}
+	return nil
+}
+
+func (c abandoningContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
+	if err := ended(ctx); err != nil {
+		return store.ItemResponse{}, err
+	}
+	return c.Container.Read(ctx, pk, id)
+}
+
+func (c abandoningContainer) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
+	if err := ended(ctx); err != nil {
+		return store.ItemResponse{}, err
+	}
+	return c.Container.Create(ctx, pk, item)
+}
+
+func (c abandoningContainer) Replace(ctx context.Context, pk, id string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
+	if err := ended(ctx); err != nil {
+		return store.ItemResponse{}, err
+	}
+	return c.Container.Replace(ctx, pk, id, item, opts)
+}
+
+func (c abandoningContainer) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.PatchOptions) (store.ItemResponse, error) {
+	if err := ended(ctx); err != nil {
+		return store.ItemResponse{}, err
+	}
+	return c.Container.Patch(ctx, pk, id, ops, opts)
+}
+
+func (c abandoningContainer) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
+	if err := ended(ctx); err != nil {
+		return store.BatchResponse{}, err
+	}
+	if c.name == store.OrdersContainer && c.s.armed.CompareAndSwap(true, false) {
+		c.s.cancel()
+		return store.BatchResponse{}, domain.Errorf(domain.EUNAVAILABLE, "the store did not answer in time")
+	}
+	return c.Container.ExecuteBatch(ctx, pk, ops)
+}
+
+// TestCheckoutAbandonedAfterItsTakeReturnsTheUnitsAtOnce: the caller of
+// a checkout gives up while its order batch is in flight, and the batch
+// does not commit. The checkout's own clean-up (void the order id, so the
+// batch can never commit late; units back; marker off) must not depend
+// on the caller still waiting: the units are back within moments, not
+// only once the reaper's hold has passed (30 s + 15 s by default, in
+// which a flash sale shows them sold out).
+func TestCheckoutAbandonedAfterItsTakeReturnsTheUnitsAtOnce(t *testing.T) {
+	raw, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	if err := migrations.Apply(t.Context(), raw, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	repos := store.NewRepos(raw)
+	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
+	if _, err := writes.New(repos, nil).CreateProduct(t.Context(), p, 5); err != nil {
+		t.Fatal(err)
+	}
+	st := &abandoning{Store: raw}
+	ws := writes.New(store.NewRepos(st), nil)
+	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	st.cancel = cancel
+	st.armed.Store(true)
+	if _, err := ws.Checkout(ctx, req); err == nil {
+		t.Fatal("the abandoned checkout answered an order")
+	}
+	// The clean-up goes on in the background once the caller is gone.
+	var s domain.Stock
+	var c domain.Cart
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+		if s, err = repos.Inventory.Stock(t.Context(), "p1"); err != nil {
+			t.Fatal(err)
+		}
+		if c, err = repos.Carts.Get(t.Context(), "u1"); err != nil {
+			t.Fatal(err)
+		}
+		if (s.Available == 5 && c.Pending == nil) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if s.Available != 5 {
+		t.Errorf("stock 1 s after the abandoned checkout returned = %d, want 5: its 2 units held until the reaper", s.Available)
+	}
+	if c.Pending != nil {
+		t.Errorf("cart marker %+v left by the abandoned checkout", c.Pending)
+	}
+	// The next checkout (the buyer trying again) gets the units.
+	o, err := ws.Checkout(t.Context(), req)
+	if err != nil || len(o.Items) != 1 || o.Items[0].Quantity != 2 {
+		t.Fatalf("retry = %+v, %v; want the 2 units ordered", o.Items, err)
+	}
+}
