@@ -97,13 +97,7 @@ function priceForm(initialId) {
       watching = new AbortController();
       await watch(product.id, cents, out, watching.signal);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 412) {
-        say("Someone changed this product since you loaded it; we reloaded it — check the price and save again.", "error");
-        await load();
-        return;
-      }
-      if (err instanceof ApiError && err.status === 401) return needSignIn();
-      say(problemText(err), "error");
+      await saveFailed(err, say, load, "Someone changed this product since you loaded it; we reloaded it — check the price and save again.");
     } finally {
       save.disabled = false;
     }
@@ -177,13 +171,7 @@ function stockForm(initialId) {
       show(res.data, "now has");
       say(`Stock saved. The product page shows “${availabilityText(res.data.status)}” once the inventory feed has copied it.`, "ok");
     } catch (err) {
-      if (err instanceof ApiError && err.status === 412) {
-        say("Someone changed this stock since you loaded it; we reloaded it — check the count and save again.", "error");
-        await load();
-        return;
-      }
-      if (err instanceof ApiError && err.status === 401) return needSignIn();
-      say(problemText(err), "error");
+      await saveFailed(err, say, load, "Someone changed this stock since you loaded it; we reloaded it — check the count and save again.");
     } finally {
       save.disabled = false;
     }
@@ -216,4 +204,17 @@ export async function admin(main, _params, params) {
     price.load();
     stock.load();
   }
+}
+
+// saveFailed explains a failed save of an admin form: a stale If-Match
+// (412) reloads what changed, a lost sign-in asks for it again, anything
+// else is the problem's own words.
+async function saveFailed(err, say, reload, stale) {
+  if (err instanceof ApiError && err.status === 412) {
+    say(stale, "error");
+    await reload();
+    return;
+  }
+  if (err instanceof ApiError && err.status === 401) return needSignIn();
+  say(problemText(err), "error");
 }
