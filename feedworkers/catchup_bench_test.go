@@ -58,7 +58,7 @@ func catchUp(b *testing.B, n int, fromNow bool) (time.Duration, float64) {
 	var mu sync.Mutex
 	var ru float64
 	cfg := workersConfig("catchup")
-	cfg.StartFromNow = fromNow
+	cfg.Processor.StartFromNow = fromNow
 	cfg.OnBatch = func(_ context.Context, _, _ string, _ int, batchRU float64, _ error) {
 		mu.Lock()
 		ru += batchRU

@@ -16,10 +16,10 @@ import (
 
 // workersConfig runs the shop's workers with test timings.
 func workersConfig(instance string) feedworkers.Config {
-	return feedworkers.Config{
+	return feedworkers.Config{Processor: changefeed.Config{
 		Instance: instance, LeaseExpiry: 2 * time.Second, RenewEvery: 100 * time.Millisecond,
 		PollEvery: 5 * time.Millisecond, Backoff: time.Millisecond,
-	}
+	}}
 }
 
 // linesAt counts the open carts holding productID, and those whose line

@@ -59,8 +59,10 @@ func TestReaperReturnsADeadCheckoutsUnitsWithinHoldPlusEvery(t *testing.T) {
 	if got := stockOf(t, repos, "lamp"); got != 5 {
 		t.Fatalf("stock after the takes = %d, want 5", got)
 	}
-	wk, err := feedworkers.Start(t.Context(), st, feedworkers.Config{Instance: "reaper-test", PollEvery: 10 * time.Millisecond,
-		Backoff: time.Millisecond, Reaper: reaper})
+	wk, err := feedworkers.Start(t.Context(), st, feedworkers.Config{
+		Processor: changefeed.Config{Instance: "reaper-test", PollEvery: 10 * time.Millisecond, Backoff: time.Millisecond},
+		Reaper:    reaper,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

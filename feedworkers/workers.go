@@ -22,15 +22,12 @@ const (
 // Config configures the shop's feed workers; the zero value is the
 // default (see changefeed.Config for each field's default).
 type Config struct {
-	// Instance identifies this process among those sharing the leases
-	// (default hostname-pid).
-	Instance    string
-	MaxItems    int
-	LeaseExpiry time.Duration
-	RenewEvery  time.Duration
-	PollEvery   time.Duration
-	MaxAttempts int
-	Backoff     time.Duration
+	// Processor configures each of the shop's processors (see
+	// changefeed.Config for each field and its default: the instance,
+	// lease timings, page size, attempts, backoff, StartFromNow); Start
+	// sets Name and Watched, and OnBatch and TraceBatch from the fields
+	// below, per processor.
+	Processor changefeed.Config
 	// FanoutConcurrency bounds the concurrent cart writes of one product
 	// change (default 16).
 	FanoutConcurrency int
@@ -39,9 +36,6 @@ type Config struct {
 	// TraceBatch, when set, wraps every attempt at every batch (see
 	// changefeed.Config.TraceBatch).
 	TraceBatch func(ctx context.Context, processor, lease string) (context.Context, func(items int, ru float64, err error))
-	// StartFromNow: leases created for the first time start at the end
-	// of their feed (see changefeed.Config.StartFromNow).
-	StartFromNow bool
 	// Reaper times the return of units held by dead checkouts (zero
 	// fields: DefaultReapEvery, DefaultHold).
 	Reaper Reaper
@@ -56,7 +50,7 @@ type Workers struct {
 }
 
 // Start runs the shop's four processors (docs/feeds.md lists their
-// handlers) as instance cfg.Instance, and the reservation reaper:
+// handlers) as instance cfg.Processor.Instance, and the reservation reaper:
 // products feed → view, categories, cart lines, rename, delete; reviews
 // feed → product review stats; orders feed → cart settle, reservations,
 // ordersByStatus; inventory feed → product availability.
@@ -65,8 +59,8 @@ type Workers struct {
 // set up the leases, until ctx ends (startRetrying).
 func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 	st = store.Metered(st)
-	if cfg.Instance == "" {
-		cfg.Instance = changefeed.DefaultInstance()
+	if cfg.Processor.Instance == "" {
+		cfg.Processor.Instance = changefeed.DefaultInstance()
 	}
 	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency})
 	w := &Workers{handlers: h}
@@ -79,12 +73,8 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		{OrdersProcessor, store.OrdersContainer, h.Orders},
 		{InventoryProcessor, store.InventoryContainer, h.Inventory},
 	} {
-		pc := changefeed.Config{
-			Name: def.name, Watched: def.watched, Instance: cfg.Instance,
-			MaxItems: cfg.MaxItems, LeaseExpiry: cfg.LeaseExpiry, RenewEvery: cfg.RenewEvery,
-			PollEvery: cfg.PollEvery, MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff,
-			StartFromNow: cfg.StartFromNow,
-		}
+		pc := cfg.Processor
+		pc.Name, pc.Watched = def.name, def.watched
 		name := def.name
 		if hook := cfg.OnBatch; hook != nil {
 			pc.OnBatch = func(ctx context.Context, lease string, items int, ru float64, err error) {
@@ -98,7 +88,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		}
 		p, err := changefeed.NewProcessor(st.Container(def.watched), st.Container(store.LeasesContainer), def.handler, pc)
 		if err == nil {
-			err = startRetrying(ctx, p, cfg.Backoff)
+			err = startRetrying(ctx, p, cfg.Processor.Backoff)
 		}
 		if err != nil {
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

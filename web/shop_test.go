@@ -10,6 +10,7 @@ import (
 
 	"shop/api"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/migrations"
 	"shop/migrations/sample"
 	"shop/store/embedded"
@@ -34,7 +35,7 @@ func newShop(t *testing.T) string {
 	if _, err := sample.Load(ctx, s, sample.Options{Categories: 3, Products: 30, Reviews: 120}); err != nil {
 		t.Fatal(err)
 	}
-	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{PollEvery: 50 * time.Millisecond})
+	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Processor: changefeed.Config{PollEvery: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"shop/api"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/migrations"
 	"shop/store"
 	"shop/store/embedded"
@@ -109,8 +110,8 @@ func checkInvariants(t *testing.T, users, opsPerUser int, fc *faults.Config) {
 		fs = faults.Wrap(raw, *fc)
 		st = fs
 	}
-	wk, err := feedworkers.Start(ctx, st, feedworkers.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
-		Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond})
+	wk, err := feedworkers.Start(ctx, st, feedworkers.Config{Processor: changefeed.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
+		Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"shop/api"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/migrations"
 	"shop/store"
 	"shop/store/embedded"
@@ -70,8 +71,8 @@ func newLiveShopWith(t tester, path string, fc *faults.Config, wc feedworkers.Co
 
 // liveWorkers is the feed workers' configuration of these tests: a short
 // poll, so a test waits for the feed milliseconds, not seconds.
-var liveWorkers = feedworkers.Config{Instance: "live", PollEvery: 5 * time.Millisecond,
-	Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond}
+var liveWorkers = feedworkers.Config{Processor: changefeed.Config{Instance: "live", PollEvery: 5 * time.Millisecond,
+	Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond}}
 
 func (s *liveShop) start() {
 	s.t.Helper()

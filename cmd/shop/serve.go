@@ -61,7 +61,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// workers starting on it begin at the feed's end (Cosmos's "start
 		// from now") instead of replaying the load. Only new leases do:
 		// a restarted shop resumes from its checkpoints.
-		fc.StartFromNow = seeded
+		fc.Processor.StartFromNow = seeded
 		fc.Reaper = feedworkers.Reaper{Every: cfg.ReapEvery, Hold: cfg.ReservationHold}
 		if wk, err = feedworkers.Start(ctx, s, fc); err != nil {
 			return fmt.Errorf("feed workers: %w", err)

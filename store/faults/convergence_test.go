@@ -10,6 +10,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/migrations"
 	"shop/store"
 	"shop/store/embedded"
@@ -54,8 +55,8 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 	// store breaks under them.
 	f := faults.Wrap(st, faults.Config{Seed: 20, Rules: []faults.Rule{{Throttle: 0.1, Unavailable: 0.1}},
 		RetryAfter: time.Millisecond, Disabled: true})
-	wk, err := feedworkers.Start(ctx, f, feedworkers.Config{Instance: "w1", LeaseExpiry: 2 * time.Second,
-		RenewEvery: 100 * time.Millisecond, PollEvery: 5 * time.Millisecond, Backoff: time.Millisecond})
+	wk, err := feedworkers.Start(ctx, f, feedworkers.Config{Processor: changefeed.Config{Instance: "w1", LeaseExpiry: 2 * time.Second,
+		RenewEvery: 100 * time.Millisecond, PollEvery: 5 * time.Millisecond, Backoff: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"shop/api"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/migrations"
 	"shop/migrations/sample"
 	"shop/store/embedded"
@@ -68,7 +69,7 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 	// writes every copy), so the workers start at the feed's end, as a
 	// Cosmos processor started from "now" does: replaying the bulk load
 	// would only redo it.
-	wk, err := feedworkers.Start(wctx, s, feedworkers.Config{StartFromNow: true})
+	wk, err := feedworkers.Start(wctx, s, feedworkers.Config{Processor: changefeed.Config{StartFromNow: true}})
 	if err != nil {
 		return fail(fmt.Errorf("feed workers: %w", err))
 	}
