@@ -50,7 +50,7 @@ func runExternal(ctx context.Context, wrk, productURL, baseURL string, conns, ro
 	conns = max(conns, wrkThreads)
 	round := max(d/time.Duration(rounds), time.Second).Round(time.Second)
 	res := externalResult{
-		Generator:   "wrk (another process)",
+		Generator:   "wrk in another process",
 		Command:     fmt.Sprintf("wrk -t%d -c%d -d%s URL", wrkThreads, conns, round),
 		Connections: conns, Round: round.String(),
 	}
