@@ -71,9 +71,12 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			r, rctx := withRoute(r)
-			r, meter := withMeter(r)
+			// One copy of the request for the route, the meter and the
+			// status, which RequestLog inside reads too (statusFrom).
+			ctx, rctx := routeContext(r.Context())
+			ctx, meter := meterContext(ctx)
 			sw := newStatusWriter(w)
+			r = r.WithContext(context.WithValue(ctx, statusKey{}, sw))
 			next.ServeHTTP(sw.w, r)
 
 			// The pattern is known only now, after the router matched.
@@ -83,7 +86,7 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 				// unmatched path must not become a label.
 				return
 			}
-			ctx := r.Context()
+			ctx = r.Context()
 			span := trace.SpanFromContext(ctx)
 			span.SetName(spanName(r.Method, route))
 			span.SetAttributes(semconv.HTTPRoute(route))
@@ -132,20 +135,44 @@ func spanName(method, route string) string {
 // chi router (r.Use) the router's own context is already there; around the
 // router a fresh one is handed down, which chi then fills in.
 func withRoute(r *http.Request) (*http.Request, *chi.Context) {
-	if rctx := chi.RouteContext(r.Context()); rctx != nil {
-		return r, rctx
+	ctx, rctx := routeContext(r.Context())
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	return r, rctx
+}
+
+func routeContext(ctx context.Context) (context.Context, *chi.Context) {
+	if rctx := chi.RouteContext(ctx); rctx != nil {
+		return ctx, rctx
 	}
 	rctx := chi.NewRouteContext()
-	return r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx)), rctx
+	return context.WithValue(ctx, chi.RouteCtxKey, rctx), rctx
 }
 
 // withMeter makes sure the request carries a store.Meter.
 func withMeter(r *http.Request) (*http.Request, *store.Meter) {
-	if m := store.MeterFrom(r.Context()); m != nil {
-		return r, m
+	ctx, m := meterContext(r.Context())
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
 	}
-	ctx, m := store.WithMeter(r.Context())
-	return r.WithContext(ctx), m
+	return r, m
+}
+
+func meterContext(ctx context.Context) (context.Context, *store.Meter) {
+	if m := store.MeterFrom(ctx); m != nil {
+		return ctx, m
+	}
+	return store.WithMeter(ctx)
+}
+
+type statusKey struct{}
+
+// statusFrom is the statusWriter Middleware put around the request, so
+// that RequestLog inside need not wrap the writer again.
+func statusFrom(ctx context.Context) *statusWriter {
+	sw, _ := ctx.Value(statusKey{}).(*statusWriter)
+	return sw
 }
 
 // statusWriter remembers the status a handler wrote. httpsnoop keeps the

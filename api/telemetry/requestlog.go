@@ -31,8 +31,12 @@ func RequestLog(logger *slog.Logger) func(http.Handler) http.Handler {
 			start := time.Now()
 			r, rctx := withRoute(r)
 			r, meter := withMeter(r)
-			sw := newStatusWriter(w)
-			next.ServeHTTP(sw.w, r)
+			sw := statusFrom(r.Context())
+			if sw == nil {
+				sw = newStatusWriter(w)
+				w = sw.w
+			}
+			next.ServeHTTP(w, r)
 
 			elapsed := time.Since(start)
 			level := slog.LevelDebug
