@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/felixge/httpsnoop"
 	"github.com/go-chi/chi/v5"
@@ -27,6 +28,35 @@ type httpInstruments struct {
 	charge  metric.Float64Histogram
 	ops     metric.Int64Histogram
 	retries metric.Int64Counter
+	// sets caches the attribute sets of a (method, route, status): a
+	// route is a pattern and only known methods are kept, so it is bounded.
+	sets sync.Map // requestKey → *requestSets
+}
+
+type requestKey struct {
+	method, route string
+	status        int
+}
+
+// requestSets are the attributes RecordRequest labels its figures with.
+type requestSets struct {
+	byRoute, byStatus metric.MeasurementOption
+}
+
+func (h *httpInstruments) setsOf(method, route string, status int) *requestSets {
+	k := requestKey{method, route, status}
+	if v, ok := h.sets.Load(k); ok {
+		return v.(*requestSets)
+	}
+	rs := &requestSets{
+		byRoute: metric.WithAttributeSet(attribute.NewSet(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route))),
+		byStatus: metric.WithAttributeSet(attribute.NewSet(
+			semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status))),
+	}
+	if knownMethods[method] {
+		h.sets.Store(k, rs)
+	}
+	return rs
 }
 
 func (h *httpInstruments) init(m metric.Meter) error {
@@ -105,12 +135,11 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 // concurrency retries by method and route. Middleware calls it; a server
 // that measures requests its own way can call it instead.
 func (t *Telemetry) RecordRequest(ctx context.Context, method, route string, status, ops int, ru float64, retries int) {
-	byRoute := attribute.NewSet(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route))
-	t.http.charge.Record(ctx, ru, metric.WithAttributeSet(attribute.NewSet(
-		semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status))))
-	t.http.ops.Record(ctx, int64(ops), metric.WithAttributeSet(byRoute))
+	sets := t.http.setsOf(method, route, status)
+	t.http.charge.Record(ctx, ru, sets.byStatus)
+	t.http.ops.Record(ctx, int64(ops), sets.byRoute)
 	// Added even when 0, so the series exists and rate() reads 0, not nothing.
-	t.http.retries.Add(ctx, int64(retries), metric.WithAttributeSet(byRoute))
+	t.http.retries.Add(ctx, int64(retries), sets.byRoute)
 }
 
 // knownMethods are the methods the HTTP conventions allow in a span name;
