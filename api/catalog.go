@@ -69,21 +69,42 @@ func handleCategoryPage(summaries *store.ProductSummaries, products *store.Produ
 }
 
 // handleProduct is the product page: ONE point read in products, the top
-// reviews and review stats embedded (model-embed-related).
-func handleProduct(products *store.Products) http.HandlerFunc {
+// reviews and review stats embedded (model-embed-related). The body of a
+// product whose _etag the cache has seen is the cached one: the same
+// bytes, without decoding the document or encoding the view again.
+func handleProduct(products *store.Products, cache *renderCache) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		p, err := products.Get(r.Context(), id)
+		it, err := products.Read(r.Context(), id)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
+		if body, ok := cache.get(id, it.ETag); ok {
+			setETag(w, it.ETag)
+			writeBody(w, http.StatusOK, mediaJSON, body)
+			return
+		}
+		p, err := store.DecodeProduct(id, it)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		body, err := render(viewProduct(p))
+		if err != nil {
+			writeEncodeFailure(w)
+			return
+		}
+		if p.ETag == it.ETag {
+			// Else the header would not be the read's ETag: not cached.
+			cache.put(id, it.ETag, body)
+		}
 		setETag(w, p.ETag)
-		encode(w, http.StatusOK, viewProduct(p))
+		writeBody(w, http.StatusOK, mediaJSON, body)
 	}
 }
 

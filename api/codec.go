@@ -43,19 +43,50 @@ func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
 			buffers.Put(buf)
 		}
 	}()
+	if err := encodeTo(buf, v); err != nil {
+		writeEncodeFailure(w)
+		return
+	}
+	writeBody(w, status, contentType, buf.Bytes())
+}
+
+// encodeTo is the one JSON encoding of a response body.
+func encodeTo(buf *bytes.Buffer, v any) error {
 	enc := json.NewEncoder(buf)
 	// "Coffee & Tea", not "Coffee \u0026 Tea": the body is JSON, not HTML.
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status, contentType = http.StatusInternalServerError, "application/problem+json"
-		buf.Reset()
-		buf.WriteString(`{"type":"` + problemBase + `internal","title":"Internal Server Error","status":500,"detail":"internal error"}` + "\n")
+	return enc.Encode(v)
+}
+
+// render is v's body as encode would write it, in a slice of its own (to
+// keep, as the product page's cache does).
+func render(v any) ([]byte, error) {
+	buf := buffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buffers.Put(buf)
+		}
+	}()
+	if err := encodeTo(buf, v); err != nil {
+		return nil, err
 	}
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// writeEncodeFailure is the clean 500 of a body that did not encode.
+func writeEncodeFailure(w http.ResponseWriter) {
+	writeBody(w, http.StatusInternalServerError, "application/problem+json",
+		[]byte(`{"type":"`+problemBase+`internal","title":"Internal Server Error","status":500,"detail":"internal error"}`+"\n"))
+}
+
+// writeBody writes an encoded body with its type and length.
+func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // decode reads a JSON body into a T and validates it: the ONE way a

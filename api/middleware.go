@@ -66,12 +66,14 @@ func withRecover(next http.Handler) http.Handler {
 // operations and Request Units it took (docs/workshop/06-measure-the-cost.md).
 func withCost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, m := r.Context(), store.MeterFrom(r.Context())
+		m := store.MeterFrom(r.Context())
 		if m == nil {
-			ctx, m = store.WithMeter(ctx)
+			var ctx context.Context
+			ctx, m = store.WithMeter(r.Context())
+			r = r.WithContext(ctx)
 		}
 		cw := &costWriter{ResponseWriter: w, meter: m}
-		next.ServeHTTP(cw, r.WithContext(ctx))
+		next.ServeHTTP(cw, r)
 		if !cw.wrote {
 			cw.WriteHeader(http.StatusOK)
 		}
@@ -147,11 +149,15 @@ func withBearer(secret []byte, now func() time.Time) func(http.Handler) http.Han
 	verify := tokenVerifier(secret, now)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var b bearer
-			if raw := bearerToken(r); raw != "" {
-				b.sent = true
-				b.claims, b.err = verify(raw)
+			raw := bearerToken(r)
+			if raw == "" {
+				// No token: bearerFrom's zero value says so, with no copy
+				// of the request.
+				next.ServeHTTP(w, r)
+				return
 			}
+			b := bearer{sent: true}
+			b.claims, b.err = verify(raw)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bearerKey{}, b)))
 		})
 	}

@@ -46,7 +46,7 @@ func (s *server) routes(d Deps) http.Handler {
 		// Public screens.
 		r.Get("/categories", handleCategories(s.repos.Products))
 		r.Get("/categories/{categoryId}/products", handleCategoryPage(s.repos.ProductSummaries, s.repos.Products))
-		r.Get("/products/{productId}", handleProduct(s.repos.Products))
+		r.Get("/products/{productId}", handleProduct(s.repos.Products, s.rendered))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
 		if d.DevMode {
 			r.Post("/dev/token", handleDevToken(s.secret, s.now))

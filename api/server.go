@@ -59,6 +59,8 @@ type server struct {
 	log    *slog.Logger
 	secret []byte
 	now    func() time.Time
+	// rendered is the product page's cache of rendered bodies.
+	rendered *renderCache
 }
 
 // NewServer returns the shop's HTTP handler: its whole surface (routes.go).
@@ -81,6 +83,8 @@ func NewServer(d Deps) http.Handler {
 		log:    d.Logger,
 		secret: d.Secret,
 		now:    d.Now,
+
+		rendered: newRenderCache(renderCacheEntries, renderCacheBytes),
 	}
 	return s.surface(d)
 }

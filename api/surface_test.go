@@ -31,7 +31,7 @@ func TestSurface(t *testing.T) {
 		}
 	})
 	h := api.NewServer(api.Deps{Store: newShop(t).store, Secret: testSecret, Telemetry: tel,
-		Logger: telemetry.NewLogger(&logs, false, slog.LevelInfo), CORSOrigins: []string{origin}})
+		Logger: telemetry.NewLogger(&logs, false, slog.LevelDebug), CORSOrigins: []string{origin}})
 	serve := func(method, target string, header http.Header) *httptest.ResponseRecorder {
 		req := httptest.NewRequestWithContext(t.Context(), method, target, nil)
 		for k, v := range header {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"shop/domain"
 )
@@ -29,11 +30,37 @@ func NewProducts(s Store) *Products { return &Products{s.Container(ProductsConta
 // Get returns the product. Point read by (id, id): 1 RU for 1 KB
 // (query-point-reads). ENOTFOUND if missing or soft-deleted.
 func (r *Products) Get(ctx context.Context, id string) (domain.Product, error) {
-	p, err := r.GetAny(ctx, id)
-	if err == nil && p.Deleted {
+	it, err := r.Read(ctx, id)
+	if err != nil {
+		return domain.Product{}, err
+	}
+	return DecodeProduct(id, it)
+}
+
+// Read is Get's one point read without the decoding: the document as
+// stored and its ETag, for a screen that keeps what it rendered of each
+// _etag and so decodes only a product it has not seen (the product page).
+// ENOTFOUND if missing; a soft-deleted product is read, DecodeProduct
+// refuses it.
+func (r *Products) Read(ctx context.Context, id string) (ItemResponse, error) {
+	it, err := r.c.Read(ctx, id, id)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return it, domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
+	}
+	return it, err
+}
+
+// DecodeProduct decodes product id as Read returned it: ENOTFOUND if
+// soft-deleted, as Get.
+func DecodeProduct(id string, it ItemResponse) (domain.Product, error) {
+	p, err := Decode[domain.Product](it.Item)
+	if err != nil {
+		return domain.Product{}, fmt.Errorf("%s: %w", id, err)
+	}
+	if p.Deleted {
 		return domain.Product{}, domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
 	}
-	return p, err
+	return p, nil
 }
 
 // GetAny returns the product even when soft-deleted (for the feed workers).

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/felixge/httpsnoop"
 	"github.com/go-chi/chi/v5"
@@ -27,6 +28,35 @@ type httpInstruments struct {
 	charge  metric.Float64Histogram
 	ops     metric.Int64Histogram
 	retries metric.Int64Counter
+	// sets caches the attribute sets of a (method, route, status): a
+	// route is a pattern and only known methods are kept, so it is bounded.
+	sets sync.Map // requestKey → *requestSets
+}
+
+type requestKey struct {
+	method, route string
+	status        int
+}
+
+// requestSets are the attributes RecordRequest labels its figures with.
+type requestSets struct {
+	byRoute, byStatus metric.MeasurementOption
+}
+
+func (h *httpInstruments) setsOf(method, route string, status int) *requestSets {
+	k := requestKey{method, route, status}
+	if v, ok := h.sets.Load(k); ok {
+		return v.(*requestSets)
+	}
+	rs := &requestSets{
+		byRoute: metric.WithAttributeSet(attribute.NewSet(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route))),
+		byStatus: metric.WithAttributeSet(attribute.NewSet(
+			semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status))),
+	}
+	if knownMethods[method] {
+		h.sets.Store(k, rs)
+	}
+	return rs
 }
 
 func (h *httpInstruments) init(m metric.Meter) error {
@@ -71,9 +101,12 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			r, rctx := withRoute(r)
-			r, meter := withMeter(r)
+			// One copy of the request for the route, the meter and the
+			// status, which RequestLog inside reads too (statusFrom).
+			ctx, rctx := routeContext(r.Context())
+			ctx, meter := meterContext(ctx)
 			sw := newStatusWriter(w)
+			r = r.WithContext(context.WithValue(ctx, statusKey{}, sw))
 			next.ServeHTTP(sw.w, r)
 
 			// The pattern is known only now, after the router matched.
@@ -83,7 +116,7 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 				// unmatched path must not become a label.
 				return
 			}
-			ctx := r.Context()
+			ctx = r.Context()
 			span := trace.SpanFromContext(ctx)
 			span.SetName(spanName(r.Method, route))
 			span.SetAttributes(semconv.HTTPRoute(route))
@@ -102,12 +135,11 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 // concurrency retries by method and route. Middleware calls it; a server
 // that measures requests its own way can call it instead.
 func (t *Telemetry) RecordRequest(ctx context.Context, method, route string, status, ops int, ru float64, retries int) {
-	byRoute := attribute.NewSet(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route))
-	t.http.charge.Record(ctx, ru, metric.WithAttributeSet(attribute.NewSet(
-		semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status))))
-	t.http.ops.Record(ctx, int64(ops), metric.WithAttributeSet(byRoute))
+	sets := t.http.setsOf(method, route, status)
+	t.http.charge.Record(ctx, ru, sets.byStatus)
+	t.http.ops.Record(ctx, int64(ops), sets.byRoute)
 	// Added even when 0, so the series exists and rate() reads 0, not nothing.
-	t.http.retries.Add(ctx, int64(retries), metric.WithAttributeSet(byRoute))
+	t.http.retries.Add(ctx, int64(retries), sets.byRoute)
 }
 
 // knownMethods are the methods the HTTP conventions allow in a span name;
@@ -132,20 +164,44 @@ func spanName(method, route string) string {
 // chi router (r.Use) the router's own context is already there; around the
 // router a fresh one is handed down, which chi then fills in.
 func withRoute(r *http.Request) (*http.Request, *chi.Context) {
-	if rctx := chi.RouteContext(r.Context()); rctx != nil {
-		return r, rctx
+	ctx, rctx := routeContext(r.Context())
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	return r, rctx
+}
+
+func routeContext(ctx context.Context) (context.Context, *chi.Context) {
+	if rctx := chi.RouteContext(ctx); rctx != nil {
+		return ctx, rctx
 	}
 	rctx := chi.NewRouteContext()
-	return r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx)), rctx
+	return context.WithValue(ctx, chi.RouteCtxKey, rctx), rctx
 }
 
 // withMeter makes sure the request carries a store.Meter.
 func withMeter(r *http.Request) (*http.Request, *store.Meter) {
-	if m := store.MeterFrom(r.Context()); m != nil {
-		return r, m
+	ctx, m := meterContext(r.Context())
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
 	}
-	ctx, m := store.WithMeter(r.Context())
-	return r.WithContext(ctx), m
+	return r, m
+}
+
+func meterContext(ctx context.Context) (context.Context, *store.Meter) {
+	if m := store.MeterFrom(ctx); m != nil {
+		return ctx, m
+	}
+	return store.WithMeter(ctx)
+}
+
+type statusKey struct{}
+
+// statusFrom is the statusWriter Middleware put around the request, so
+// that RequestLog inside need not wrap the writer again.
+func statusFrom(ctx context.Context) *statusWriter {
+	sw, _ := ctx.Value(statusKey{}).(*statusWriter)
+	return sw
 }
 
 // statusWriter remembers the status a handler wrote. httpsnoop keeps the

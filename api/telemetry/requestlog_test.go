@@ -15,7 +15,7 @@ import (
 func TestRequestLog(t *testing.T) {
 	f := newFixture(t)
 	var buf bytes.Buffer
-	logger := telemetry.NewLogger(&buf, false, slog.LevelInfo)
+	logger := telemetry.NewLogger(&buf, false, slog.LevelDebug)
 	h := newRouter(f, telemetry.Middleware(f.tel), telemetry.RequestLog(logger))
 
 	const secret = "eyJhbGciOiJIUzI1NiJ9.secret-claims.signature"
@@ -27,8 +27,8 @@ func TestRequestLog(t *testing.T) {
 	serve(t, h, http.MethodGet, "/healthz", nil)
 
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if got, want := len(lines), 1; got != want {
-		t.Fatalf("%d lines, want %d (probes log at debug): %q", got, want, lines)
+	if got, want := len(lines), 2; got != want {
+		t.Fatalf("%d lines, want %d: %q", got, want, lines)
 	}
 	for _, leak := range []string{secret, "secret-claims", "query-secret", "cookie-secret", "Bearer"} {
 		if strings.Contains(buf.String(), leak) {
@@ -54,7 +54,7 @@ func TestRequestLog(t *testing.T) {
 	httpSpan := f.span(t, "GET "+productRoute)
 	for _, c := range []struct{ name, got, want string }{
 		{"msg", line.Msg, "request"},
-		{"level", line.Level, "INFO"},
+		{"level", line.Level, "DEBUG"},
 		{"method", line.Method, "GET"},
 		{"route", line.Route, productRoute},
 		{"path", line.Path, "/v1/products/p1"},
@@ -70,5 +70,36 @@ func TestRequestLog(t *testing.T) {
 	}
 	if line.Status != 200 || line.StoreOps != 1 || line.Retries != 0 {
 		t.Errorf("status %d store_ops %d retries %d, want 200 1 0", line.Status, line.StoreOps, line.Retries)
+	}
+}
+
+// TestRequestLogLevels: at the default level (info) a request that went
+// well writes nothing, a probe neither; a 4xx is logged at info.
+func TestRequestLogLevels(t *testing.T) {
+	f := newFixture(t)
+	var buf bytes.Buffer
+	logger := telemetry.NewLogger(&buf, false, slog.LevelInfo)
+	h := newRouter(f, telemetry.Middleware(f.tel), telemetry.RequestLog(logger))
+
+	if rec := serve(t, h, http.MethodGet, "/v1/products/p1", nil); rec.Code != http.StatusOK {
+		t.Fatalf("status %d", rec.Code)
+	}
+	serve(t, h, http.MethodGet, "/healthz", nil)
+	if buf.Len() != 0 {
+		t.Fatalf("a 200 and a probe were logged at info: %s", buf.String())
+	}
+	if rec := serve(t, h, http.MethodGet, "/v1/products/missing", nil); rec.Code != http.StatusNotFound {
+		t.Fatalf("status %d, want 404", rec.Code)
+	}
+	var line struct {
+		Level  string
+		Path   string
+		Status int
+	}
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if line.Level != "INFO" || line.Status != http.StatusNotFound || line.Path != "/v1/products/missing" {
+		t.Errorf("log line %+v, want the 404 at INFO", line)
 	}
 }

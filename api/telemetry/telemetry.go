@@ -72,8 +72,14 @@ func Setup(ctx context.Context, getenv func(string) string, stdout io.Writer, se
 		return nil, err
 	}
 	// A provider even without an exporter: spans still get ids, so logs
-	// carry a trace id and the traceparent of a caller is continued.
-	tp := sdktrace.NewTracerProvider(append(exporters, sdktrace.WithResource(res))...)
+	// carry a trace id and the traceparent of a caller is continued. But
+	// with nowhere to send them, spans are not recorded: recording their
+	// attributes and events would cost every request for nothing.
+	opts := append(exporters, sdktrace.WithResource(res))
+	if len(exporters) == 0 {
+		opts = append(opts, sdktrace.WithSampler(sdktrace.NeverSample()))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

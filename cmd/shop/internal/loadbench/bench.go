@@ -70,6 +70,11 @@ type benchReport struct {
 	ProductClosed   runResult `json:"productClosedLoop"`
 	BaselineClosed  runResult `json:"baselineClosedLoop"`
 	ThroughputRatio float64   `json:"throughputRatio"`
+	// Generator is the load generator of the throughput comparison that
+	// the goal reads: wrk in another process when it is on PATH (External),
+	// else the in-process closed loop above.
+	Generator string          `json:"generator"`
+	External  *externalResult `json:"external,omitempty"`
 	// Ramp raises the product page's rate until p99 > 10 ms or an error.
 	Ramp               []runResult `json:"ramp"`
 	MaxSustainableRate int         `json:"maxSustainableRate"`

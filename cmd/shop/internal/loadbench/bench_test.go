@@ -33,6 +33,17 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s (%s): success = %v, want %v; status %v, errors %v", r.Name, loadText(r), got, want, r.Status, r.Errors)
 		}
 	}
+	if findWrk() != "" {
+		e := rep.External
+		if e == nil || rep.Generator != e.Generator {
+			t.Fatalf("wrk is on PATH but the report has no wrk comparison: generator %q, %+v", rep.Generator, e)
+		}
+		if e.Product <= 0 || e.Baseline <= 0 || e.Errors != 0 || len(e.ProductRounds) != wrkRounds {
+			t.Errorf("wrk comparison %+v: want both sides measured, %d rounds each, no errors", e, wrkRounds)
+		}
+	} else if rep.External != nil || rep.Generator != "vegeta (in process)" {
+		t.Errorf("without wrk: generator %q, external %+v", rep.Generator, rep.External)
+	}
 	kinds := map[string]runResult{}
 	for _, k := range rep.MixByKind {
 		kinds[k.Name] = k
@@ -113,5 +124,26 @@ func TestBenchRefusesRemoteURL(t *testing.T) {
 	err := Run(context.Background(), []string{"--url", "http://192.0.2.1:8080"}, noEnv, &out)
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("shop bench --url http://192.0.2.1:8080: err = %v, want a refusal naming loopback", err)
+	}
+}
+
+func TestParseWrk(t *testing.T) {
+	const out = `Running 6s test @ http://127.0.0.1:8080/v1/products/p-0147
+  2 threads and 32 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.10ms    1.20ms  20.00ms   80.00%
+    Req/Sec     8.04k     1.36k   12.34k    69.38%
+  96000 requests in 6.00s, 170.00MB read
+  Socket errors: connect 0, read 2, write 0, timeout 1
+  Non-2xx or 3xx responses: 4
+Requests/sec:  15984.50
+Transfer/sec:     28.33MB
+`
+	rps, errs, err := parseWrk(out)
+	if err != nil || rps != 15984.50 || errs != 7 {
+		t.Errorf("parseWrk = %v, %d, %v; want 15984.5, 7, nil", rps, errs, err)
+	}
+	if _, _, err := parseWrk("unable to connect"); err == nil {
+		t.Error("a report without Requests/sec parsed")
 	}
 }

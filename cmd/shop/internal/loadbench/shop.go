@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,10 +14,12 @@ import (
 	"time"
 
 	"shop/api"
+	"shop/api/telemetry"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/migrations"
 	"shop/migrations/sample"
+	"shop/store"
 	"shop/store/embedded"
 )
 
@@ -92,7 +95,19 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 	// inFlight counts the requests the shop is still working on: a client
 	// that gave up (timeout) leaves its request running on the server.
 	var inFlight atomic.Int64
-	shop := api.NewServer(api.Deps{Store: s, Secret: secret, DevMode: true, Feeds: wk})
+	// Served as `shop serve` serves by default: traced and measured with
+	// no trace exporter (GET /metrics), the store traced, the request log
+	// at info (written nowhere, but formatted), each request's store calls
+	// bounded.
+	tel, err := telemetry.Setup(ctx, func(string) string { return "" }, io.Discard, "shop")
+	if err != nil {
+		return fail(err)
+	}
+	cleanup = append(cleanup, func() { _ = tel.Shutdown(context.Background()) })
+	shop := api.NewServer(api.Deps{
+		Store: store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), "embedded"), Secret: secret, DevMode: true, Feeds: wk,
+		Telemetry: tel, Logger: telemetry.NewLogger(io.Discard, false, slog.LevelInfo), RequestTimeout: 10 * time.Second,
+	})
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			inFlight.Add(1)
@@ -110,7 +125,7 @@ func startBenchShop(ctx context.Context, o benchOptions, progress func(done, tot
 	})
 	return &benchShop{
 		url:     "http://" + ln.Addr().String(),
-		desc:    "shop in process (embedded store with fsync, 4 simulated physical partitions, feed workers running from the end of the feed)",
+		desc:    "shop in process (embedded store with fsync, 4 simulated physical partitions, feed workers running from the end of the feed; telemetry, request log and timeout as shop serve has them by default)",
 		dataSet: fmt.Sprintf("sample data: %d products, %d reviews, %d users with an open cart", o.products, o.reviews, o.users),
 		loaded:  readMem(),
 		settle: func(ctx context.Context) error {

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"container/list"
+	"sync"
+)
+
+// renderCache keeps the product page's rendered body of each product for
+// the _etag it was rendered from. The page still makes its one point read
+// (its charge is the page's cost, and the read says which _etag is
+// current), but when the stored _etag is the cached one it writes the
+// cached bytes instead of decoding the document and encoding the view
+// again: the view is a function of the document alone, and every write of
+// a document changes its _etag.
+//
+// It holds at most maxEntries products and maxBytes of bodies, evicting
+// the least recently used; a product holds one entry, its newest render.
+// Safe for concurrent use. A nil *renderCache caches nothing.
+type renderCache struct {
+	maxEntries, maxBytes int
+
+	mu    sync.Mutex
+	bytes int
+	lru   *list.List // of *renderEntry, most recently used first
+	byID  map[string]*list.Element
+}
+
+// renderEntry is one product's body, rendered from the document whose
+// _etag is etag (also the page's ETag header).
+type renderEntry struct {
+	id, etag string
+	body     []byte
+}
+
+// Bounds of the product page's cache: the whole catalog of a small shop,
+// a few MB at most.
+const (
+	renderCacheEntries = 4096
+	renderCacheBytes   = 8 << 20
+)
+
+func newRenderCache(maxEntries, maxBytes int) *renderCache {
+	return &renderCache{
+		maxEntries: maxEntries, maxBytes: maxBytes,
+		lru: list.New(), byID: make(map[string]*list.Element),
+	}
+}
+
+// get returns product id's body if it was rendered from _etag etag.
+func (c *renderCache) get(id, etag string) ([]byte, bool) {
+	if c == nil || etag == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[id]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*renderEntry)
+	if e.etag != etag {
+		return nil, false
+	}
+	c.lru.MoveToFront(el)
+	return e.body, true
+}
+
+// put keeps body as product id's render of _etag etag, replacing an older
+// one. A body over an eighth of maxBytes is not kept. The caller must not
+// change body afterwards.
+func (c *renderCache) put(id, etag string, body []byte) {
+	if c == nil || etag == "" || c.maxEntries <= 0 || len(body) > c.maxBytes/8 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byID[id]; ok {
+		e := el.Value.(*renderEntry)
+		c.bytes += len(body) - len(e.body)
+		e.etag, e.body = etag, body
+		c.lru.MoveToFront(el)
+	} else {
+		c.byID[id] = c.lru.PushFront(&renderEntry{id: id, etag: etag, body: body})
+		c.bytes += len(body)
+	}
+	for c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes {
+		el := c.lru.Back()
+		e := el.Value.(*renderEntry)
+		c.lru.Remove(el)
+		delete(c.byID, e.id)
+		c.bytes -= len(e.body)
+	}
+}
+
+// size reports the entries and bytes held.
+func (c *renderCache) size() (entries, bytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len(), c.bytes
+}
