@@ -2,16 +2,12 @@ package writes_test
 
 import (
 	"context"
-	"io"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"shop/domain"
-	"shop/migrations"
 	"shop/store"
-	"shop/store/embedded"
 	"shop/store/writes"
 )
 
@@ -89,14 +85,7 @@ func (c abandoningContainer) ExecuteBatch(ctx context.Context, pk string, ops []
 // only once the reaper's hold has passed (30 s + 15 s by default, in
 // which a flash sale shows them sold out).
 func TestCheckoutAbandonedAfterItsTakeReturnsTheUnitsAtOnce(t *testing.T) {
-	raw, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	if err := migrations.Apply(t.Context(), raw, io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	raw := openStore(t)
 	repos := store.NewRepos(raw)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := writes.New(repos, nil).CreateProduct(t.Context(), p, 5); err != nil {
@@ -117,6 +106,7 @@ func TestCheckoutAbandonedAfterItsTakeReturnsTheUnitsAtOnce(t *testing.T) {
 	// The clean-up goes on in the background once the caller is gone.
 	var s domain.Stock
 	var c domain.Cart
+	var err error
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
 		if s, err = repos.Inventory.Stock(t.Context(), "p1"); err != nil {
 			t.Fatal(err)

@@ -50,7 +50,8 @@ func (c faultyBatches) ExecuteBatch(ctx context.Context, pk string, ops []store.
 	return store.BatchResponse{}, unavailable
 }
 
-func setup(t *testing.T, committed bool) (*writes.Writes, *store.Repos, *batchFault) {
+// openStore opens a migrated embedded store in a temp dir.
+func openStore(t *testing.T) store.Store {
 	t.Helper()
 	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
@@ -60,6 +61,12 @@ func setup(t *testing.T, committed bool) (*writes.Writes, *store.Repos, *batchFa
 	if err := migrations.Apply(t.Context(), st, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+func setup(t *testing.T, committed bool) (*writes.Writes, *store.Repos, *batchFault) {
+	t.Helper()
+	st := openStore(t)
 	repos := store.NewRepos(st)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := repos.Products.Create(t.Context(), p); err != nil {
