@@ -15,8 +15,8 @@ import (
 
 // benchScreen measures one screen through the whole server (router, cost
 // middleware, auth, one store read, encoding). Run with -benchmem.
-func benchScreen(b *testing.B, path string, authed bool) {
-	s := newShop(b)
+func benchScreen(b *testing.B, path string, authed bool, opts ...func(*options)) {
+	s := newShop(b, opts...)
 	s.fixture()
 	alice := token(b, "alice", false)
 	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 2}}).want(200)
@@ -59,6 +59,13 @@ func BenchmarkCart(b *testing.B)         { benchScreen(b, "/v1/cart", true) }
 func BenchmarkOrders(b *testing.B)       { benchScreen(b, "/v1/orders", true) }
 func BenchmarkOrderDetail(b *testing.B)  { benchScreen(b, "/v1/orders/{id}", true) }
 func BenchmarkSummary(b *testing.B)      { benchScreen(b, "/v1/me/summary", true) }
+
+// BenchmarkProductPageServed is the product page through the server as
+// shop serve builds it by default: telemetry (spans without an exporter,
+// metrics), the traced store, the request log and the request timeout.
+func BenchmarkProductPageServed(b *testing.B) {
+	benchScreen(b, "/v1/products/book-1", false, func(o *options) { o.served = true })
+}
 
 // BenchmarkProductPageBare is the baseline of BenchmarkProductPage: the
 // same point read and encoding in a bare handler, with no router, no cost

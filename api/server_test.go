@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"shop/api"
+	"shop/api/telemetry"
 	"shop/domain"
 	"shop/migrations"
 	"shop/store"
@@ -64,6 +66,9 @@ type options struct {
 	// wrap, when set, decorates the store the server uses (the fixtures
 	// and s.repos still use the bare store).
 	wrap func(store.Store) store.Store
+	// served builds the server as shop serve does by default: telemetry
+	// with no trace exporter, the store traced, the request log at info.
+	served bool
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -84,7 +89,19 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	h := api.NewServer(api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit})
+	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit}
+	if o.served {
+		tel, err := telemetry.Setup(context.Background(), func(string) string { return "" }, io.Discard, "shop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+		d.Telemetry = tel
+		d.Store = store.Traced(served, tel.TracerProvider(), tel.MeterProvider(), "embedded")
+		d.Logger = telemetry.NewLogger(io.Discard, false, slog.LevelInfo)
+		d.RequestTimeout = 10 * time.Second
+	}
+	h := api.NewServer(d)
 	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st)}
 }
 

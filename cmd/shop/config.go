@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +36,8 @@ type config struct {
 	RateUser       int // requests per minute of one token subject (0: no limit)
 	RateAnon       int // requests per minute of one client address without a token
 	LogLevel       string
+	// PprofAddr serves net/http/pprof on its own listener ("": off).
+	PprofAddr string
 	// ReservationHold and ReapEvery time the reaper: units held by a
 	// checkout that died come back within their sum.
 	ReservationHold time.Duration
@@ -66,6 +69,7 @@ var settings = []setting{
 	{"reservation-hold", "SHOP_RESERVATION_HOLD", feedworkers.DefaultHold.String(), "how old a reservation of stock still held by an unfinished checkout must be before the reaper calls the checkout off and returns its units"},
 	{"reap-every", "SHOP_REAP_EVERY", feedworkers.DefaultReapEvery.String(), "how often the reaper looks for such reservations: a dead checkout's units are back in stock within reservation-hold + reap-every"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"pprof-addr", "SHOP_PPROF_ADDR", "", "loopback address serving Go's profiles (/debug/pprof/) on a listener of their own, for shop bench and go tool pprof (none: off)"},
 	{"rate-user", "SHOP_RATE_USER", "1200 with Cosmos, 0 with the embedded store", "requests per minute of one signed-in user (0: no limit)"},
 	{"rate-anon", "SHOP_RATE_ANON", "600 with Cosmos, 0 with the embedded store", "requests per minute of one client address without a token (0: no limit)"},
 }
@@ -144,6 +148,14 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		return c, fmt.Errorf("shutdown-drain: %v", err)
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
+	if c.PprofAddr = get("pprof-addr"); c.PprofAddr != "" {
+		// Profiles show the program's internals (and cost CPU while
+		// taken): this machine only.
+		host, _, err := net.SplitHostPort(c.PprofAddr)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			return c, fmt.Errorf("pprof-addr: want a loopback address such as 127.0.0.1:6060, got %q", c.PprofAddr)
+		}
+	}
 	if c.ReservationHold, err = time.ParseDuration(orDefault(get("reservation-hold"), feedworkers.DefaultHold.String())); err != nil || c.ReservationHold <= 0 {
 		return c, fmt.Errorf("reservation-hold: want a duration above 0, got %q", get("reservation-hold"))
 	}

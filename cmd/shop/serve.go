@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -99,6 +100,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		logger.Warn("dev tokens are served to anyone who can reach this address, admin ones included; set SHOP_DEV=false or listen on loopback", "addr", ln.Addr().String())
 	}
 	srv := newHTTPServer(ctx, cfg.Addr, api.NewServer(deps))
+	if cfg.PprofAddr != "" {
+		stop, err := servePprof(cfg.PprofAddr, stdout)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	fmt.Fprintf(stdout, "shop: store %s; dev mode %v; dev tokens %v; feed workers %v\n", desc, cfg.Dev, deps.DevMode, cfg.Workers)
 	fmt.Fprintf(stdout, "shop: listening on http://%s\n", displayAddr(ln.Addr()))
 
@@ -181,4 +189,22 @@ func displayAddr(a net.Addr) string {
 		return fmt.Sprintf("localhost:%d", ta.Port)
 	}
 	return a.String()
+}
+
+// servePprof serves Go's profiles on addr, a listener apart from the API
+// so that no route of the shop exposes them.
+func servePprof(addr string, stdout io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "shop: profiles on http://%s/debug/pprof/\n", ln.Addr())
+	return func() { _ = srv.Close() }, nil
 }
