@@ -17,10 +17,15 @@ func (s *server) surface(d Deps) http.Handler {
 	if d.Telemetry == nil {
 		return api // untraced, and no /metrics: tests, benchmarks
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", d.Telemetry.MetricsHandler())
-	mux.Handle("/", api)
-	return telemetry.Middleware(d.Telemetry)(mux)
+	metrics := d.Telemetry.MetricsHandler()
+	return telemetry.Middleware(d.Telemetry)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// One comparison rather than a ServeMux in front of every request.
+		if r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			metrics.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
 }
 
 // routes is the API's route table. The request log reads the trace and

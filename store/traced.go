@@ -107,8 +107,10 @@ type instruments struct {
 	ops       metric.Int64Counter
 	throttled metric.Int64Counter
 	// labels caches the labels of each (container, operation): built once,
-	// they cost nothing per call.
-	labels sync.Map // [2]string -> *labels
+	// they cost nothing per call. A map under a lock rather than a
+	// sync.Map, whose interface keys would allocate on every call.
+	mu     sync.RWMutex
+	labels map[[2]string]*labels
 }
 
 // labels are what every span and measurement of one operation on one
@@ -122,8 +124,11 @@ type labels struct {
 
 func (in *instruments) labelsFor(container, operation string) *labels {
 	key := [2]string{container, operation}
-	if l, ok := in.labels.Load(key); ok {
-		return l.(*labels)
+	in.mu.RLock()
+	l, ok := in.labels[key]
+	in.mu.RUnlock()
+	if ok {
+		return l
 	}
 	set := attribute.NewSet(
 		semconv.DBSystemNameAzureCosmosDB,
@@ -131,7 +136,7 @@ func (in *instruments) labelsFor(container, operation string) *labels {
 		semconv.DBOperationName(operation),
 		AdapterKey.String(in.adapter),
 	)
-	l := &labels{
+	l = &labels{
 		// Span name per the database conventions: "{operation} {collection}".
 		spanName: operation + " " + container,
 		start: []trace.SpanStartOption{
@@ -142,8 +147,16 @@ func (in *instruments) labelsFor(container, operation string) *labels {
 		set:     set,
 		measure: metric.WithAttributeSet(set),
 	}
-	actual, _ := in.labels.LoadOrStore(key, l)
-	return actual.(*labels)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if actual, ok := in.labels[key]; ok {
+		return actual
+	}
+	if in.labels == nil {
+		in.labels = map[[2]string]*labels{}
+	}
+	in.labels[key] = l
+	return l
 }
 
 type tracedStore struct {
@@ -174,16 +187,29 @@ type operation struct {
 func (c tracedContainer) start(ctx context.Context, name string) (context.Context, operation) {
 	l := c.in.labelsFor(c.name, name)
 	op := operation{ctx: ctx, start: time.Now(), labels: l, in: c.in}
-	if name == opQueryChangeFeed && !trace.SpanContextFromContext(ctx).IsValid() {
+	parent := trace.SpanContextFromContext(ctx)
+	switch {
+	case name == opQueryChangeFeed && !parent.IsValid():
 		// Every lease polls its feed range every few seconds, mostly
 		// finding nothing: a poll outside any trace (a feed batch's) is
 		// measured but gets no trace of its own.
-		op.span = trace.SpanFromContext(ctx)
+		op.span = noSpan
+		return ctx, op
+	case parent.IsValid() && !parent.IsSampled():
+		// Under a span that is not sampled (no exporter, or the sampler
+		// said no) a child is not sampled either by the parent-based
+		// samplers the shop uses: starting one would only cost the
+		// request. The call is still measured.
+		op.span = noSpan
 		return ctx, op
 	}
 	op.ctx, op.span = c.in.tracer.Start(ctx, l.spanName, l.start...)
 	return op.ctx, op
 }
+
+// noSpan stands for the span of a call that gets none: it records nothing
+// and ending it ends nothing (never the parent's).
+var noSpan = trace.SpanFromContext(context.Background())
 
 // dbNamespace is db.namespace: the Cosmos database every container lives
 // in (migrations.Database, which imports this package).
@@ -192,8 +218,10 @@ const dbNamespace = "shop"
 // end records the outcome. Failed calls are charged and counted too: Cosmos
 // bills a 404 or a 412 like any other request.
 func (op operation) end(ru float64, err error, extra ...attribute.KeyValue) {
-	defer op.span.End()
-	op.span.SetAttributes(append(extra, semconv.AzureCosmosDBOperationRequestCharge(ru))...)
+	if op.span.IsRecording() {
+		defer op.span.End()
+		op.span.SetAttributes(append(extra, semconv.AzureCosmosDBOperationRequestCharge(ru))...)
+	}
 
 	measure := op.labels.measure
 	if err != nil {

@@ -466,3 +466,32 @@ func BenchmarkTracedRead(b *testing.B) {
 		})
 	}
 }
+
+func TestTracedFollowsParentSampling(t *testing.T) {
+	f := newTracedFixture(t, nil)
+	// A request span that was not sampled (no exporter, or the sampler
+	// said no), as a caller's traceparent with flags 00 makes it.
+	parent := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, Remote: true,
+	})
+	ctx := trace.ContextWithRemoteSpanContext(t.Context(), parent)
+	if _, err := f.store.Container("products").Read(ctx, "p1", "p1"); !domain.IsCode(err, domain.ENOTFOUND) {
+		t.Fatalf("read = %v, want ENOTFOUND", err)
+	}
+	if got := len(f.spans.Ended()); got != 0 {
+		t.Errorf("a call under an unsampled span made %d spans, want 0", got)
+	}
+	if got, want := counterSum(t, collect(t, f.reader), "shop.store.operations", "read_item"), int64(1); got != want {
+		t.Errorf("operations{read_item} = %d, want %d: measured all the same", got, want)
+	}
+
+	// Under a sampled parent the call has its span.
+	sampled := parent.WithTraceFlags(trace.FlagsSampled)
+	ctx = trace.ContextWithRemoteSpanContext(t.Context(), sampled)
+	if _, err := f.store.Container("products").Read(ctx, "p1", "p1"); !domain.IsCode(err, domain.ENOTFOUND) {
+		t.Fatalf("read = %v, want ENOTFOUND", err)
+	}
+	if got := f.only(t).Parent().SpanID(); got != sampled.SpanID() {
+		t.Errorf("span parent = %s, want %s", got, sampled.SpanID())
+	}
+}

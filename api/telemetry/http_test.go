@@ -220,3 +220,26 @@ func TestMetricsHandlerWithoutSetup(t *testing.T) {
 		t.Errorf("MetricsHandler without Setup = %d, want %d", got, want)
 	}
 }
+
+func TestMiddlewareKeepsTheWriter(t *testing.T) {
+	f := newFixture(t)
+	r := chi.NewRouter()
+	r.Use(telemetry.Middleware(f.tel))
+	r.Get("/v1/stream", func(w http.ResponseWriter, req *http.Request) {
+		// An interim 103 first: the request's status is the final one.
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteHeader(http.StatusAccepted)
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Errorf("Flush through the middleware: %v", err)
+		}
+	})
+	rec := serve(t, r, http.MethodGet, "/v1/stream", nil)
+	if !rec.Flushed {
+		t.Error("the flush did not reach the writer beneath")
+	}
+	rm := f.collect(t)
+	route := attribute.String("http.route", "/v1/stream")
+	if n, _ := histogram(t, rm, "http.server.request.duration", route, attribute.Int("http.response.status_code", 202)); n != 1 {
+		t.Errorf("count{202} = %d, want 1: the final status, not the interim 103", n)
+	}
+}

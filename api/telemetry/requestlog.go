@@ -34,7 +34,7 @@ func RequestLog(logger *slog.Logger) func(http.Handler) http.Handler {
 			sw := statusFrom(r.Context())
 			if sw == nil {
 				sw = newStatusWriter(w)
-				w = sw.w
+				w = sw
 			}
 			next.ServeHTTP(w, r)
 

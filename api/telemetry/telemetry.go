@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -89,14 +88,9 @@ func Setup(ctx context.Context, getenv func(string) string, stdout io.Writer, se
 	if err != nil {
 		return nil, errors.Join(err, tp.Shutdown(ctx))
 	}
-	mp := sdkmetric.NewMeterProvider(
-		sdkmetric.WithResource(res),
-		sdkmetric.WithReader(exporter),
-		// otelhttp labels server metrics with the Host header a client
-		// sent: any client could mint new series. The route says enough.
-		sdkmetric.WithView(sdkmetric.NewView(
-			sdkmetric.Instrument{Name: "http.server.*"},
-			sdkmetric.Stream{AttributeFilter: attribute.NewDenyKeysFilter("server.address", "server.port")})))
+	// No label comes from what a client sends (the Host header, a raw
+	// path): the server's own measurements are labelled by route.
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(exporter))
 
 	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	otel.SetTextMapPropagator(prop)
@@ -131,7 +125,7 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Telemetry, error) {
 	return t, nil
 }
 
-// TracerProvider is for store.Traced, otelhttp clients and azotel.
+// TracerProvider is for store.Traced and azotel.
 func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tp }
 
 // MeterProvider is for store.Traced.
