@@ -1,7 +1,9 @@
 // Package loadbench is `shop bench`: a bounded load test on loopback of
-// the shop (started in process, or already running at --url) under a mixed
-// workload at a constant rate, against a bare net/http handler serving the
-// same bytes, and a ramp of the product page.
+// the shop (started as `shop serve` in a process of its own, or already
+// running at --url) under a mixed workload at a constant rate, against a
+// bare net/http handler serving the same bytes, measured by a load
+// generator in another process (wrk); a ramp of the product page; a flash
+// sale; and, with --revisions, the same product page of other builds.
 package loadbench
 
 import (
@@ -36,6 +38,10 @@ type benchOptions struct {
 	// flashBuyers race for flashUnits units of one product (0 buyers: no
 	// flash sale).
 	flashBuyers, flashUnits int
+	// shopBin is the shop binary to start (default: this program), and
+	// revisions the git revisions built and measured beside it.
+	shopBin   string
+	revisions []string
 }
 
 // Bounds that keep a run short and local, whatever the flags say.
@@ -54,9 +60,14 @@ type benchReport struct {
 	Machine report.Machine `json:"machine"`
 	Command string         `json:"command"`
 	DataSet string         `json:"dataSet"`
-	// SetupTime is how long loading the data, letting the feed workers
-	// catch up and preparing the users took.
+	// Revisions are the other builds measured beside this one.
+	Revisions []revision `json:"revisions,omitempty"`
+	// SetupTime is how long building, loading the data, starting the
+	// shops and preparing the users took.
 	SetupTime string `json:"setupTime"`
+	// Page is the product page the comparisons load, PageBytes its size.
+	Page      string `json:"page"`
+	PageBytes int    `json:"pageBytes"`
 	// Mix is the shop under the mixed traffic, MixByKind the same run per
 	// kind of request.
 	Mix       runResult   `json:"mix"`
@@ -65,16 +76,15 @@ type benchReport struct {
 	// handler serving the same bytes, at the same constant rate.
 	ProductPage runResult `json:"productPage"`
 	Baseline    runResult `json:"baseline"`
-	// ProductClosed and BaselineClosed: as fast as a fixed number of
-	// concurrent clients can go; their throughputs give ThroughputRatio.
-	ProductClosed   runResult `json:"productClosedLoop"`
-	BaselineClosed  runResult `json:"baselineClosedLoop"`
-	ThroughputRatio float64   `json:"throughputRatio"`
 	// Generator is the load generator of the throughput comparison that
-	// the goal reads: wrk in another process when it is on PATH (External),
-	// else the in-process closed loop above.
-	Generator string          `json:"generator"`
-	External  *externalResult `json:"external,omitempty"`
+	// the goal reads: wrk in another process when it is on PATH
+	// (External), else a closed loop of clients from this process
+	// (ProductClosed, BaselineClosed, ThroughputRatio).
+	Generator       string          `json:"generator"`
+	External        *externalResult `json:"external,omitempty"`
+	ProductClosed   *runResult      `json:"productClosedLoop,omitempty"`
+	BaselineClosed  *runResult      `json:"baselineClosedLoop,omitempty"`
+	ThroughputRatio float64         `json:"throughputRatio,omitempty"`
 	// Ramp raises the product page's rate until p99 > 10 ms or an error.
 	Ramp               []runResult `json:"ramp"`
 	MaxSustainableRate int         `json:"maxSustainableRate"`
@@ -97,26 +107,30 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	markdown := fs.Bool("markdown", false, "print the report as a markdown section")
 	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's bench section (docs/performance.md)")
 	var o benchOptions
-	fs.StringVar(&o.url, "url", "", "a shop already running on loopback, in dev mode (default: start one in process)")
-	fs.IntVar(&o.rate, "rate", 1000, "requests per second of the constant-rate runs")
-	fs.IntVar(&o.mixRate, "mix-rate", 0, "requests per second of the mixed run (default: --rate)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file (go tool pprof)")
+	fs.StringVar(&o.url, "url", "", "a shop already running on loopback, in dev mode (default: start shop serve as a process of its own)")
+	fs.StringVar(&o.shopBin, "shop", "", "the shop binary to start as shop serve (default: this program)")
+	revisions := fs.String("revisions", "", "comma-separated git revisions of this repository to build and measure beside this build, on the same data (for a before and after)")
+	fs.IntVar(&o.rate, "rate", 5000, "requests per second of the product page's constant-rate run")
+	fs.IntVar(&o.mixRate, "mix-rate", 2000, "requests per second of the mixed run")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the shop under wrk's load of its product page to this file (go tool pprof)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each constant-rate run")
-	fs.IntVar(&o.products, "products", 10000, "products of the in-process shop's data set")
-	fs.IntVar(&o.users, "users", 10000, "users with an open cart in the in-process shop's data set")
-	fs.IntVar(&o.reviews, "reviews", 20000, "reviews of the in-process shop's data set")
+	fs.IntVar(&o.products, "products", 10000, "products of the started shop's data set")
+	fs.IntVar(&o.users, "users", 10000, "users with an open cart in the started shop's data set")
+	fs.IntVar(&o.reviews, "reviews", 20000, "reviews of the started shop's data set")
 	fs.IntVar(&o.rampFrom, "ramp-from", 500, "first rate of the product page ramp (doubled at each step)")
 	fs.IntVar(&o.rampMax, "ramp-max", 32000, "last rate the ramp may try")
 	fs.DurationVar(&o.rampStep, "ramp-step", 2*time.Second, "length of each ramp step")
-	fs.DurationVar(&o.closedTime, "closed-loop", 3*time.Second, "length of each closed-loop throughput run")
-	fs.IntVar(&o.workers, "clients", 8, "concurrent clients of the closed-loop runs")
+	fs.DurationVar(&o.closedTime, "closed-loop", 3*time.Second, "length of each throughput round (wrk, or a closed loop without it)")
+	fs.IntVar(&o.workers, "clients", 8, "concurrent clients of the closed loop (without wrk)")
 	fs.IntVar(&o.flashBuyers, "flash-buyers", 500, "buyers of the flash sale, each checking out one unit of one product at once (0: no flash sale)")
 	fs.IntVar(&o.flashUnits, "flash-units", 100, "units of the flash sale's product")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.mixRate == 0 {
-		o.mixRate = o.rate
+	for _, r := range strings.Split(*revisions, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			o.revisions = append(o.revisions, r)
+		}
 	}
 	if err := o.validate(); err != nil {
 		return err
@@ -148,6 +162,10 @@ func (o benchOptions) validate() error {
 		return errors.New("flash-buyers: want 0 to 5000; flash-units: 0 to 1000000")
 	case o.products < 1 || o.users < 0 || o.reviews < 0:
 		return errors.New("products must be at least 1, users and reviews at least 0")
+	case len(o.revisions) > 4:
+		return errors.New("revisions: at most 4")
+	case o.url != "" && (len(o.revisions) > 0 || o.shopBin != ""):
+		return errors.New("url: a shop already running cannot be measured beside --revisions or --shop")
 	}
 	if o.url != "" {
 		return checkLoopback(o.url)

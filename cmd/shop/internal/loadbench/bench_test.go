@@ -4,19 +4,29 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func noEnv(string) string { return "" }
 
-// TestBench runs a short, slow `shop bench --json` against the in-process
-// shop and checks the report: every run answered, every request of the
-// mix succeeded, and each kind of the mix is reported apart.
+// TestBench runs a short, slow `shop bench --json` against the shop built
+// from this tree, started as its own process, and checks the report:
+// every run answered, every request of the mix succeeded, and each kind of
+// the mix is reported apart.
 func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the shop: skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "shop")
+	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 	var out bytes.Buffer
-	args := []string{"--json", "--products", "40", "--users", "10", "--reviews", "40",
-		"--rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
+	args := []string{"--json", "--shop", bin, "--products", "40", "--users", "10", "--reviews", "40",
+		"--rate", "40", "--mix-rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
 		"--ramp-from", "40", "--ramp-max", "80", "--ramp-step", "300ms", "--flash-buyers", "30", "--flash-units", "8"}
 	if err := Run(context.Background(), args, noEnv, &out); err != nil {
 		t.Fatalf("shop bench: %v", err)
@@ -25,7 +35,11 @@ func TestBench(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, out.String())
 	}
-	for _, r := range []runResult{rep.Mix, rep.ProductPage, rep.Baseline, rep.ProductClosed, rep.BaselineClosed} {
+	runs := []runResult{rep.Mix, rep.ProductPage, rep.Baseline}
+	if rep.ProductClosed != nil && rep.BaselineClosed != nil {
+		runs = append(runs, *rep.ProductClosed, *rep.BaselineClosed)
+	}
+	for _, r := range runs {
 		if r.Requests == 0 {
 			t.Errorf("%s (%s): no requests", r.Name, loadText(r))
 		}
@@ -35,14 +49,23 @@ func TestBench(t *testing.T) {
 	}
 	if findWrk() != "" {
 		e := rep.External
-		if e == nil || rep.Generator != e.Generator {
-			t.Fatalf("wrk is on PATH but the report has no wrk comparison: generator %q, %+v", rep.Generator, e)
+		if e == nil || rep.Generator != e.Generator || len(e.Targets) != 2 {
+			t.Fatalf("wrk is on PATH but the report has no wrk comparison of the shop and the baseline: generator %q, %+v", rep.Generator, e)
 		}
-		if e.Product <= 0 || e.Baseline <= 0 || e.Errors != 0 || len(e.ProductRounds) != wrkRounds {
+		shop, base := e.Targets[0], e.Targets[1]
+		if shop.RPS <= 0 || base.RPS <= 0 || e.Errors != 0 || len(shop.Rounds) != wrkRounds || shop.Ratio <= 0 {
 			t.Errorf("wrk comparison %+v: want both sides measured, %d rounds each, no errors", e, wrkRounds)
 		}
-	} else if rep.External != nil || rep.Generator != "vegeta (in process)" {
-		t.Errorf("without wrk: generator %q, external %+v", rep.Generator, rep.External)
+		if shop.CPUMicrosPerRequest <= 0 || base.CPUMicrosPerRequest != 0 {
+			t.Errorf("CPU per request: shop %v, baseline %v; want the shop's process measured, the baseline not", shop.CPUMicrosPerRequest, base.CPUMicrosPerRequest)
+		}
+		if b := shop.Breakdown; b == nil || len(b.Parts) != len(profileParts)+1 || b.Seconds <= 0 {
+			t.Errorf("breakdown = %+v, want every part of a profile taken", b)
+		}
+	} else {
+		if rep.External != nil || rep.ThroughputRatio <= 0 {
+			t.Errorf("without wrk: generator %q, external %+v, ratio %v", rep.Generator, rep.External, rep.ThroughputRatio)
+		}
 	}
 	kinds := map[string]runResult{}
 	for _, k := range rep.MixByKind {
@@ -72,19 +95,20 @@ func TestBench(t *testing.T) {
 	if rep.ProductPage.OpsPerRequest != 1 {
 		t.Errorf("product page: %v store ops per request, want 1 (one point read)", rep.ProductPage.OpsPerRequest)
 	}
-	if rep.ThroughputRatio <= 0 {
-		t.Errorf("throughput ratio = %v, want > 0", rep.ThroughputRatio)
+	// 40 products: no p-0147, so the first product listed.
+	if !strings.HasPrefix(rep.Page, "/v1/products/p-") || rep.PageBytes <= 0 {
+		t.Errorf("page %q of %d bytes, want a product page", rep.Page, rep.PageBytes)
 	}
 	if len(rep.Ramp) == 0 || rep.RampStopped == "" {
 		t.Errorf("ramp: %d steps, stopped %q; want steps and a reason", len(rep.Ramp), rep.RampStopped)
 	}
-	if !rep.Memory.InProcess || rep.Memory.LoadedMB <= 0 || rep.Memory.PeakServingMB <= 0 {
-		t.Errorf("memory = %+v, want in-process figures", rep.Memory)
+	if m := rep.Memory; !m.Measured || m.ReadyMB <= 0 || m.ReadyAnonMB <= 0 || m.PeakMB < m.ReadyMB {
+		t.Errorf("memory = %+v, want the shop process's figures", m)
 	}
 	if f := rep.FlashSale; f == nil || f.Created != 8 || f.Refused != 22 || f.Other != 0 || f.AvailableAfter != 0 || f.Throughput <= 0 || f.RUPerSale <= 0 {
 		t.Errorf("flash sale of 8 units to 30 buyers = %+v, want 8 × 201, 22 × 409 out-of-stock, 0 left", f)
 	}
-	if got, want := len(rep.Goals), 3; got != want {
+	if got, want := len(rep.Goals), 4; got != want {
 		t.Errorf("goals = %d, want %d (no memory goal below 10,000 products and carts)", got, want)
 	}
 	for _, g := range rep.Goals {
@@ -139,11 +163,11 @@ func TestParseWrk(t *testing.T) {
 Requests/sec:  15984.50
 Transfer/sec:     28.33MB
 `
-	rps, errs, err := parseWrk(out)
-	if err != nil || rps != 15984.50 || errs != 7 {
-		t.Errorf("parseWrk = %v, %d, %v; want 15984.5, 7, nil", rps, errs, err)
+	got, err := parseWrk(out)
+	if want := (wrkOutput{rps: 15984.50, requests: 96000, errors: 7}); err != nil || got != want {
+		t.Errorf("parseWrk = %+v, %v; want %+v, nil", got, err, want)
 	}
-	if _, _, err := parseWrk("unable to connect"); err == nil {
+	if _, err := parseWrk("unable to connect"); err == nil {
 		t.Error("a report without Requests/sec parsed")
 	}
 }

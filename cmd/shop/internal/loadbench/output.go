@@ -52,7 +52,11 @@ func benchRows(r benchReport) [][]runResult {
 		k.Name = "  mix: " + k.Name
 		mix = append(mix, k)
 	}
-	return [][]runResult{mix, {r.ProductPage, r.Baseline}, {r.ProductClosed, r.BaselineClosed}}
+	rows := [][]runResult{mix, {r.ProductPage, r.Baseline}}
+	if r.ProductClosed != nil && r.BaselineClosed != nil {
+		rows = append(rows, []runResult{*r.ProductClosed, *r.BaselineClosed})
+	}
+	return rows
 }
 
 // writeBenchText prints the report as aligned tables for a terminal.
@@ -67,11 +71,17 @@ func writeBenchText(out io.Writer, r benchReport) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "\nthroughput ratio, product page / baseline (closed loop, in process): %.2f\n", r.ThroughputRatio)
+	fmt.Fprintf(out, "\nthroughput of %s (%d bytes), %s:\n", r.Page, r.PageBytes, r.Generator)
 	if e := r.External; e != nil {
-		fmt.Fprintf(out, "%s\n", externalText(*e))
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  server\treq/s\trounds\tratio\tshop CPU µs/request\t")
+		for _, t := range e.Targets {
+			fmt.Fprintf(tw, "  %s\t%.0f\t%s\t%.2f\t%s\t\n", t.Name, t.RPS, roundsText(t.Rounds), t.Ratio, microsText(t.CPUMicrosPerRequest))
+		}
+		tw.Flush()
+		writeBreakdownText(out, e.Targets)
 	} else {
-		fmt.Fprintln(out, "wrk is not on PATH: no measurement from another process")
+		fmt.Fprintf(out, "  ratio %.2f (wrk is not on PATH)\n", r.ThroughputRatio)
 	}
 	fmt.Fprintf(out, "product page ramp (steps of %s, until p99 > 10 ms or an error):\n", rampStepText(r))
 	for _, s := range r.Ramp {
@@ -108,11 +118,85 @@ func rampStepText(r benchReport) string {
 }
 
 func memoryText(m memoryReport) string {
-	if !m.InProcess {
+	if !m.Measured {
 		return m.Note
 	}
-	return fmt.Sprintf("%.1f MB resident once %d products and %d open carts were loaded, %.1f MB at the peak while serving (%s)",
-		m.LoadedMB, m.Products, m.Users, m.PeakServingMB, m.Note)
+	return fmt.Sprintf("%.1f MB resident when ready with %d products and %d open carts (%.1f MB of it not bbolt's mapped file), %.1f MB at the peak over every run (%s)",
+		m.ReadyMB, m.Products, m.Users, m.ReadyAnonMB, m.PeakMB, m.Note)
+}
+
+func microsText(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", us)
+}
+
+// writeBreakdownText prints where each profiled shop's CPU went.
+func writeBreakdownText(out io.Writer, targets []wrkResult) {
+	for _, t := range targets {
+		if t.Breakdown == nil {
+			continue
+		}
+		fmt.Fprintf(out, "  where the CPU of %s went (%.2f s sampled):\n", t.Name, t.Breakdown.Seconds)
+		for _, p := range t.Breakdown.Parts {
+			fmt.Fprintf(out, "    %5.1f%%  %5.1f µs/request  %s\n", p.Percent, p.MicrosPerRequest, p.Part)
+		}
+	}
+}
+
+// writeThroughputMarkdown is the wrk comparison and the CPU breakdown.
+func writeThroughputMarkdown(out io.Writer, r benchReport) {
+	e := r.External
+	fmt.Fprintf(out, "### Throughput, measured from another process\n\n")
+	fmt.Fprintf(out, "`%s` on `%s` (%d bytes), %d rounds of each server, alternating; %d errors. The shop's CPU per request is its process's user and system time (/proc) over the requests wrk completed in its rounds.\n\n",
+		e.Command, r.Page, r.PageBytes, len(e.Targets[0].Rounds), e.Errors)
+	fmt.Fprintln(out, "| server | req/s (rounds) | ratio to the bare handler | shop CPU per request |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|")
+	for _, t := range e.Targets {
+		fmt.Fprintf(out, "| %s | %.0f %s | **%.2f** | %s |\n", t.Name, t.RPS, roundsText(t.Rounds), t.Ratio, microsUnit(t.CPUMicrosPerRequest))
+	}
+	var profiled []wrkResult
+	for _, t := range e.Targets {
+		if t.Breakdown != nil {
+			profiled = append(profiled, t)
+		}
+	}
+	if len(profiled) == 0 {
+		fmt.Fprintln(out)
+		return
+	}
+	fmt.Fprintf(out, "\n### Where a product page's CPU goes\n\n")
+	fmt.Fprintf(out, "A CPU profile of each shop (its SHOP_PPROF_ADDR listener) during one more wrk round, not counted above. Each sample goes to the part of its innermost frame that names one (cmd/shop/internal/loadbench/profile.go): an allocation made by the telemetry is the allocator's, a write the handler makes is net/http's. µs per request = share × the CPU per request above.\n\n")
+	fmt.Fprint(out, "| part |")
+	for _, t := range profiled {
+		fmt.Fprintf(out, " %s |", t.Name)
+	}
+	fmt.Fprint(out, "\n|---|")
+	for range profiled {
+		fmt.Fprint(out, "--:|")
+	}
+	fmt.Fprintln(out)
+	for i, p := range profiled[0].Breakdown.Parts {
+		fmt.Fprintf(out, "| %s |", p.Part)
+		for _, t := range profiled {
+			q := t.Breakdown.Parts[i]
+			fmt.Fprintf(out, " %.1f%% (%.1f µs) |", q.Percent, q.MicrosPerRequest)
+		}
+		fmt.Fprintln(out)
+	}
+	fmt.Fprint(out, "| **total** |")
+	for _, t := range profiled {
+		fmt.Fprintf(out, " %s |", microsUnit(t.CPUMicrosPerRequest))
+	}
+	fmt.Fprint(out, "\n\n")
+}
+
+func microsUnit(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", us)
 }
 
 // writeBenchMarkdown prints the report as the bench section of
@@ -120,16 +204,15 @@ func memoryText(m memoryReport) string {
 func writeBenchMarkdown(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "## Load benchmark: the HTTP path against a bare handler\n\n")
 	fmt.Fprintf(out, "Reproduce: `%s`\n\n", r.Command)
-	fmt.Fprintf(out, "- target: %s; load from the vegeta library in the same process, on loopback, at a constant rate (a slow answer does not slow the sender, so tail latency is not hidden)\n", r.Target)
-	fmt.Fprintf(out, "- machine: %s; the load generator and the shop share these CPUs\n", r.Machine)
+	fmt.Fprintf(out, "- target: %s\n", r.Target)
+	fmt.Fprintf(out, "- load: the constant-rate runs, the ramp and the flash sale from the vegeta library in the bench's own process, which is not the shop's (a slow answer does not slow the sender, so tail latency is not hidden); the throughput comparison from %s\n", r.Generator)
+	fmt.Fprintf(out, "- machine: %s; the load generators and the shop share these CPUs\n", r.Machine)
 	fmt.Fprintf(out, "- data: %s (set up in %s)\n", r.DataSet, r.SetupTime)
-	fmt.Fprintf(out, "- mix: 70%% product page, 15%% category page, 10%% cart update (PUT /v1/cart/items/{id}, spread over at least %d users so each updates their cart about twice), 5%% checkout (each by a distinct new user with one line in the cart, a product listed in_stock, with an Idempotency-Key)\n", minCartUsers)
-	fmt.Fprintf(out, "- baseline: a bare net/http handler writing the same product JSON bytes\n")
-	if r.External != nil {
-		fmt.Fprintf(out, "- throughput goal: measured by wrk in another process (below the tables), which does not share the shop's runtime; the in-process closed loop is shown beside it\n\n")
-	} else {
-		fmt.Fprintf(out, "- throughput goal: the in-process closed loop (wrk, the generator in another process, was not on PATH)\n\n")
+	for _, rev := range r.Revisions {
+		fmt.Fprintf(out, "- revision %s (%s): built from this repository's history and run as a shop of its own on a copy of the same data, for the before and after\n", rev.Rev, rev.Subject)
 	}
+	fmt.Fprintf(out, "- mix: 70%% product page, 15%% category page, 10%% cart update (PUT /v1/cart/items/{id}, spread over at least %d users so each updates their cart about twice), 5%% checkout (each by a distinct new user with one line in the cart, a product listed in_stock, with an Idempotency-Key)\n", minCartUsers)
+	fmt.Fprintf(out, "- baseline: a bare net/http handler in the bench's process writing the same bytes as the product page `%s` (%d bytes)\n\n", r.Page, r.PageBytes)
 	fmt.Fprintln(out, "| run | load | requests | sent/s | ok/s | p50 ms | p90 ms | p99 ms | max ms | success | status | store cost/request |")
 	fmt.Fprintln(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
 	for _, group := range benchRows(r) {
@@ -138,11 +221,11 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 				x.SentRate, x.Throughput, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.Success, statusText(x.Status), costText(x))
 		}
 	}
-	fmt.Fprintf(out, "\nThroughput ratio, product page / baseline (closed loop, same run, in-process generator): **%.2f**.\n\n", r.ThroughputRatio)
-	if e := r.External; e != nil {
-		fmt.Fprintf(out, "Load from %s.\n\n", externalText(*e))
+	fmt.Fprintln(out)
+	if r.External != nil {
+		writeThroughputMarkdown(out, r)
 	} else {
-		fmt.Fprintf(out, "wrk was not on PATH: no measurement from another process.\n\n")
+		fmt.Fprintf(out, "Throughput ratio, product page / baseline (%s, wrk was not on PATH): **%.2f**.\n\n", r.Generator, r.ThroughputRatio)
 	}
 	fmt.Fprintf(out, "Product page ramp, %s per step, until p99 > 10 ms or an error:\n\n", rampStepText(r))
 	fmt.Fprintln(out, "| rate | sent/s | p50 ms | p99 ms | max ms | success |")
@@ -172,12 +255,6 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 func flashText(f flashResult) string {
 	return fmt.Sprintf("%d buyers for %d units: %d × 201, %d × 409 out-of-stock, %d other in %.0f ms: %.0f checkouts/s, conflict rate %.2f, p50 %.2f ms, p99 %.2f ms; %.2f RU per sale, %.2f RU per refusal; %d available after (generator: %s)",
 		f.Buyers, f.Units, f.Created, f.Refused, f.Other, f.DurationMs, f.Throughput, f.ConflictRate, f.P50Ms, f.P99Ms, f.RUPerSale, f.RUPerRefusal, f.AvailableAfter, f.Generator)
-}
-
-// externalText is the comparison through wrk in one line.
-func externalText(e externalResult) string {
-	return fmt.Sprintf("%s, `%s`, %d rounds each side alternating: product page %.0f req/s %v, baseline %.0f req/s %v, ratio %.2f, %d errors",
-		e.Generator, e.Command, len(e.ProductRounds), e.Product, roundsText(e.ProductRounds), e.Baseline, roundsText(e.BaselineRounds), e.Ratio, e.Errors)
 }
 
 func roundsText(rps []float64) string {

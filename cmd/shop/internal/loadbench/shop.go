@@ -2,144 +2,122 @@ package loadbench
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
-	"shop/api"
-	"shop/api/telemetry"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/migrations"
 	"shop/migrations/sample"
-	"shop/store"
 	"shop/store/embedded"
 )
 
-// benchShop is the shop under test: started here, or already running.
+// benchShop is the shop under test: started here as a child process, or
+// already running at --url.
 type benchShop struct {
+	// name is how the report names it: "this build", or a revision.
+	name string
 	url  string
 	desc string
-	// dataSet describes what it holds (in process only).
+	// dataSet describes what it holds (started here only).
 	dataSet string
-	// loaded is the process's memory once the data is in and the feed
-	// workers have caught up (in process only).
-	loaded memSample
+	// child is the process (nil at --url).
+	child *childShop
 	// settle waits until the work a run left behind is done (the feed
 	// workers' backlog), so that it does not weigh on the next run.
 	settle func(ctx context.Context) error
 	close  func()
 }
 
-// startBenchShop starts the shop in process, as `shop serve` runs it, on
-// 127.0.0.1 with a temporary embedded store: sample data, migrations, feed
-// workers, dev mode. The data is loaded without fsync (nothing to protect
-// yet), then the store is reopened durable so that the writes under test
-// pay for their fsync as they do in production.
-func startBenchShop(ctx context.Context, o benchOptions, progress func(done, total int)) (*benchShop, error) {
+// benchData is a data directory loaded with the sample data, its leases at
+// the end of every feed: each shop started on a copy of it begins where
+// the data ends, as a Cosmos processor started from "now" does, instead of
+// replaying the bulk load.
+type benchData struct {
+	dir     string
+	dataSet string
+}
+
+// prepareBenchData loads the sample data into a temporary directory,
+// without fsync (nothing to protect yet; the shop that serves it writes
+// durably), and checkpoints the feed workers' leases at the feeds' end.
+func prepareBenchData(ctx context.Context, o benchOptions, progress func(done, total int)) (benchData, error) {
 	dir, err := os.MkdirTemp("", "shop-bench-")
 	if err != nil {
-		return nil, err
+		return benchData{}, err
 	}
-	cleanup := []func(){func() { _ = os.RemoveAll(dir) }}
-	fail := func(err error) (*benchShop, error) {
-		for i := len(cleanup) - 1; i >= 0; i-- {
-			cleanup[i]()
-		}
-		return nil, err
+	d := benchData{dir: dir, dataSet: fmt.Sprintf("sample data: %d products, %d reviews, %d users with an open cart", o.products, o.reviews, o.users)}
+	if err := loadBenchData(ctx, filepath.Join(dir, "shop.db"), embedded.Options{PhysicalPartitions: benchPartitions}, o, progress); err != nil {
+		_ = os.RemoveAll(dir)
+		return benchData{}, err
 	}
-	path := filepath.Join(dir, "shop.db")
-	opts := embedded.Options{PhysicalPartitions: 4}
-	if err := loadBenchData(ctx, path, opts, o, progress); err != nil {
-		return fail(err)
-	}
+	return d, nil
+}
 
-	s, err := embedded.Open(path, opts)
+// benchPartitions is the embedded store's default number of simulated
+// physical partitions (SHOP_PARTITIONS), which the shop reopens it with.
+const benchPartitions = 4
+
+// copyTo copies the data into a new directory for one more shop.
+func (d benchData) copyTo() (string, error) {
+	dir, err := os.MkdirTemp("", "shop-bench-")
 	if err != nil {
-		return fail(err)
+		return "", err
 	}
-	cleanup = append(cleanup, func() { _ = s.Close() })
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	cleanup = append(cleanup, cancel)
-	// The sample data is consistent from the start (sample.Load
-	// writes every copy), so the workers start at the feed's end, as a
-	// Cosmos processor started from "now" does: replaying the bulk load
-	// would only redo it.
-	wk, err := feedworkers.Start(wctx, s, feedworkers.Config{Processor: changefeed.Config{StartFromNow: true}})
+	src, err := os.Open(filepath.Join(d.dir, "shop.db"))
 	if err != nil {
-		return fail(fmt.Errorf("feed workers: %w", err))
+		return "", err
 	}
-	cleanup = append(cleanup, func() {
-		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
-		defer c()
-		_ = wk.Stop(sctx)
-	})
-	if err := waitCaughtUp(ctx, wk, 30*time.Second); err != nil {
-		return fail(err)
-	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return fail(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	defer src.Close()
+	dst, err := os.Create(filepath.Join(dir, "shop.db"))
 	if err != nil {
-		return fail(err)
+		return "", err
 	}
-	// inFlight counts the requests the shop is still working on: a client
-	// that gave up (timeout) leaves its request running on the server.
-	var inFlight atomic.Int64
-	// Served as `shop serve` serves by default: traced and measured with
-	// no trace exporter (GET /metrics), the store traced, the request log
-	// at info (written nowhere, but formatted), each request's store calls
-	// bounded.
-	tel, err := telemetry.Setup(ctx, func(string) string { return "" }, io.Discard, "shop")
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return "", err
+	}
+	return dir, dst.Close()
+}
+
+// startBenchShop starts bin as `shop serve` with its default settings on a
+// copy of the data: the embedded store with fsync, the feed workers,
+// telemetry and the request log as shipped, dev mode (loopback).
+func startBenchShop(ctx context.Context, name, bin string, data benchData) (*benchShop, error) {
+	dir, err := data.copyTo()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	cleanup = append(cleanup, func() { _ = tel.Shutdown(context.Background()) })
-	shop := api.NewServer(api.Deps{
-		Store: store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), "embedded"), Secret: secret, DevMode: true, Feeds: wk,
-		Telemetry: tel, Logger: telemetry.NewLogger(io.Discard, false, slog.LevelInfo), RequestTimeout: 10 * time.Second,
-	})
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			inFlight.Add(1)
-			defer inFlight.Add(-1)
-			shop.ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: 5 * time.Second,
-		IdleTimeout:       120 * time.Second,
+	child, err := startChild(ctx, name, bin, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
 	}
-	go func() { _ = srv.Serve(ln) }()
-	cleanup = append(cleanup, func() {
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c()
-		_ = srv.Shutdown(sctx)
-	})
-	return &benchShop{
-		url:     "http://" + ln.Addr().String(),
-		desc:    "shop in process (embedded store with fsync, 4 simulated physical partitions, feed workers running from the end of the feed; telemetry, request log and timeout as shop serve has them by default)",
-		dataSet: fmt.Sprintf("sample data: %d products, %d reviews, %d users with an open cart", o.products, o.reviews, o.users),
-		loaded:  readMem(),
+	client := benchClient{base: child.url, http: &http.Client{Timeout: 10 * time.Second}}
+	shop := &benchShop{
+		name: name, url: child.url, child: child, dataSet: data.dataSet,
+		desc: "shop serve (" + name + ") in a process of its own with its default settings (embedded store with fsync, " +
+			fmt.Sprint(benchPartitions) + " simulated physical partitions, feed workers, telemetry with no trace exporter, request log, request timeout)",
 		settle: func(ctx context.Context) error {
-			if err := waitIdle(ctx, &inFlight, time.Minute); err != nil {
+			if err := child.alive(); err != nil {
 				return err
 			}
-			return waitCaughtUp(ctx, wk, time.Minute)
+			return waitCaughtUp(ctx, client, time.Minute)
 		},
 		close: func() {
-			for i := len(cleanup) - 1; i >= 0; i-- {
-				cleanup[i]()
-			}
+			child.stop()
+			_ = os.RemoveAll(dir)
 		},
-	}, nil
+	}
+	if err := waitCaughtUp(ctx, client, time.Minute); err != nil {
+		shop.close()
+		return nil, err
+	}
+	return shop, nil
 }
 
 // loadBenchData fills the store at path with the sample data.
@@ -158,47 +136,81 @@ func loadBenchData(ctx context.Context, path string, opts embedded.Options, o be
 	}); err != nil {
 		return fmt.Errorf("sample data: %w", err)
 	}
-	return nil
+	// The sample data is consistent from the start (sample.Load writes
+	// every copy): the leases are created at the feeds' end and
+	// checkpointed there, so the shop resumes from the end.
+	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Processor: changefeed.Config{StartFromNow: true}})
+	if err != nil {
+		return fmt.Errorf("feed workers: %w", err)
+	}
+	if err := waitLeases(ctx, wk, 30*time.Second); err != nil {
+		_ = wk.Stop(context.WithoutCancel(ctx))
+		return err
+	}
+	return wk.Stop(ctx)
 }
 
-// waitIdle waits until no request is in flight.
-func waitIdle(ctx context.Context, inFlight *atomic.Int64, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for inFlight.Load() > 0 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the shop still has %d requests in flight after %s", inFlight.Load(), limit)
+// waitLeases waits until every lease of every processor has read its
+// feed range once (to its end, since they start from now).
+func waitLeases(ctx context.Context, wk *feedworkers.Workers, limit time.Duration) error {
+	return waitUntil(ctx, limit, func() (string, error) {
+		processors, err := wk.FeedStatus(ctx)
+		if err != nil {
+			return "", err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		return behind(processors), nil
+	})
+}
+
+// waitCaughtUp waits until every lease of every processor of the shop has
+// read its feed to the end (GET /v1/admin/feeds), so that no catch-up
+// work runs during the measurement.
+func waitCaughtUp(ctx context.Context, c benchClient, limit time.Duration) error {
+	tok, err := c.adminToken(ctx)
+	if err != nil {
+		return err
+	}
+	return waitUntil(ctx, limit, func() (string, error) {
+		var feeds struct {
+			Processors []changefeed.ProcessorStatus `json:"processors"`
+		}
+		if err := c.do(ctx, http.MethodGet, "/v1/admin/feeds", tok, nil, nil, &feeds); err != nil {
+			return "", err
+		}
+		return behind(feeds.Processors), nil
+	})
+}
+
+// behind says how far the leases are from the end of their feeds ("" when
+// every one has read to the end).
+func behind(processors []changefeed.ProcessorStatus) string {
+	n := int64(0)
+	for _, p := range processors {
+		for _, l := range p.Leases {
+			if l.LagEstimate != 0 {
+				n += max(l.LagEstimate, 1)
+			}
 		}
 	}
-	return nil
+	if n == 0 && len(processors) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("the feed workers are still %d changes behind", n)
 }
 
-// waitCaughtUp waits until every lease of every processor has read the
-// feed to its end, so that no catch-up work runs during the measurement.
-func waitCaughtUp(ctx context.Context, wk *feedworkers.Workers, limit time.Duration) error {
+// waitUntil polls check until it reports nothing left ("").
+func waitUntil(ctx context.Context, limit time.Duration, check func() (string, error)) error {
 	deadline := time.Now().Add(limit)
 	for {
-		processors, err := wk.FeedStatus(ctx)
+		left, err := check()
 		if err != nil {
 			return err
 		}
-		behind := int64(0)
-		for _, p := range processors {
-			for _, l := range p.Leases {
-				if l.LagEstimate != 0 {
-					behind += max(l.LagEstimate, 1)
-				}
-			}
-		}
-		if behind == 0 {
+		if left == "" {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the feed workers are still %d changes behind after %s", behind, limit)
+			return fmt.Errorf("%s after %s", left, limit)
 		}
 		select {
 		case <-ctx.Done():

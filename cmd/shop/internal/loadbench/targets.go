@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,7 +106,9 @@ type benchCatalog struct {
 	// the mix's checkouts buy those, so that none is refused out of
 	// stock (the flash sale measures that apart).
 	inStock []string
-	// productBody is one product page's JSON, served by the baseline.
+	// page is the product page the comparisons load (benchProduct when
+	// the shop has it), productBody its JSON, which the baseline serves.
+	page        string
 	productBody []byte
 }
 
@@ -145,7 +148,11 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 	if len(cat.products) == 0 {
 		return cat, fmt.Errorf("the shop at %s lists no products", c.base)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/products/"+url.PathEscape(cat.products[0]), nil)
+	cat.page = cat.products[0]
+	if slices.Contains(cat.products, benchProduct) {
+		cat.page = benchProduct
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/products/"+url.PathEscape(cat.page), nil)
 	if err != nil {
 		return cat, err
 	}
@@ -156,7 +163,7 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 	defer resp.Body.Close()
 	cat.productBody, err = io.ReadAll(resp.Body)
 	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET product %s: %s", cat.products[0], resp.Status)
+		err = fmt.Errorf("GET product %s: %s", cat.page, resp.Status)
 	}
 	return cat, err
 }
@@ -164,10 +171,19 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 // token gets a bearer token from the dev token endpoint: the shop under
 // test must run in dev mode (the in-process one does).
 func (c benchClient) token(ctx context.Context, userID string) (string, error) {
+	return c.devToken(ctx, userID, false)
+}
+
+// adminToken is a dev token with the admin role, for GET /v1/admin/feeds.
+func (c benchClient) adminToken(ctx context.Context) (string, error) {
+	return c.devToken(ctx, "bench-admin", true)
+}
+
+func (c benchClient) devToken(ctx context.Context, userID string, admin bool) (string, error) {
 	var t struct {
 		Token string `json:"token"`
 	}
-	err := c.do(ctx, http.MethodPost, "/v1/dev/token", "", map[string]any{"userId": userID, "name": userID, "email": userID + "@example.com"}, nil, &t)
+	err := c.do(ctx, http.MethodPost, "/v1/dev/token", "", map[string]any{"userId": userID, "name": userID, "email": userID + "@example.com", "admin": admin}, nil, &t)
 	if err != nil {
 		return "", fmt.Errorf("dev token (is the shop in dev mode?): %w", err)
 	}

@@ -9,27 +9,51 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"shop/cmd/shop/internal/report"
 )
 
-// externalResult is the product page against the bare handler measured by
-// wrk, a load generator in another process: the in-process generator
-// shares the shop's CPUs and its runtime (scheduler, GC), which flatters
-// neither side equally. Rounds alternate, product page first.
+// wrkTarget is one server wrk loads in the throughput comparison: the
+// shop, a shop at another revision, or the bare handler (no child).
+type wrkTarget struct {
+	name  string
+	url   string
+	child *childShop
+}
+
+// externalResult is the product page of each shop against the bare
+// handler, measured by wrk, a load generator in another process: the
+// in-process generator shares the shop's runtime (scheduler, GC), which
+// flatters neither side equally. Rounds alternate over the targets.
 type externalResult struct {
 	Generator   string `json:"generator"`
 	Command     string `json:"command"`
 	Connections int    `json:"connections"`
 	Round       string `json:"round"`
-	// ProductRounds and BaselineRounds are each round's requests/s.
-	ProductRounds  []float64 `json:"productRounds"`
-	BaselineRounds []float64 `json:"baselineRounds"`
-	// Product and Baseline are the mean requests/s over the rounds.
-	Product  float64 `json:"product"`
-	Baseline float64 `json:"baseline"`
-	Ratio    float64 `json:"ratio"`
+	// Targets are the shops, then the baseline last.
+	Targets []wrkResult `json:"targets"`
 	// Errors counts socket errors and non-2xx answers over all rounds.
 	Errors int `json:"errors"`
+}
+
+// wrkResult is one target's rounds.
+type wrkResult struct {
+	Name string `json:"name"`
+	// Rounds are each round's requests/s, RPS their mean.
+	Rounds []float64 `json:"rounds"`
+	RPS    float64   `json:"rps"`
+	// Ratio is RPS over the baseline's.
+	Ratio float64 `json:"ratio"`
+	// CPUMicrosPerRequest is the server's CPU time (user and system, from
+	// /proc) over the requests wrk completed: what one request costs the
+	// shop's process, whatever else the machine does (0 for the
+	// baseline, which runs in this process).
+	CPUMicrosPerRequest float64 `json:"cpuMicrosPerRequest,omitempty"`
+	// Breakdown is where that CPU went (a shop with a profile listener).
+	Breakdown *breakdown `json:"breakdown,omitempty"`
+	requests  int64
+	cpu       float64 // seconds
 }
 
 // wrkThreads is wrk's -t: one per core of a small machine.
@@ -44,80 +68,147 @@ func findWrk() string {
 	return p
 }
 
-// runExternal alternates wrk runs on productURL and baseURL, rounds each,
-// the whole of d split between them.
-func runExternal(ctx context.Context, wrk, productURL, baseURL string, conns, rounds int, d time.Duration) (externalResult, error) {
+// runExternal loads each target with wrk for rounds rounds of round,
+// alternating (a, b, c, a, b, c, ...) so that whatever else the machine
+// does weighs on all alike. The last target is the baseline.
+func runExternal(ctx context.Context, wrk string, targets []wrkTarget, conns, rounds int, round time.Duration) (externalResult, error) {
 	conns = max(conns, wrkThreads)
-	round := max(d/time.Duration(rounds), time.Second).Round(time.Second)
+	round = max(round, time.Second).Round(time.Second)
 	res := externalResult{
 		Generator:   "wrk in another process",
 		Command:     fmt.Sprintf("wrk -t%d -c%d -d%s URL", wrkThreads, conns, round),
 		Connections: conns, Round: round.String(),
+		Targets: make([]wrkResult, len(targets)),
 	}
-	var sums [2]float64
-	for i := range 2 * rounds {
-		url := productURL
-		if i%2 == 1 {
-			url = baseURL
-		}
-		rps, errs, err := wrkRun(ctx, wrk, url, conns, round)
-		if err != nil {
-			return res, err
-		}
-		res.Errors += errs
-		sums[i%2] += rps
-		if i%2 == 0 {
-			res.ProductRounds = append(res.ProductRounds, rps)
-		} else {
-			res.BaselineRounds = append(res.BaselineRounds, rps)
+	for i, t := range targets {
+		res.Targets[i].Name = t.name
+	}
+	for range rounds {
+		for i, t := range targets {
+			var before time.Duration
+			if t.child != nil {
+				var err error
+				if before, err = t.child.cpuTime(); err != nil {
+					return res, err
+				}
+			}
+			run, err := wrkRun(ctx, wrk, t.url, conns, round)
+			if err != nil {
+				return res, err
+			}
+			r := &res.Targets[i]
+			if t.child != nil {
+				after, err := t.child.cpuTime()
+				if err != nil {
+					return res, err
+				}
+				r.cpu += (after - before).Seconds()
+			}
+			res.Errors += run.errors
+			r.Rounds = append(r.Rounds, report.Round2(run.rps))
+			r.requests += run.requests
 		}
 	}
-	res.Product = report.Round2(sums[0] / float64(rounds))
-	res.Baseline = report.Round2(sums[1] / float64(rounds))
-	if res.Baseline > 0 {
-		res.Ratio = report.Round2(res.Product / res.Baseline)
+	base := &res.Targets[len(targets)-1]
+	for i := range res.Targets {
+		r := &res.Targets[i]
+		var sum float64
+		for _, x := range r.Rounds {
+			sum += x
+		}
+		r.RPS = report.Round2(sum / float64(len(r.Rounds)))
+		if r.requests > 0 && r.cpu > 0 {
+			r.CPUMicrosPerRequest = report.Round2(r.cpu / float64(r.requests) * 1e6)
+		}
+	}
+	for i := range res.Targets {
+		if base.RPS > 0 {
+			res.Targets[i].Ratio = report.Round2(res.Targets[i].RPS / base.RPS)
+		}
 	}
 	return res, nil
 }
 
+// profileTargets takes, for each shop that has a profile listener, a CPU
+// profile during one more wrk round of round, and breaks it down. Those
+// rounds are not counted in the throughput: the profiler costs the shop.
+func profileTargets(ctx context.Context, wrk string, targets []wrkTarget, res *externalResult, conns int, round time.Duration) error {
+	for i, t := range targets {
+		if t.child == nil || t.child.pprof == "" {
+			continue
+		}
+		type taken struct {
+			p   *profile.Profile
+			err error
+		}
+		done := make(chan taken, 1)
+		go func() {
+			p, err := takeProfile(ctx, t.child.pprof, round)
+			done <- taken{p, err}
+		}()
+		if _, err := wrkRun(ctx, wrk, t.url, conns, round); err != nil {
+			return err
+		}
+		got := <-done
+		if got.err != nil {
+			return fmt.Errorf("profiling %s: %w", t.name, got.err)
+		}
+		b := breakDown(got.p, res.Targets[i].CPUMicrosPerRequest)
+		res.Targets[i].Breakdown = &b
+	}
+	return nil
+}
+
 var (
-	wrkRate    = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	wrkNon2xx  = regexp.MustCompile(`Non-2xx or 3xx responses:\s+(\d+)`)
-	wrkSockErr = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+	wrkRate     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkRequests = regexp.MustCompile(`(\d+) requests in `)
+	wrkNon2xx   = regexp.MustCompile(`Non-2xx or 3xx responses:\s+(\d+)`)
+	wrkSockErr  = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 )
 
-// wrkRun runs wrk once on url and returns its requests/s and its errors.
-func wrkRun(ctx context.Context, wrk, url string, conns int, d time.Duration) (float64, int, error) {
+// wrkRun runs wrk once on url.
+func wrkRun(ctx context.Context, wrk, url string, conns int, d time.Duration) (wrkOutput, error) {
 	cmd := exec.CommandContext(ctx, wrk, "-t"+strconv.Itoa(wrkThreads), "-c"+strconv.Itoa(conns),
 		"-d"+strconv.Itoa(int(d.Seconds()))+"s", url)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("wrk: %w: %s", err, out.String())
+		return wrkOutput{}, fmt.Errorf("wrk: %w: %s", err, out.String())
 	}
 	return parseWrk(out.String())
 }
 
-// parseWrk reads the requests/s and the errors out of wrk's report.
-func parseWrk(out string) (float64, int, error) {
+// wrkOutput is what the bench reads of wrk's report.
+type wrkOutput struct {
+	rps      float64
+	requests int64
+	errors   int
+}
+
+// parseWrk reads the requests/s, the requests and the errors out of wrk's
+// report.
+func parseWrk(out string) (wrkOutput, error) {
 	m := wrkRate.FindStringSubmatch(out)
 	if m == nil {
-		return 0, 0, fmt.Errorf("wrk: no Requests/sec in %q", out)
+		return wrkOutput{}, fmt.Errorf("wrk: no Requests/sec in %q", out)
 	}
 	rps, err := strconv.ParseFloat(m[1], 64)
 	if err != nil {
-		return 0, 0, fmt.Errorf("wrk: %w", err)
+		return wrkOutput{}, fmt.Errorf("wrk: %w", err)
 	}
-	errs := 0
+	o := wrkOutput{rps: rps}
+	if m := wrkRequests.FindStringSubmatch(out); m != nil {
+		o.requests, _ = strconv.ParseInt(m[1], 10, 64)
+	}
 	if m := wrkNon2xx.FindStringSubmatch(out); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		errs += n
+		o.errors += n
 	}
 	if m := wrkSockErr.FindStringSubmatch(out); m != nil {
 		for _, s := range m[1:] {
 			n, _ := strconv.Atoi(s)
-			errs += n
+			o.errors += n
 		}
 	}
-	return rps, errs, nil
+	return o, nil
 }
