@@ -35,6 +35,23 @@ type httpInstruments struct {
 	// durationSets does the same for http.server.request.duration, whose
 	// labels also name the scheme and the protocol version.
 	durationSets labelCache[durationKey, metric.MeasurementOption]
+	// routes caches chi's route pattern of each list of the routers'
+	// patterns, which chi joins and cleans up anew on every call.
+	routes labelCache[[maxRouteDepth]string, string]
+}
+
+// maxRouteDepth is how many nested routers' patterns routeOf caches; a
+// deeper route is computed each time.
+const maxRouteDepth = 4
+
+// routeOf is rctx.RoutePattern(), built once per matched route.
+func (h *httpInstruments) routeOf(rctx *chi.Context) string {
+	if len(rctx.RoutePatterns) > maxRouteDepth {
+		return rctx.RoutePattern()
+	}
+	var k [maxRouteDepth]string
+	copy(k[:], rctx.RoutePatterns)
+	return h.routes.get(k, rctx.RoutePattern)
 }
 
 type requestKey struct {
@@ -163,7 +180,7 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 			next.ServeHTTP(sw, r)
 
 			// The pattern is known only now, after the router matched.
-			route := rctx.RoutePattern()
+			route := t.http.routeOf(rctx)
 			t.http.recordDuration(r.Context(), r, route, sw.status, time.Since(start))
 			if span.IsRecording() {
 				endServerSpan(span, r, route, sw.status)

@@ -128,3 +128,25 @@ func TestDevTokensDecision(t *testing.T) {
 		t.Error("--dev=true on 0.0.0.0: no dev tokens, want them")
 	}
 }
+
+// The profiles show the program's internals: served on loopback only.
+func TestPprofAddrLoopbackOnly(t *testing.T) {
+	for _, tt := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"", true},
+		{"127.0.0.1:6060", true},
+		{"localhost:0", true},
+		{"[::1]:6060", true},
+		{":6060", false},
+		{"0.0.0.0:6060", false},
+		{"192.0.2.1:6060", false},
+		{"6060", false},
+	} {
+		_, err := parseConfig("serve", nil, envOf("SHOP_PPROF_ADDR="+tt.addr), io.Discard)
+		if got := err == nil; got != tt.ok {
+			t.Errorf("SHOP_PPROF_ADDR=%q: err = %v, want accepted %v", tt.addr, err, tt.ok)
+		}
+	}
+}
