@@ -27,8 +27,8 @@ var untraced = map[string]bool{"/metrics": true, "/healthz": true, "/readyz": tr
 type httpInstruments struct {
 	duration metric.Float64Histogram
 	charge   metric.Float64Histogram
-	ops     metric.Int64Histogram
-	retries metric.Int64Counter
+	ops      metric.Int64Histogram
+	retries  metric.Int64Counter
 	// sets caches the attribute sets of a (method, route, status): a
 	// route is a pattern and only known methods are kept, so it is bounded.
 	sets labelCache[requestKey, *requestSets]
