@@ -43,11 +43,13 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// sharedClient is an azcosmos.Client and the Stores using it.
+// sharedClient is an azcosmos.Client, its session tokens and the Stores
+// using it.
 type sharedClient struct {
-	key    string
-	client *azcosmos.Client
-	refs   int
+	key      string
+	client   *azcosmos.Client
+	sessions *sessions
+	refs     int
 }
 
 // clients holds ONE azcosmos.Client per account and credential for the
@@ -73,11 +75,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	defer clientsMu.Unlock()
 	sc := clients[key]
 	if sc == nil {
-		c, err := newClient(endpoint, cfg)
+		sess := newSessions()
+		c, err := newClient(endpoint, cfg, sess)
 		if err != nil {
 			return nil, err
 		}
-		sc = &sharedClient{key: key, client: c}
+		sc = &sharedClient{key: key, client: c, sessions: sess}
 		clients[key] = sc
 	}
 	db, err := sc.client.NewDatabase(cfg.Database)
@@ -106,8 +109,8 @@ func boolKey(b bool) string {
 	return "0"
 }
 
-func newClient(endpoint string, cfg Config) (*azcosmos.Client, error) {
-	opts, err := clientOptions(endpoint, cfg)
+func newClient(endpoint string, cfg Config, sess *sessions) (*azcosmos.Client, error) {
+	opts, err := clientOptions(endpoint, cfg, sess)
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +139,9 @@ func newClient(endpoint string, cfg Config) (*azcosmos.Client, error) {
 	return c, nil
 }
 
-// clientOptions sets the retry budget for throttling and, for the
-// emulator, the transport details.
-func clientOptions(endpoint string, cfg Config) (*azcosmos.ClientOptions, error) {
+// clientOptions sets the retry budget for throttling, the session
+// container (sessionPolicy) and, for the emulator, the transport details.
+func clientOptions(endpoint string, cfg Config, sess *sessions) (*azcosmos.ClientOptions, error) {
 	maxRetries, maxWait := cfg.retryLimits()
 	opts := &azcosmos.ClientOptions{
 		// Writes return the stored item: the port hands back _etag and _ts.
@@ -149,7 +152,7 @@ func clientOptions(endpoint string, cfg Config) (*azcosmos.ClientOptions, error)
 		MaxRetryDelay: maxWait,
 		ShouldRetry:   shouldRetry(maxWait),
 	}
-	opts.PerCallPolicies = append(opts.PerCallPolicies, stampStart{})
+	opts.PerCallPolicies = append(opts.PerCallPolicies, stampStart{}, sessionPolicy{sess})
 	if cfg.TracerProvider != nil {
 		opts.TracingProvider = azotel.NewTracingProvider(cfg.TracerProvider, nil)
 	}
@@ -279,6 +282,8 @@ func (s *Store) DeleteDatabase(ctx context.Context) error {
 	if err != nil && !domain.IsCode(mapError("", err), domain.ENOTFOUND) {
 		return mapError("delete database "+s.cfg.Database, err)
 	}
+	// A database created again under the name starts its LSNs over.
+	s.shared.sessions.forgetDatabase(s.cfg.Database)
 	return nil
 }
 
