@@ -215,7 +215,8 @@ func (cs clientSession) format(freshColl string, fresh map[string]rangeToken) st
 		}
 		return byName(a, b)
 	})
-	kept, size := entries[:0], 0
+	var kept []clientEntry
+	size := 0
 	for _, e := range entries {
 		n := len(e.text)
 		if size > 0 {

@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +60,7 @@ func parseToken(s string) (rangeToken, bool) {
 		}
 		t.regions = append(t.regions, regionLSN{int32(region), n})
 	}
-	slices.SortFunc(t.regions, func(a, b regionLSN) int { return int(a.region) - int(b.region) })
+	slices.SortFunc(t.regions, func(a, b regionLSN) int { return cmp.Compare(a.region, b.region) })
 	for i := 1; i < len(t.regions); i++ {
 		if t.regions[i].region == t.regions[i-1].region {
 			return rangeToken{}, false // a region twice: not a token Cosmos writes
@@ -131,7 +132,7 @@ func merge(a, b rangeToken) (rangeToken, bool) {
 	}
 	out := rangeToken{version: hi.version, globalLSN: max(a.globalLSN, b.globalLSN)}
 	for _, r := range hi.regions {
-		i, found := slices.BinarySearchFunc(lo.regions, r.region, func(x regionLSN, id int32) int { return int(x.region) - int(id) })
+		i, found := slices.BinarySearchFunc(lo.regions, r.region, func(x regionLSN, id int32) int { return cmp.Compare(x.region, id) })
 		switch {
 		case found:
 			r.lsn = max(r.lsn, lo.regions[i].lsn)
