@@ -5,7 +5,9 @@
 //
 // Nothing of the SDK leaves the package: items cross as JSON bytes, every
 // error is a *domain.Error mapped from the status code in ONE table
-// (errors.go), and every response reports its Request Units.
+// (errors.go), and every response reports its Request Units. The session
+// tokens the SDK does not keep, the adapter does (sessions.go), so reads
+// see the process's writes, and a client's (store.Session) on request.
 package cosmos
 
 import (
