@@ -21,9 +21,10 @@ import (
 // The API's middleware, in the order routes.go installs it: the logger
 // and the recovery around everything; then on /v1 what a request cost,
 // who sent it (withBearer verifies the token, once), how many requests
-// one caller may send (rateLimit) and how long one request may hold the
-// store (withDeadline); and on the customer and admin routes that the
-// caller is signed in (authenticate) and an admin (requireAdmin).
+// one caller may send (rateLimit), the client's session token (withSession,
+// session.go) and how long one request may hold the store (withDeadline);
+// and on the customer and admin routes that the caller is signed in
+// (authenticate) and an admin (requireAdmin).
 
 type loggerKey struct{}
 

@@ -8,6 +8,11 @@
 // Every call returns the Request Units it cost: the real charge on Cosmos,
 // the documented estimate (store/embedded/charge.go) on the embedded store.
 //
+// The context of a call may carry a client's session token (Session,
+// session.go): an adapter that keeps session tokens sends it with its own
+// and updates it from the responses; the strongly consistent embedded
+// store leaves it alone. No method takes it as an argument.
+//
 // Errors are *domain.Error with these codes:
 //   - domain.ENOTFOUND: no item with that (partition key, id), or no container
 //   - domain.ECONFLICT: Create of an id that exists in the logical partition

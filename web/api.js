@@ -1,8 +1,14 @@
 // The one way this frontend talks to the shop: a fetch wrapper that sends
-// the Bearer token, turns RFC 9457 problem+json into an ApiError, and reads
-// what the request cost from the response headers.
+// the Bearer token and the session token, turns RFC 9457 problem+json into
+// an ApiError, and reads what the request cost from the response headers.
 
 const tokenKey = "shop.token";
+
+// sessionKey keeps the store's session token (X-Session-Token) for this
+// tab: sent back on every request, so that a page reads what this tab has
+// just written even when another instance of the shop serves it. A header
+// and not a cookie: the API uses none (see api/session.go).
+const sessionKey = "shop.session";
 
 // ApiError carries the problem document of a failed request.
 export class ApiError extends Error {
@@ -81,6 +87,8 @@ export async function request(method, path, options = {}) {
   const headers = { Accept: "application/json, application/problem+json" };
   const t = token();
   if (t) headers.Authorization = `Bearer ${t}`;
+  const session = sessionStorage.getItem(sessionKey);
+  if (session) headers["X-Session-Token"] = session;
   if (options.etag) headers["If-Match"] = options.etag;
   let body;
   if (options.body !== undefined) {
@@ -90,6 +98,7 @@ export async function request(method, path, options = {}) {
   Object.assign(headers, options.headers || {});
 
   const res = await fetch(path, { method, headers, body, credentials: "same-origin" });
+  keepSession(res.headers);
   const cost = readCost(res.headers);
   const type = res.headers.get("Content-Type") || "";
   let data = null;
@@ -108,6 +117,15 @@ export async function request(method, path, options = {}) {
     etag: res.headers.get("ETag"),
     location: res.headers.get("Location"),
   };
+}
+
+// keepSession stores the response's session token: a new one replaces
+// the held one, an empty one drops it, none leaves it as it is.
+function keepSession(headers) {
+  const issued = headers.get("X-Session-Token");
+  if (issued === null) return;
+  if (issued) sessionStorage.setItem(sessionKey, issued);
+  else sessionStorage.removeItem(sessionKey);
 }
 
 export const get = (path, options) => request("GET", path, options);

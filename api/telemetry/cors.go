@@ -49,7 +49,8 @@ func CORS(allowed []string) func(http.Handler) http.Handler {
 			}
 			if !preflight {
 				// Without this a script on another origin cannot read what a
-				// response cost, nor the ETag it needs for If-Match.
+				// response cost, the ETag it needs for If-Match, nor the
+				// session token it sends back.
 				h.Set("Access-Control-Expose-Headers", exposed)
 				next.ServeHTTP(w, r)
 				return
@@ -64,6 +65,6 @@ func CORS(allowed []string) func(http.Handler) http.Handler {
 
 var (
 	allowedMethods = strings.Join([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, ", ")
-	allowedHeaders = strings.Join([]string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "traceparent", "tracestate"}, ", ")
-	exposed        = strings.Join([]string{"ETag", "Location", "Retry-After", "X-Request-Charge", "X-Store-Operations", "Server-Timing"}, ", ")
+	allowedHeaders = strings.Join([]string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "X-Session-Token", "traceparent", "tracestate"}, ", ")
+	exposed        = strings.Join([]string{"ETag", "Location", "Retry-After", "X-Request-Charge", "X-Store-Operations", "Server-Timing", "X-Session-Token"}, ", ")
 )

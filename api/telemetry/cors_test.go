@@ -33,7 +33,7 @@ func TestCORS(t *testing.T) {
 			want: map[string]string{
 				"Access-Control-Allow-Origin":      shop,
 				"Access-Control-Allow-Credentials": "true",
-				"Access-Control-Expose-Headers":    "ETag, Location, Retry-After, X-Request-Charge, X-Store-Operations, Server-Timing",
+				"Access-Control-Expose-Headers":    "ETag, Location, Retry-After, X-Request-Charge, X-Store-Operations, Server-Timing, X-Session-Token",
 				"Timing-Allow-Origin":              shop,
 				"Vary":                             "Origin",
 			},
@@ -54,7 +54,7 @@ func TestCORS(t *testing.T) {
 			want: map[string]string{
 				"Access-Control-Allow-Origin":  shop,
 				"Access-Control-Allow-Methods": "GET, POST, PUT, PATCH, DELETE",
-				"Access-Control-Allow-Headers": "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, traceparent, tracestate",
+				"Access-Control-Allow-Headers": "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Session-Token, traceparent, tracestate",
 				"Access-Control-Max-Age":       "600",
 			},
 		},

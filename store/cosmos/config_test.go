@@ -184,7 +184,7 @@ func TestClientOptionsTracing(t *testing.T) {
 		{"On", sdktrace.NewTracerProvider(), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts, err := clientOptions("https://example.documents.azure.com:443/", Config{TracerProvider: tc.tp})
+			opts, err := clientOptions("https://example.documents.azure.com:443/", Config{TracerProvider: tc.tp}, newSessions())
 			if err != nil {
 				t.Fatal(err)
 			}

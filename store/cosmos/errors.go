@@ -80,6 +80,11 @@ func mapError(op string, err error) error {
 // statusError maps one status code, as the table says. resp may be nil
 // (a batch operation's result has a status but no response of its own).
 func statusError(op string, status int, resp *http.Response) *domain.Error {
+	if status == http.StatusNotFound && resp != nil && resp.Header.Get(headerSubstatus) == substatusReadSessionNotAvailable {
+		// Not "no such item": no replica has yet reached the session
+		// token the read carried, in any region the SDK retried.
+		return domain.Errorf(domain.EUNAVAILABLE, "%s: the store has not yet caught up with this session; retry", op)
+	}
 	code, ok := statusCodes[status]
 	if !ok {
 		return domain.Errorf(domain.EINTERNAL, "%s: unexpected status %d from the store", op, status)

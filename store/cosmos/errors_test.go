@@ -51,6 +51,7 @@ func TestMapErrorStatusTable(t *testing.T) {
 		{"Unauthorized is our fault", 401, nil, domain.EINTERNAL, 0, "credentials"},
 		{"Forbidden is our fault", 403, nil, domain.EINTERNAL, 0, "refused access"},
 		{"NotFound", 404, nil, domain.ENOTFOUND, 0, "not found"},
+		{"Read session not available is no missing item", 404, http.Header{"X-Ms-Substatus": {"1002"}}, domain.EUNAVAILABLE, 0, "caught up with this session"},
 		{"RequestTimeout", 408, nil, domain.EUNAVAILABLE, 0, "timed out"},
 		{"Conflict", 409, nil, domain.ECONFLICT, 0, "already exists"},
 		{"Gone", 410, nil, domain.EUNAVAILABLE, 0, "retry"},

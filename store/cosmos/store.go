@@ -5,7 +5,9 @@
 //
 // Nothing of the SDK leaves the package: items cross as JSON bytes, every
 // error is a *domain.Error mapped from the status code in ONE table
-// (errors.go), and every response reports its Request Units.
+// (errors.go), and every response reports its Request Units. The session
+// tokens the SDK does not keep, the adapter does (sessions.go), so reads
+// see the process's writes, and a client's (store.Session) on request.
 package cosmos
 
 import (
@@ -43,11 +45,13 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// sharedClient is an azcosmos.Client and the Stores using it.
+// sharedClient is an azcosmos.Client, its session tokens and the Stores
+// using it.
 type sharedClient struct {
-	key    string
-	client *azcosmos.Client
-	refs   int
+	key      string
+	client   *azcosmos.Client
+	sessions *sessions
+	refs     int
 }
 
 // clients holds ONE azcosmos.Client per account and credential for the
@@ -73,11 +77,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	defer clientsMu.Unlock()
 	sc := clients[key]
 	if sc == nil {
-		c, err := newClient(endpoint, cfg)
+		sess := newSessions()
+		c, err := newClient(endpoint, cfg, sess)
 		if err != nil {
 			return nil, err
 		}
-		sc = &sharedClient{key: key, client: c}
+		sc = &sharedClient{key: key, client: c, sessions: sess}
 		clients[key] = sc
 	}
 	db, err := sc.client.NewDatabase(cfg.Database)
@@ -106,8 +111,8 @@ func boolKey(b bool) string {
 	return "0"
 }
 
-func newClient(endpoint string, cfg Config) (*azcosmos.Client, error) {
-	opts, err := clientOptions(endpoint, cfg)
+func newClient(endpoint string, cfg Config, sess *sessions) (*azcosmos.Client, error) {
+	opts, err := clientOptions(endpoint, cfg, sess)
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +141,9 @@ func newClient(endpoint string, cfg Config) (*azcosmos.Client, error) {
 	return c, nil
 }
 
-// clientOptions sets the retry budget for throttling and, for the
-// emulator, the transport details.
-func clientOptions(endpoint string, cfg Config) (*azcosmos.ClientOptions, error) {
+// clientOptions sets the retry budget for throttling, the session
+// container (sessionPolicy) and, for the emulator, the transport details.
+func clientOptions(endpoint string, cfg Config, sess *sessions) (*azcosmos.ClientOptions, error) {
 	maxRetries, maxWait := cfg.retryLimits()
 	opts := &azcosmos.ClientOptions{
 		// Writes return the stored item: the port hands back _etag and _ts.
@@ -149,7 +154,7 @@ func clientOptions(endpoint string, cfg Config) (*azcosmos.ClientOptions, error)
 		MaxRetryDelay: maxWait,
 		ShouldRetry:   shouldRetry(maxWait),
 	}
-	opts.PerCallPolicies = append(opts.PerCallPolicies, stampStart{})
+	opts.PerCallPolicies = append(opts.PerCallPolicies, stampStart{}, sessionPolicy{sess})
 	if cfg.TracerProvider != nil {
 		opts.TracingProvider = azotel.NewTracingProvider(cfg.TracerProvider, nil)
 	}
@@ -279,6 +284,8 @@ func (s *Store) DeleteDatabase(ctx context.Context) error {
 	if err != nil && !domain.IsCode(mapError("", err), domain.ENOTFOUND) {
 		return mapError("delete database "+s.cfg.Database, err)
 	}
+	// A database created again under the name starts its LSNs over.
+	s.shared.sessions.forgetDatabase(s.cfg.Database)
 	return nil
 }
 

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"net/http"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// sessionHeader carries the store's session token between the shop and a
+// client: on a response, the token the client should send on its next
+// request; on a request, the token of its last response. With it a client
+// reads its own writes on any instance of the shop, not only on the one
+// that wrote (see store.Session, and "Session consistency" in
+// docs/cosmos.md).
+//
+// A header and not a cookie: the API is cookie-free (Bearer tokens), a
+// header is sent only by a client that means to, on its requests to the
+// API and nowhere else, across origins as the CORS allow-list says, and
+// the same way by the browser frontend (web/api.js keeps it per tab) and by
+// any other client.
+const sessionHeader = "X-Session-Token"
+
+// withSession reads the client's session token into the request's
+// store.Session, and writes the one the store issued on the response.
+// A token the shop cannot have issued (over store.MaxSessionTokenBytes,
+// a character outside its alphabet, or the header sent twice) is a 400
+// before any store call; a token of the right shape that the store cannot
+// read is ignored by the store (see store.CheckSessionToken). The header
+// is on a response only when the store issued a token during the request:
+// never on the embedded store, which is strongly consistent.
+func withSession(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent := r.Header.Values(sessionHeader)
+		if len(sent) > 1 {
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "%s: send it once, as the last response gave it", sessionHeader))
+			return
+		}
+		token := ""
+		if len(sent) == 1 {
+			token = sent[0]
+		}
+		if err := store.CheckSessionToken(token); err != nil {
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "%s: %s", sessionHeader, domain.ErrorMessage(err)))
+			return
+		}
+		ctx, s := store.WithSession(r.Context(), token)
+		sw := &sessionWriter{ResponseWriter: w, session: s}
+		next.ServeHTTP(sw, r.WithContext(ctx))
+	})
+}
+
+// sessionWriter sets the session header at WriteHeader time: after the
+// handler's last store call, before the headers leave.
+type sessionWriter struct {
+	http.ResponseWriter
+	session *store.Session
+	wrote   bool
+}
+
+func (sw *sessionWriter) WriteHeader(status int) {
+	if !sw.wrote {
+		sw.wrote = true
+		if token, ok := sw.session.Issued(); ok {
+			// "" too: the store found the client's token unusable, and
+			// the client should drop it.
+			sw.Header()[sessionHeader] = []string{token}
+		}
+	}
+	sw.ResponseWriter.WriteHeader(status)
+}
+
+func (sw *sessionWriter) Write(b []byte) (int, error) {
+	if !sw.wrote {
+		sw.WriteHeader(http.StatusOK)
+	}
+	return sw.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (sw *sessionWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }

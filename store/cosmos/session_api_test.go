@@ -1,0 +1,84 @@
+package cosmos
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"shop/api"
+	"shop/domain"
+	"shop/store"
+)
+
+// Read-your-writes across two instances of the shop, end to end: a
+// client writes through instance A, carries A's X-Session-Token to
+// instance B, and B's read sends the write's token to Cosmos. Each
+// instance is the API over its own Store and client, as two `shop serve`
+// processes would be.
+func TestSessionTokenAcrossInstances(t *testing.T) {
+	g := newGateway(t)
+	secret := []byte("session-test-secret-of-32-bytes!")
+	instance := func(endpoint string) http.Handler {
+		return api.NewServer(api.Deps{Store: g.open(endpoint), Secret: secret})
+	}
+	a := instance("")
+	b := instance("http://localhost:" + g.srv.URL[len("http://127.0.0.1:"):])
+	admin, err := api.IssueToken(secret, "ada", "Ada", "ada@example.com", true, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(h http.Handler, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
+		t.Helper()
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+admin)
+		if body != "" {
+			r.Header.Set("Content-Type", "application/merge-patch+json")
+		}
+		for k, v := range header {
+			r.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+
+	g.respond("0:-1#5")
+	seed := store.NewProducts(g.open(""))
+	if _, err := seed.Create(context.Background(), domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Lamp",
+		CategoryID: "home", CategoryName: "Home", PriceCents: 1200, Currency: "USD", PriceVersion: 1, Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	g.respond("0:-1#12")
+	patched := call(a, http.MethodPatch, "/v1/products/p1", `{"name":"Desk lamp"}`, nil)
+	if patched.Code != http.StatusOK {
+		t.Fatalf("PATCH on A = %d: %s", patched.Code, patched.Body)
+	}
+	token := patched.Header().Get("X-Session-Token")
+	if want := "products/0:-1#12"; token != want {
+		t.Fatalf("A's X-Session-Token = %q, want %q", token, want)
+	}
+
+	g.respond("0:-1#9") // B's reads are answered by a replica behind A's write
+	g.sent()
+	if rec := call(b, http.MethodGet, "/v1/products/p1", "", nil); rec.Code != http.StatusOK {
+		t.Fatalf("GET on B = %d: %s", rec.Code, rec.Body)
+	}
+	read := call(b, http.MethodGet, "/v1/products/p1", "", map[string]string{"X-Session-Token": token})
+	if read.Code != http.StatusOK {
+		t.Fatalf("GET on B with the token = %d: %s", read.Code, read.Body)
+	}
+	// Without the header B knows nothing of A's write; with it, the read
+	// asks for a replica that has it.
+	wantSent(t, g, "GET ", "GET 0:-1#12")
+	if got := read.Header().Get("X-Session-Token"); got != token {
+		t.Errorf("B's X-Session-Token = %q, want the client's %q carried on", got, token)
+	}
+
+	if rec := call(b, http.MethodGet, "/v1/products/p1", "", map[string]string{"X-Session-Token": "products/0:-1#12 "}); rec.Code != http.StatusBadRequest {
+		t.Errorf("a token with a space = %d, want 400: %s", rec.Code, rec.Body)
+	}
+}
