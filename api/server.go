@@ -49,6 +49,11 @@ type Deps struct {
 	// CORSOrigins are the other origins a browser may call the API from
 	// (telemetry.CORS); none: same-origin only.
 	CORSOrigins []string
+	// SessionTokens says the store keeps session tokens (Cosmos): each
+	// request then carries a store.Session, which X-Session-Token fills
+	// and reports (withSession). The embedded store is strongly
+	// consistent and issues none, so its requests skip the carrying.
+	SessionTokens bool
 }
 
 // server holds what the handlers share: the repositories built once over

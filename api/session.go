@@ -25,29 +25,38 @@ const sessionHeader = "X-Session-Token"
 // store.Session, and writes the one the store issued on the response.
 // A token the shop cannot have issued (over store.MaxSessionTokenBytes,
 // a character outside its alphabet, or the header sent twice) is a 400
-// before any store call; a token of the right shape that the store cannot
-// read is ignored by the store (see store.CheckSessionToken). The header
-// is on a response only when the store issued a token during the request:
-// never on the embedded store, which is strongly consistent.
-func withSession(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sent := r.Header.Values(sessionHeader)
-		if len(sent) > 1 {
-			writeProblem(w, r, domain.Errorf(domain.EINVALID, "%s: send it once, as the last response gave it", sessionHeader))
-			return
-		}
-		token := ""
-		if len(sent) == 1 {
-			token = sent[0]
-		}
-		if err := store.CheckSessionToken(token); err != nil {
-			writeProblem(w, r, domain.Errorf(domain.EINVALID, "%s: %s", sessionHeader, domain.ErrorMessage(err)))
-			return
-		}
-		ctx, s := store.WithSession(r.Context(), token)
-		sw := &sessionWriter{ResponseWriter: w, session: s}
-		next.ServeHTTP(sw, r.WithContext(ctx))
-	})
+// before any store call, on every store, so a client learns of a broken
+// token anywhere; a token of the right shape that the store cannot read
+// is ignored by the store (see store.CheckSessionToken). The header is on
+// a response only when the store issued a token during the request. With
+// keep false (a store that issues none, such as the strongly consistent
+// embedded store) the request carries no store.Session at all, which
+// spares every request a context and a writer.
+func withSession(keep bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sent := r.Header.Values(sessionHeader)
+			if len(sent) > 1 {
+				writeProblem(w, r, domain.Errorf(domain.EINVALID, "%s: send it once, as the last response gave it", sessionHeader))
+				return
+			}
+			token := ""
+			if len(sent) == 1 {
+				token = sent[0]
+			}
+			if err := store.CheckSessionToken(token); err != nil {
+				writeProblem(w, r, domain.Errorf(domain.EINVALID, "%s: %s", sessionHeader, domain.ErrorMessage(err)))
+				return
+			}
+			if !keep {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ctx, s := store.WithSession(r.Context(), token)
+			sw := &sessionWriter{ResponseWriter: w, session: s}
+			next.ServeHTTP(sw, r.WithContext(ctx))
+		})
+	}
 }
 
 // sessionWriter sets the session header at WriteHeader time: after the

@@ -81,6 +81,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		RequestTimeout: cfg.RequestTimeout,
 		Telemetry:      tel,
 		CORSOrigins:    cfg.CORSOrigins,
+		SessionTokens:  cfg.Cosmos,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")

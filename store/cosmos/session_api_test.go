@@ -22,7 +22,7 @@ func TestSessionTokenAcrossInstances(t *testing.T) {
 	g := newGateway(t)
 	secret := []byte("session-test-secret-of-32-bytes!")
 	instance := func(endpoint string) http.Handler {
-		return api.NewServer(api.Deps{Store: g.open(endpoint), Secret: secret})
+		return api.NewServer(api.Deps{Store: g.open(endpoint), Secret: secret, SessionTokens: true})
 	}
 	a := instance("")
 	b := instance("http://localhost:" + g.srv.URL[len("http://127.0.0.1:"):])
