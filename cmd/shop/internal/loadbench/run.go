@@ -279,7 +279,7 @@ func startShops(ctx context.Context, o benchOptions) ([]*benchShop, []revision, 
 	closers = append(closers, shop.close)
 	shops := []*benchShop{shop}
 	for _, r := range revs {
-		s, err := startBenchShop(ctx, r.Rev+" ("+r.Subject+")", r.bin, data)
+		s, err := startBenchShop(ctx, "revision "+r.Rev, r.bin, data)
 		if err != nil {
 			return fail(fmt.Errorf("revision %s: %w", r.Rev, err))
 		}
