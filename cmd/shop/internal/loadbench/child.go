@@ -177,3 +177,44 @@ func (t *lineTail) String() string {
 	defer t.mu.Unlock()
 	return strings.Join(t.lines, "\n")
 }
+
+// memSampler follows a child's resident memory while the runs go on: the
+// peak, and what it was made of at the peak.
+type memSampler struct {
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	// peak is the sample of the highest VmRSS, peakAnon the highest
+	// RssAnon (the heap, stacks and buffers, without bbolt's file).
+	peak     memSample
+	peakAnon int64
+}
+
+func sampleMem(c *childShop, every time.Duration) *memSampler {
+	s := &memSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			m := c.mem()
+			if m.RSSKB > s.peak.RSSKB {
+				s.peak = m
+			}
+			s.peakAnon = max(s.peakAnon, m.AnonKB)
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends the sampling; the peaks are final once it returns. Calling it
+// again does nothing.
+func (s *memSampler) Stop() {
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
+}

@@ -69,8 +69,13 @@ type memoryReport struct {
 	ReadyMB     float64 `json:"readyMb"`
 	ReadyAnonMB float64 `json:"readyAnonMb"`
 	// PeakMB: the highest resident memory of the process's whole life
-	// (VmHWM), read once every run is over.
-	PeakMB float64 `json:"peakMb"`
+	// (VmHWM), read once every run is over; PeakAnonMB the highest part of
+	// it not backed by bbolt's file, sampled every 50 ms.
+	PeakMB     float64 `json:"peakMb"`
+	PeakAnonMB float64 `json:"peakAnonMb"`
+	// FileMB is the size of the store's file, which bbolt maps whole: the
+	// pages a run touches count as resident.
+	FileMB float64 `json:"fileMb"`
 	Note   string  `json:"note"`
 }
 
@@ -105,7 +110,8 @@ const (
 )
 
 // benchProduct is the product page the comparisons load when the shop
-// has it: the sample's product with the most reviews (a full page).
+// has it: the default sample's product with the most reviews (a full
+// page); a larger sample's ids have more digits.
 const benchProduct = "p-0147"
 
 // runBench starts the shops (this build, and each --revisions one), then
@@ -125,10 +131,13 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	if rep.DataSet == "" {
 		rep.DataSet = "whatever the shop at " + o.url + " holds"
 	}
+	var sampler *memSampler
 	if shop.child != nil {
 		ready := shop.child.mem()
 		rep.Memory = memoryReport{Measured: true, Products: o.products, Users: o.users,
-			ReadyMB: mb(ready.RSSKB), ReadyAnonMB: mb(ready.AnonKB)}
+			ReadyMB: mb(ready.RSSKB), ReadyAnonMB: mb(ready.AnonKB), FileMB: mb(shop.fileKB)}
+		sampler = sampleMem(shop.child, 50*time.Millisecond)
+		defer sampler.Stop()
 	}
 
 	client := benchClient{base: shop.url, http: &http.Client{Timeout: 10 * time.Second}}
@@ -223,7 +232,8 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		if err := shop.child.alive(); err != nil {
 			return rep, err
 		}
-		rep.Memory.PeakMB = mb(shop.child.mem().HWMKB)
+		sampler.Stop()
+		rep.Memory.PeakMB, rep.Memory.PeakAnonMB = mb(shop.child.mem().HWMKB), mb(sampler.peakAnon)
 		rep.Memory.Note = "the shop's process alone (VmRSS and VmHWM from /proc), bbolt's mapped file pages included; the load generators run in other processes"
 	} else {
 		rep.Memory.Note = "not measured: the shop at --url is not a process this bench started"

@@ -25,8 +25,10 @@ type benchShop struct {
 	desc string
 	// dataSet describes what it holds (started here only).
 	dataSet string
-	// child is the process (nil at --url).
-	child *childShop
+	// child is the process (nil at --url), fileKB the size of its store's
+	// file.
+	child  *childShop
+	fileKB int64
 	// settle waits until the work a run left behind is done (the feed
 	// workers' backlog), so that it does not weigh on the next run.
 	settle func(ctx context.Context) error
@@ -98,7 +100,12 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData) (*ben
 		return nil, err
 	}
 	client := benchClient{base: child.url, http: &http.Client{Timeout: 10 * time.Second}}
+	var fileKB int64
+	if fi, err := os.Stat(filepath.Join(dir, "shop.db")); err == nil {
+		fileKB = fi.Size() / 1024
+	}
 	shop := &benchShop{
+		fileKB: fileKB,
 		name: name, url: child.url, child: child, dataSet: data.dataSet,
 		desc: "shop serve (" + name + ") in a process of its own with its default settings (embedded store with fsync, " +
 			fmt.Sprint(benchPartitions) + " simulated physical partitions, feed workers, telemetry with no trace exporter, request log, request timeout)",

@@ -123,10 +123,14 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 	if err := c.do(ctx, http.MethodGet, "/v1/categories", "", nil, nil, &cats); err != nil {
 		return cat, err
 	}
+	// The comparisons load a full page: benchProduct, or the most
+	// reviewed product listed.
+	mostReviewed, most := "", 0
 	for _, ct := range cats.Items {
 		var page struct {
 			Items []struct {
 				ID           string `json:"id"`
+				ReviewCount  int    `json:"reviewCount"`
 				Availability struct {
 					Status string `json:"status"`
 				} `json:"availability"`
@@ -140,6 +144,9 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 		}
 		for _, p := range page.Items {
 			cat.products = append(cat.products, p.ID)
+			if p.ReviewCount > most {
+				mostReviewed, most = p.ID, p.ReviewCount
+			}
 			if p.Availability.Status == inStockStatus {
 				cat.inStock = append(cat.inStock, p.ID)
 			}
@@ -151,6 +158,8 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 	cat.page = cat.products[0]
 	if slices.Contains(cat.products, benchProduct) {
 		cat.page = benchProduct
+	} else if mostReviewed != "" {
+		cat.page = mostReviewed
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/products/"+url.PathEscape(cat.page), nil)
 	if err != nil {
