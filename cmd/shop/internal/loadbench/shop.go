@@ -106,7 +106,7 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData) (*ben
 	}
 	shop := &benchShop{
 		fileKB: fileKB,
-		name: name, url: child.url, child: child, dataSet: data.dataSet,
+		name:   name, url: child.url, child: child, dataSet: data.dataSet,
 		desc: "shop serve (" + name + ") in a process of its own with its default settings (embedded store with fsync, " +
 			fmt.Sprint(benchPartitions) + " simulated physical partitions, feed workers, telemetry with no trace exporter, request log, request timeout)",
 		settle: func(ctx context.Context) error {
