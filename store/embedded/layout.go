@@ -140,6 +140,27 @@ func fnv32a(s string) uint32 {
 	return h
 }
 
+// layout is the container's physical partitions.
+func (rec containerRecord) layout() []partition {
+	if len(rec.Layout) > 0 {
+		return rec.Layout
+	}
+	return equalPartitions(rec.Partitions)
+}
+
+// record is what the file keeps of st, with def as its definition.
+func (st *containerState) record(def store.ContainerDef) containerRecord {
+	rec := containerRecord{Def: def, Partitions: len(st.parts), Split: st.split}
+	if len(st.split) > 0 {
+		rec.Layout = st.parts
+	}
+	return rec
+}
+
+// partitionFor returns the index of the physical partition that holds
+// the items of partition key pk.
+func (st *containerState) partitionFor(pk string) int { return locate(st.parts, pk) }
+
 // rangeIndex finds the physical partition a feed range names.
 func rangeIndex(ranges []store.FeedRange, r store.FeedRange) (int, error) {
 	for i, fr := range ranges {

@@ -77,13 +77,6 @@ type containerRecord struct {
 	Split []partition `json:"split,omitempty"`
 }
 
-func (rec containerRecord) layout() []partition {
-	if len(rec.Layout) > 0 {
-		return rec.Layout
-	}
-	return equalPartitions(rec.Partitions)
-}
-
 // containerState is a container's definition and its bucket names, cached
 // in memory so a point read does no lookups beyond bbolt's.
 type containerState struct {
@@ -226,19 +219,6 @@ func newContainerState(rec containerRecord) *containerState {
 	}
 	return st
 }
-
-// record is what the file keeps of st, with def as its definition.
-func (st *containerState) record(def store.ContainerDef) containerRecord {
-	rec := containerRecord{Def: def, Partitions: len(st.parts), Split: st.split}
-	if len(st.split) > 0 {
-		rec.Layout = st.parts
-	}
-	return rec
-}
-
-// partitionFor returns the index of the physical partition that holds
-// the items of partition key pk.
-func (st *containerState) partitionFor(pk string) int { return locate(st.parts, pk) }
 
 // Container returns the named container; operations on a container that
 // does not exist return ENOTFOUND.
