@@ -294,6 +294,33 @@ type FeedRange struct {
 // String names the range, e.g. "00-3F" — the lease id of a processor.
 func (r FeedRange) String() string { return r.Min + "-" + r.Max }
 
+// Bounds compare as strings, as Cosmos's effective partition keys do
+// (upper-case hex, "" the lowest); a Max of "FF" or "" is the end of the
+// space, above every bound.
+
+// Overlaps reports whether r and o share part of the hash space.
+func (r FeedRange) Overlaps(o FeedRange) bool { return r.Min < o.end() && o.Min < r.end() }
+
+// Contains reports whether o lies within r.
+func (r FeedRange) Contains(o FeedRange) bool { return r.Min <= o.Min && o.end() <= r.end() }
+
+// Intersect returns the part of the hash space r and o share; call it on
+// ranges that overlap.
+func (r FeedRange) Intersect(o FeedRange) FeedRange {
+	out := FeedRange{Min: max(r.Min, o.Min), Max: r.Max}
+	if o.end() <= r.end() {
+		out.Max = o.Max
+	}
+	return out
+}
+
+func (r FeedRange) end() string {
+	if r.Max == "" || r.Max == "FF" {
+		return "\xff"
+	}
+	return r.Max
+}
+
 // ChangeFeedPage is one page of the change feed of one feed range.
 type ChangeFeedPage struct {
 	Items [][]byte
