@@ -12,8 +12,8 @@ import (
 	"shop/store"
 )
 
-// TestSplitIsPersistentAndKeepsEverything: after a split and a reopen,
-// the halves are the container's ranges, every item is where point reads,
+// TestSplitIsPersistentAndKeepsEverything: after a split, a reopen and a
+// new definition, the halves are the container's ranges, every item is where point reads,
 // queries and ordered queries find it, each half holds only the keys
 // hashing into it, and the half's feed and the parent's continuation
 // still work.
@@ -52,12 +52,18 @@ func TestSplitIsPersistentAndKeepsEverything(t *testing.T) {
 
 	s = openAt(t, path, Options{NoSync: true})
 	c = s.Container("c")
+	// A new definition keeps the layout.
+	def := orderedDef("c")
+	def.DefaultTTL = ttlOf(3600)
+	if _, err := s.EnsureContainer(bg, def); err != nil {
+		t.Fatal(err)
+	}
 	ranges, err := c.ReadFeedRanges(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(append(want, feedRanges(2)[1]), ranges); diff != "" {
-		t.Fatalf("ranges after the reopen (-want +got):\n%s", diff)
+		t.Fatalf("ranges after the reopen and a new definition (-want +got):\n%s", diff)
 	}
 	for pk, n := range keys {
 		page, err := c.Query(bg, store.Query{PartitionKey: pk, OrderBy: "n", Limit: 100})
