@@ -22,10 +22,17 @@
 //     a non-integer too), patch condition, query (a cross-partition ORDER
 //     BY too) or continuation
 //   - domain.ETOOLARGE: the item would exceed 2 MB
-//   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable (503)
+//   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable
+//     (503); on ReadChangeFeed also a feed range that split
+//     (ErrFeedRangeGone in the chain)
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"shop/domain"
+)
 
 // Store is a database: a set of containers.
 type Store interface {
@@ -80,15 +87,53 @@ type Container interface {
 	// cross-partition query with OrderBy is EINVALID (see Query.OrderBy).
 	Query(ctx context.Context, q Query) (QueryPage, error)
 	// ReadFeedRanges returns the container's feed ranges: one per physical
-	// partition. A change-feed processor holds one lease per range.
+	// partition. A change-feed processor holds one lease per range. The
+	// set changes when a physical partition splits (Cosmos splits one
+	// that outgrows its storage or throughput): the range is replaced by
+	// its children, which together cover exactly its part of the
+	// partition-key hash space.
 	ReadFeedRanges(ctx context.Context) ([]FeedRange, error)
 	// ReadChangeFeed returns up to maxItems changed items of one feed range
-	// after the continuation ("" = from the beginning), in latest-version
-	// mode: only the newest version of each item, ordered per partition
-	// key, intermediate versions may be skipped, deletes are absent.
-	// A page with no items means "nothing new yet"; keep its continuation.
+	// after the continuation ("" = from the beginning, FeedFromNow = from
+	// the present), in latest-version mode: only the newest version of
+	// each item, ordered per partition key, intermediate versions may be
+	// skipped, deletes are absent. A page with no items means "nothing
+	// new yet"; keep its continuation.
+	//
+	// A continuation survives a split: one returned for a range that has
+	// since split is valid on each child, where it yields exactly the
+	// child's changes after the position it marks (none lost, none from
+	// before). Reading the range that split itself either goes on
+	// serving it (the Cosmos SDK reads the children under the parent's
+	// continuation) or fails with ErrFeedRangeGone.
 	ReadChangeFeed(ctx context.Context, r FeedRange, continuation string, maxItems int) (ChangeFeedPage, error)
 }
+
+// FeedFromNow, passed to ReadChangeFeed as the continuation, reads nothing
+// and returns an empty page whose continuation marks the present end of
+// the range: reading from it yields the changes written after the call.
+// It costs no read of the history: the embedded store records the range's
+// latest LSN; Cosmos records the time and sends it with the first read
+// from it (the SDK's StartFrom, If-Modified-Since: one-second precision,
+// so changes of the same second before the call may come too).
+const FeedFromNow = "now"
+
+// ErrFeedRangeGone is in the chain of the EUNAVAILABLE error of a
+// ReadChangeFeed of a feed range that split (Cosmos answers 410 with
+// substatus 1002): read the feed ranges again and go on in the children
+// from the same continuation. Test with errors.Is.
+var ErrFeedRangeGone = errors.New("the feed range split: read the feed ranges again")
+
+// FeedRangeGone is the error of a change-feed read of r, which split.
+func FeedRangeGone(r FeedRange) error {
+	return goneError{domain.Errorf(domain.EUNAVAILABLE,
+		"feed range %s split: read the feed ranges again and go on in its children from the same continuation", r)}
+}
+
+type goneError struct{ err *domain.Error }
+
+func (g goneError) Error() string   { return g.err.Error() }
+func (g goneError) Unwrap() []error { return []error{g.err, ErrFeedRangeGone} }
 
 // Limits Cosmos imposes, enforced by both adapters.
 const (
@@ -254,6 +299,33 @@ type FeedRange struct {
 // String names the range, e.g. "00-3F" — the lease id of a processor.
 func (r FeedRange) String() string { return r.Min + "-" + r.Max }
 
+// Bounds compare as strings, as Cosmos's effective partition keys do
+// (upper-case hex, "" the lowest); a Max of "FF" or "" is the end of the
+// space, above every bound.
+
+// Overlaps reports whether r and o share part of the hash space.
+func (r FeedRange) Overlaps(o FeedRange) bool { return r.Min < o.end() && o.Min < r.end() }
+
+// Contains reports whether o lies within r.
+func (r FeedRange) Contains(o FeedRange) bool { return r.Min <= o.Min && o.end() <= r.end() }
+
+// Intersect returns the part of the hash space r and o share; call it on
+// ranges that overlap.
+func (r FeedRange) Intersect(o FeedRange) FeedRange {
+	out := FeedRange{Min: max(r.Min, o.Min), Max: r.Max}
+	if o.end() <= r.end() {
+		out.Max = o.Max
+	}
+	return out
+}
+
+func (r FeedRange) end() string {
+	if r.Max == "" || r.Max == "FF" {
+		return "\xff"
+	}
+	return r.Max
+}
+
 // ChangeFeedPage is one page of the change feed of one feed range.
 type ChangeFeedPage struct {
 	Items [][]byte
@@ -261,7 +333,10 @@ type ChangeFeedPage struct {
 	Continuation  string
 	RequestCharge float64
 	// Remaining estimates how many changed items are still ahead of
-	// Continuation (the processor's lag); -1 when the adapter cannot tell.
+	// Continuation (the processor's lag): the range's latest log sequence
+	// number minus the position reached, so writes since overwritten or
+	// deleted make it an over-estimate; 0 at the end; -1 when the adapter
+	// cannot tell.
 	Remaining int64
 }
 

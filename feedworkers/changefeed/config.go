@@ -44,10 +44,10 @@ type Config struct {
 	// called with the outcome.
 	TraceBatch func(ctx context.Context, lease string) (context.Context, func(items int, ru float64, err error))
 	// StartFromNow: a lease created for the first time starts at the
-	// current end of its feed range instead of the beginning (Cosmos's
+	// present end of its feed range instead of the beginning (Cosmos's
 	// ChangeFeedStartFromNow), for a tool that writes consistent data
-	// itself. A lease that exists keeps its checkpoint. See feedEnd for
-	// what finding the end costs.
+	// itself. It reads no history (feedNow). A lease that exists keeps
+	// its checkpoint, and a lease split from it its parent's.
 	StartFromNow bool
 }
 

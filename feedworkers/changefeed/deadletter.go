@@ -93,12 +93,14 @@ type LeaseStatus struct {
 // leases this instance owns, the lag is the one it saw last, fresher than
 // the one stored at its last checkpoint.
 func (p *Processor) Status(ctx context.Context) ([]LeaseStatus, error) {
-	p.mu.Lock()
-	ranges := p.ranges
-	p.mu.Unlock()
-	out := make([]LeaseStatus, 0, len(ranges))
-	for _, r := range ranges {
-		l, err := p.docs.readLease(ctx, leaseID(p.cfg.Name, r))
+	ids := p.leaseIDs()
+	out := make([]LeaseStatus, 0, len(ids))
+	for _, id := range ids {
+		l, err := p.docs.readLease(ctx, id)
+		if domain.IsCode(err, domain.ENOTFOUND) {
+			// Split since the lease set was last synced.
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

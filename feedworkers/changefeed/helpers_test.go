@@ -17,6 +17,14 @@ import (
 // not a mock.
 func newStore(tb testing.TB) store.Store {
 	tb.Helper()
+	_, st := openStore(tb)
+	return st
+}
+
+// openStore is newStore that also returns the embedded store itself, to
+// split its partitions.
+func openStore(tb testing.TB) (*embedded.Store, store.Store) {
+	tb.Helper()
 	s, err := embedded.Open(filepath.Join(tb.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
 		tb.Fatal(err)
@@ -29,7 +37,7 @@ func newStore(tb testing.TB) store.Store {
 	if err := migrations.Apply(context.Background(), s, io.Discard); err != nil {
 		tb.Fatal(err)
 	}
-	return store.Metered(s)
+	return s, store.Metered(s)
 }
 
 // eventually polls cond until it holds or the deadline passes: the tests

@@ -3,14 +3,16 @@
 // holds one lease per feed range of a watched container, shares the
 // leases among the instances that run it, hands each page of changes to
 // a handler and checkpoints after the handler succeeded; a document the
-// handler keeps failing on is parked in a dead letter. It knows nothing
-// of the documents it carries: its own (leases, dead letters) live in a
-// lease container (docs.go). docs/feeds.md describes the rules.
+// handler keeps failing on is parked in a dead letter. When a physical
+// partition splits, the lease of its range becomes one lease per child at
+// the parent's checkpoint (leaseset.go). It knows nothing of the
+// documents it carries: its own (leases, dead letters) live in a lease
+// container (docs.go, which gives a lease's life cycle). docs/feeds.md
+// describes the rules.
 package changefeed
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -52,8 +54,13 @@ type Processor struct {
 	watched store.Container
 	docs    docs
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// ranges are the watched container's feed ranges as last read, and
+	// leases the ids of the processor's leases as last synced; resync
+	// asks the next balancing pass to sync them again (leaseset.go).
 	ranges []store.FeedRange
+	leases []string
+	resync bool
 	owned  map[string]*leaseWorker
 
 	// started is set by Start, running once it succeeded.
@@ -67,6 +74,8 @@ type Processor struct {
 	workers  sync.WaitGroup
 	quit     chan struct{}
 	loopDone chan struct{}
+	// kick asks the loop for a balancing pass now (after a split).
+	kick chan struct{}
 }
 
 // NewProcessor returns a processor of the changes of watched, keeping
@@ -88,17 +97,19 @@ func NewProcessor(watched, leases store.Container, handler Handler, cfg Config) 
 		stopping: make(chan struct{}),
 		quit:     make(chan struct{}),
 		loopDone: make(chan struct{}),
+		kick:     make(chan struct{}, 1),
 	}, nil
 }
 
 // Name returns the processor's name.
 func (p *Processor) Name() string { return p.cfg.Name }
 
-// Start creates the leases of the watched container's feed ranges (the
-// first instance to get there wins each Create), takes its share, and
-// keeps renewing and balancing in the background until Stop, or until ctx
-// is cancelled (which abandons the current batches without checkpoint, as
-// a crash would).
+// Start builds the lease set from the leases that exist, creates a lease
+// for each feed range none covers (the first instance to get there wins
+// each Create; see leaseset.go), takes its share, and keeps renewing and
+// balancing in the background until Stop, or until ctx is cancelled
+// (which abandons the current batches without checkpoint, as a crash
+// would).
 func (p *Processor) Start(ctx context.Context) error {
 	p.mu.Lock()
 	if p.started {
@@ -107,8 +118,7 @@ func (p *Processor) Start(ctx context.Context) error {
 	}
 	p.started = true
 	p.mu.Unlock()
-	ranges, err := p.ensureLeases(ctx)
-	if err != nil {
+	if err := p.sync(ctx); err != nil {
 		// Not started: Start may be called again.
 		p.mu.Lock()
 		p.started = false
@@ -117,47 +127,11 @@ func (p *Processor) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	p.mu.Lock()
-	p.ranges, p.cancel, p.running = ranges, cancel, true
+	p.cancel, p.running = cancel, true
 	p.mu.Unlock()
 	p.balance(runCtx)
 	go p.loop(runCtx)
 	return nil
-}
-
-func (p *Processor) ensureLeases(ctx context.Context) ([]store.FeedRange, error) {
-	ranges, err := p.watched.ReadFeedRanges(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("feed ranges of %s: %w", p.cfg.Watched, err)
-	}
-	var from func(context.Context, store.FeedRange) (string, error)
-	if p.cfg.StartFromNow {
-		from = p.feedEnd
-	}
-	for _, r := range ranges {
-		if _, err := p.docs.ensureLease(ctx, p.cfg.Name, p.cfg.Watched, r, from); err != nil {
-			return nil, fmt.Errorf("lease %s: %w", leaseID(p.cfg.Name, r), err)
-		}
-	}
-	return ranges, nil
-}
-
-// feedEnd returns the continuation at the current end of one feed range.
-// The port has no "from now" position (Cosmos has one: a start time in
-// the change-feed request), so the range is read to its end, in pages of
-// MaxQueryPageSize items: once per new lease, it costs one read of every
-// item of the range.
-func (p *Processor) feedEnd(ctx context.Context, r store.FeedRange) (string, error) {
-	cont := ""
-	for {
-		page, err := p.watched.ReadChangeFeed(ctx, r, cont, store.MaxQueryPageSize)
-		if err != nil {
-			return "", err
-		}
-		cont = page.Continuation
-		if len(page.Items) == 0 || page.Remaining == 0 {
-			return cont, nil
-		}
-	}
 }
 
 // loop renews the owned leases and rebalances every RenewEvery. While
@@ -174,6 +148,7 @@ func (p *Processor) loop(ctx context.Context) {
 		case <-p.quit:
 			return
 		case <-t.C:
+		case <-p.kick:
 		}
 		p.renew(ctx)
 		select {
@@ -197,14 +172,25 @@ func (p *Processor) renew(ctx context.Context) {
 }
 
 // balance reads every lease of the processor (point reads: a handful of
-// feed ranges) and takes this instance's share.
+// feed ranges) and takes this instance's share. When the feed ranges
+// changed or a lease is gone, it syncs the lease set first.
 func (p *Processor) balance(ctx context.Context) {
-	p.mu.Lock()
-	ranges := p.ranges
-	p.mu.Unlock()
-	all := make([]lease, 0, len(ranges))
-	for _, r := range ranges {
-		l, err := p.docs.readLease(ctx, leaseID(p.cfg.Name, r))
+	if p.stale(ctx) {
+		if err := p.sync(ctx); err != nil {
+			return
+		}
+	}
+	ids := p.leaseIDs()
+	all := make([]lease, 0, len(ids))
+	for _, id := range ids {
+		l, err := p.docs.readLease(ctx, id)
+		if domain.IsCode(err, domain.ENOTFOUND) {
+			// Split by another instance: sync on the next pass.
+			p.mu.Lock()
+			p.resync = true
+			p.mu.Unlock()
+			continue
+		}
 		if err != nil {
 			return
 		}
@@ -247,6 +233,13 @@ func (p *Processor) startWorker(ctx context.Context, l lease) {
 		defer p.workers.Done()
 		w.run(wctx)
 	}()
+}
+
+// leaseIDs returns the ids of the processor's leases as last synced.
+func (p *Processor) leaseIDs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.leases)
 }
 
 // Owned lists the leases this instance holds, sorted.

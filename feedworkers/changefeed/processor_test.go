@@ -46,7 +46,7 @@ func startProcessor(t *testing.T, ctx context.Context, st store.Store, cfg testP
 	return p
 }
 
-func writeThing(t *testing.T, st store.Store, id string) {
+func writeThing(t testing.TB, st store.Store, id string) {
 	t.Helper()
 	doc := fmt.Sprintf(`{"id":%q,"type":"thing"}`, id)
 	if _, err := st.Container(store.ProductsContainer).Upsert(context.Background(), id, []byte(doc), nil); err != nil {

@@ -63,8 +63,28 @@ func (w *leaseWorker) run(ctx context.Context) {
 			return
 		default:
 		}
+		if children := p.children(r); children != nil {
+			// The range split: the lease becomes one per child
+			// (leaseset.go), taken by the next balancing pass.
+			if done, _ := w.split(ctx, children); done {
+				p.drop(w)
+				p.wake()
+				return
+			}
+			// Not split yet (the lease store failed): the lease is still
+			// ours; try again after a while.
+			readFailures++
+			if !p.sleep(ctx, p.backoff(readFailures)) {
+				return
+			}
+			continue
+		}
 		page, err := p.watched.ReadChangeFeed(ctx, r, cont, p.cfg.MaxItems)
 		if err != nil {
+			if rangeGone(err) {
+				// Re-read the ranges now, so the next turn splits.
+				p.stale(ctx)
+			}
 			readFailures++
 			if !p.sleep(ctx, p.backoff(readFailures)) {
 				return
@@ -119,6 +139,14 @@ func (w *leaseWorker) run(ctx context.Context) {
 		replay = false
 		w.lag.Store(page.Remaining)
 		cont = page.Continuation
+	}
+}
+
+// wake asks the loop for a balancing pass now.
+func (p *Processor) wake() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -35,9 +38,13 @@ func (c *Container) ReadFeedRanges(ctx context.Context) ([]store.FeedRange, erro
 }
 
 // ReadChangeFeed reads one page of the latest-version change feed of r.
-// The continuation is the SDK's composite token, passed through as is: it
-// survives partition splits (the SDK expands a split range into its
-// children inside the token), so the processor needs no Cosmos knowledge.
+// The continuation is the SDK's composite token, passed through as is,
+// or cut to r when it was made for a range that has since split
+// (feedtoken.go); FeedFromNow makes a start token and sends nothing. The
+// SDK itself reads a range that split under the parent's token, expanding
+// it into the children; only when its routing stays stale through its
+// retries does a 410 with substatus 1002 reach here, mapped to
+// store.ErrFeedRangeGone.
 func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, continuation string, maxItems int) (store.ChangeFeedPage, error) {
 	if c.err != nil {
 		return store.ChangeFeedPage{}, mapError("container "+c.name, c.err)
@@ -45,20 +52,23 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	if maxItems <= 0 {
 		maxItems = defaultFeedPage
 	}
+	scope := c.feedScope()
+	if continuation == store.FeedFromNow {
+		// No request: the time goes with the first read (StartFrom).
+		return store.ChangeFeedPage{Continuation: seal(scope, newStartToken(r, time.Now()))}, nil
+	}
 	opts := &azcosmos.ChangeFeedOptions{
 		MaxItemCount: int32(maxItems),
 		FeedRange:    &azcosmos.FeedRange{MinInclusive: r.Min, MaxExclusive: r.Max},
 	}
-	scope := c.feedScope(r)
 	if continuation != "" {
 		token, err := unseal(scope, continuation)
 		if err != nil {
 			return store.ChangeFeedPage{}, err
 		}
-		if err := checkContinuation(token, r); err != nil {
+		if err := resumeOptions(opts, token, r); err != nil {
 			return store.ChangeFeedPage{}, err
 		}
-		opts.Continuation = &token
 	}
 	resp, err := c.c.ReadChangeFeed(ctx, opts)
 	if err != nil {
@@ -68,13 +78,15 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 			// was deleted and created again under the same name.
 			return store.ChangeFeedPage{}, domain.Errorf(domain.EINVALID, "%s: the continuation belongs to an earlier container of this name", op)
 		}
+		if rangeGone(err) {
+			return store.ChangeFeedPage{RequestCharge: failedCharge(err)}, store.FeedRangeGone(r)
+		}
 		return store.ChangeFeedPage{RequestCharge: failedCharge(err)}, mapError(op, err)
 	}
 	page := store.ChangeFeedPage{
 		Continuation:  seal(scope, resp.ContinuationToken),
 		RequestCharge: responseCharge(resp.Response),
-		// The SDK gives no estimate of what is left behind a token.
-		Remaining: -1,
+		Remaining:     remaining(resp.RawResponse, resp.Items),
 	}
 	for _, raw := range resp.Items {
 		item, err := fromCosmos(raw, "")
@@ -90,40 +102,58 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	return page, nil
 }
 
-// compositeToken is the part of the SDK's change-feed continuation that
-// is checked here. The SDK silently restarts from the beginning on a token
-// it cannot parse; the port wants EINVALID instead, so it is checked first.
-type compositeToken struct {
-	Continuation []struct {
-		Min string `json:"minInclusive"`
-		Max string `json:"maxExclusive"`
-	} `json:"continuation"`
+// rangeGone reports Cosmos's "partition key range gone": 410 with
+// substatus 1002, the answer for a physical partition that split.
+func rangeGone(err error) bool {
+	re, ok := errors.AsType[*azcore.ResponseError](err)
+	return ok && re.StatusCode == http.StatusGone && re.RawResponse != nil &&
+		re.RawResponse.Header.Get("x-ms-substatus") == "1002"
 }
 
-// checkContinuation accepts a composite token whose ranges all lie inside
-// r, as the tokens ReadChangeFeed returned for r do (split children
-// included).
-func checkContinuation(token string, r store.FeedRange) error {
-	var t compositeToken
-	if err := json.Unmarshal([]byte(token), &t); err != nil || len(t.Continuation) == 0 {
-		return domain.Errorf(domain.EINVALID, "change feed: not a continuation of this store")
+// remaining estimates the changes still ahead of a page as the .NET
+// change feed estimator does: the latest LSN of the physical partition
+// the response reports minus the _lsn of the page's last item. LSNs count
+// every write, so rewrites and deletes make it an over-estimate, as on the
+// embedded store. The latest LSN is the response's lsn header, else the
+// global LSN of its session token. An empty page (304) is at the end: 0.
+// Without an LSN to compare it is -1. Under a token that spans several
+// physical partitions (a range the SDK expanded after a split) it is the
+// partition the page came from.
+func remaining(resp *http.Response, items [][]byte) int64 {
+	if len(items) == 0 {
+		return 0
 	}
-	for _, cr := range t.Continuation {
-		if !within(cr.Min, cr.Max, r) {
-			return domain.Errorf(domain.EINVALID, "change feed: the continuation is for range %s-%s, not %s", cr.Min, cr.Max, r)
-		}
+	if resp == nil {
+		return -1
 	}
-	return nil
+	latest, ok := parseLSN(resp.Header.Get("lsn"))
+	if !ok {
+		latest, ok = sessionLSN(resp.Header.Get("x-ms-session-token"))
+	}
+	var last struct {
+		LSN *int64 `json:"_lsn"`
+	}
+	if !ok || json.Unmarshal(items[len(items)-1], &last) != nil || last.LSN == nil {
+		return -1
+	}
+	return max(latest-*last.LSN, 0)
 }
 
-// within compares effective partition key bounds: upper-case hex strings,
-// whose byte order is their string order. "" is the lowest bound and "FF"
-// the highest.
-func within(lo, hi string, r store.FeedRange) bool {
-	lo, hi = strings.ToUpper(lo), strings.ToUpper(hi)
-	rlo, rhi := strings.ToUpper(r.Min), strings.ToUpper(r.Max)
-	if lo < rlo {
-		return false
+// sessionLSN is the global LSN of a session token: "<range>:<lsn>", or
+// "<range>:<version>#<global lsn>#<region>=<lsn>..." (session token v2).
+func sessionLSN(token string) (int64, bool) {
+	_, v, ok := strings.Cut(token, ":")
+	if !ok {
+		return 0, false
 	}
-	return rhi == "FF" || (hi != "FF" && hi <= rhi && hi != "")
+	parts := strings.Split(v, "#")
+	if len(parts) > 1 {
+		return parseLSN(parts[1])
+	}
+	return parseLSN(parts[0])
+}
+
+func parseLSN(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 0
 }

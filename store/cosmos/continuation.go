@@ -8,15 +8,15 @@ import (
 	"strings"
 
 	"shop/domain"
-	"shop/store"
 )
 
 // Continuations leave the store sealed: Cosmos's token, untouched, plus a
 // checksum over the token and what it continues (database, container, and
-// the query or feed range). The token stays opaque and is handed back to
-// the SDK exactly as Cosmos issued it; the seal only lets a token that was
-// altered, or that belongs to another query, container or feed range, be
-// refused as EINVALID here, as the port promises, instead of being sent
+// the query; a feed token's ranges are inside it, see feedtoken.go). The
+// token stays opaque and is handed back to the SDK as Cosmos issued it;
+// the seal only lets a token that was altered, or that belongs to another
+// query or container, be refused as EINVALID here (and a feed token of
+// another range by its own ranges), as the port promises, instead of being sent
 // and read as something else (the SDK silently restarts a change feed
 // from the beginning on a token it cannot parse). The checksum is an
 // integrity check, not a secret: a token grants nothing a caller could not
@@ -63,7 +63,10 @@ func (c *Container) queryScope(pk string, sq sqlQuery) string {
 	return strings.Join([]string{"query", c.store.cfg.Database, c.name, pk, sq.Text, string(params)}, "\x00")
 }
 
-// feedScope names a feed range of the container.
-func (c *Container) feedScope(r store.FeedRange) string {
-	return strings.Join([]string{"feed", c.store.cfg.Database, c.name, r.Min, r.Max}, "\x00")
+// feedScope names the change feed of the container. The range a token
+// continues is not part of it: it is inside the token, checked against
+// the range read (feedtoken.go), so that a continuation of a range that
+// split stays valid on its children.
+func (c *Container) feedScope() string {
+	return strings.Join([]string{"feed", c.store.cfg.Database, c.name}, "\x00")
 }

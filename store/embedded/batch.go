@@ -24,6 +24,7 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 	if err != nil {
 		return store.BatchResponse{}, err
 	}
+	defer st.release()
 	if len(ops) == 0 {
 		return store.BatchResponse{}, domain.Errorf(domain.EINVALID, "batch has no operations")
 	}

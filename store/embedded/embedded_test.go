@@ -24,6 +24,10 @@ func open(t *testing.T, opts embedded.Options) *embedded.Store {
 	return s
 }
 
+// The embedded store splits partitions on demand, so the contract's
+// split tests run here.
+var _ storetest.Splitter = (*embedded.Store)(nil)
+
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, embedded.Options{}) })
 }

@@ -34,32 +34,37 @@ func (c *Container) ReadFeedRanges(ctx context.Context) ([]store.FeedRange, erro
 // changed item once, in its newest version, in write order (hence in order
 // per partition key); deleted and expired items are absent. maxItems <= 0
 // means 100, Cosmos's default page size for the change feed.
-// Remaining costs nothing per entry (see remaining).
+// Remaining costs nothing per entry (see remaining). FeedFromNow reads the
+// partition's latest LSN and nothing else. A range that split is gone; a
+// continuation of it is honored on the partitions that replaced it, since
+// they kept its LSNs (split.go).
 func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, continuation string, maxItems int) (store.ChangeFeedPage, error) {
 	if err := ctx.Err(); err != nil {
 		return store.ChangeFeedPage{}, canceled(err)
 	}
-	st, err := c.s.state(c.name)
+	st, err := c.s.acquire(c.name)
 	if err != nil {
 		return store.ChangeFeedPage{}, err
 	}
+	defer st.release()
 	p, err := rangeIndex(st.ranges, r)
 	if err != nil {
+		if _, gone := st.splitFrom(r.String()); gone {
+			return store.ChangeFeedPage{}, store.FeedRangeGone(r)
+		}
 		return store.ChangeFeedPage{}, err
 	}
 	if maxItems <= 0 {
 		maxItems = defaultFeedPage
 	}
+	if continuation == store.FeedFromNow {
+		return c.feedNow(st, p)
+	}
 	var after uint64
 	if continuation != "" {
-		t, err := decodeToken(c.s.secret, continuation, tokenFeed, c.name)
-		if err != nil {
+		if after, err = c.feedPosition(st, p, continuation); err != nil {
 			return store.ChangeFeedPage{}, err
 		}
-		if t.Range != r.String() {
-			return store.ChangeFeedPage{}, invalidToken("it belongs to feed range " + t.Range)
-		}
-		after = t.LSN
 	}
 	now := c.s.opts.Now()
 	var page store.ChangeFeedPage
@@ -92,11 +97,48 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	if err != nil {
 		return store.ChangeFeedPage{}, storeError(err)
 	}
-	if page.Continuation, err = encodeToken(c.s.secret, token{Kind: tokenFeed, Container: c.name, Range: r.String(), LSN: last}); err != nil {
+	if page.Continuation, err = c.feedToken(st, p, last); err != nil {
 		return store.ChangeFeedPage{}, err
 	}
 	page.RequestCharge = feedCharge(sizes)
 	return page, nil
+}
+
+// feedPosition returns the LSN a continuation of partition p resumes
+// after. The token names the range it was made for: p's own, or one that
+// split into partitions p descends from (p's hashes inside it).
+func (c *Container) feedPosition(st *containerState, p int, continuation string) (uint64, error) {
+	t, err := decodeToken(c.s.secret, continuation, tokenFeed, c.name)
+	if err != nil {
+		return 0, err
+	}
+	if t.Range != st.ranges[p].String() {
+		if parent, ok := st.splitFrom(t.Range); !ok || !parent.contains(st.parts[p]) {
+			return 0, invalidToken("it belongs to feed range " + t.Range)
+		}
+	}
+	return t.LSN, nil
+}
+
+func (c *Container) feedToken(st *containerState, p int, lsn uint64) (string, error) {
+	return encodeToken(c.s.secret, token{Kind: tokenFeed, Container: c.name, Range: st.ranges[p].String(), LSN: lsn})
+}
+
+// feedNow is the empty page at the present end of partition p: its
+// latest LSN, one read of the feed bucket's sequence and no item. It is
+// charged nothing, as on Cosmos, where no request is sent until the first
+// read from it.
+func (c *Container) feedNow(st *containerState, p int) (store.ChangeFeedPage, error) {
+	var latest uint64
+	err := c.s.db.View(func(tx *bolt.Tx) error {
+		latest = tx.Bucket(st.feed[p]).Sequence()
+		return nil
+	})
+	if err != nil {
+		return store.ChangeFeedPage{}, storeError(err)
+	}
+	tok, err := c.feedToken(st, p, latest)
+	return store.ChangeFeedPage{Continuation: tok}, err
 }
 
 // remaining estimates the entries after *last as Cosmos's change feed

@@ -70,3 +70,12 @@ func doc(pk, id string, kv ...any) []byte {
 }
 
 func ttlOf(n int) *int { return &n }
+
+func decodeMap(t *testing.T, item []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(item, &m); err != nil {
+		t.Fatalf("item is not a JSON object: %v", err)
+	}
+	return m
+}

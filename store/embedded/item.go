@@ -47,8 +47,9 @@ func failedCharge(err error) float64 {
 	return 0
 }
 
-// begin resolves the container and checks the partition key every item
-// operation must name.
+// begin checks the partition key every item operation must name and
+// resolves the container, held against a split until the caller's
+// st.release().
 func (c *Container) begin(ctx context.Context, pk string) (*containerState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, canceled(err)
@@ -56,23 +57,24 @@ func (c *Container) begin(ctx context.Context, pk string) (*containerState, erro
 	if err := validatePK(pk); err != nil {
 		return nil, err
 	}
-	return c.s.state(c.name)
+	return c.s.acquire(c.name)
 }
 
 // Read is a point read by (pk, id): one key lookup in one physical
 // partition, no JSON decoding (point read, not a query: 1 RU,
 // query-point-reads).
 func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
-	st, err := c.begin(ctx, pk)
-	if err == nil {
-		err = validateID(id)
+	if err := validateID(id); err != nil {
+		return store.ItemResponse{}, err
 	}
+	st, err := c.begin(ctx, pk)
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
+	defer st.release()
 	var kbuf [256]byte
 	key := itemKey(kbuf[:0], pk, id)
-	p := partitionOf(pk, len(st.items))
+	p := st.partitionFor(pk)
 	now := c.s.opts.Now()
 	var resp store.ItemResponse
 	err = c.s.db.View(func(tx *bolt.Tx) error {
@@ -133,6 +135,7 @@ func (c *Container) write(ctx context.Context, pk, id string, item []byte, mode 
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
+	defer st.release()
 	w, err := c.prepare(st, pk, id, item)
 	if err != nil {
 		return store.ItemResponse{RequestCharge: failedCharge(err)}, err
@@ -193,7 +196,7 @@ func (c *Container) load(st *containerState, items *bolt.Bucket, key []byte) (he
 // previous one, so the feed holds only each item's latest version. It
 // reports whether the item was created (an upsert may do either).
 func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending, mode int, match string) (bool, error) {
-	pt := st.partitionTx(tx, partitionOf(pk, len(st.items)))
+	pt := st.partitionTx(tx, st.partitionFor(pk))
 	old, oldDoc, exists, err := c.load(st, pt.items, w.key)
 	if err != nil {
 		return false, err
@@ -241,13 +244,14 @@ func (c *Container) put(pt partitionTx, st *containerState, pk string, oldLSN ui
 // Delete removes the item and its change-feed entry: deletes never show on
 // the latest-version feed.
 func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.WriteOptions) (store.ItemResponse, error) {
-	st, err := c.begin(ctx, pk)
-	if err == nil {
-		err = validateID(id)
+	if err := validateID(id); err != nil {
+		return store.ItemResponse{}, err
 	}
+	st, err := c.begin(ctx, pk)
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
+	defer st.release()
 	var charge float64
 	err = c.s.update(func(tx *bolt.Tx) error {
 		var err error
@@ -261,7 +265,7 @@ func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.Write
 }
 
 func (c *Container) remove(tx *bolt.Tx, st *containerState, pk, id, match string) (float64, error) {
-	pt := st.partitionTx(tx, partitionOf(pk, len(st.items)))
+	pt := st.partitionTx(tx, st.partitionFor(pk))
 	key := itemKey(nil, pk, id)
 	h, doc, exists, err := c.load(st, pt.items, key)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"shop/domain"
@@ -18,6 +19,8 @@ import (
 //	"f\x00<container>\x00<p>"  change feed of partition p: LSN (8 bytes BE) -> itemKey
 //	"o\x00<container>\x00<p>\x00<prop>"
 //	                           order index on prop of partition p: orderKey -> nothing
+//
+// where p is the partition's bucket number (partition.Bucket).
 //
 // Items of one logical partition share a key prefix (the partition key), so
 // a single-partition query is one prefix scan of one bucket, as on Cosmos
@@ -56,12 +59,75 @@ func splitItemKey(k []byte) (pk, id string) {
 
 func lsnKey(lsn uint64) []byte { return binary.BigEndian.AppendUint64(nil, lsn) }
 
-// partitionOf hashes a partition key value into one of n physical
-// partitions: FNV-1a 32 bit, stable across runs and machines, split into n
-// equal ranges of the hash space (Cosmos hashes the key the same way, with
-// MurmurHash3, into the ranges its physical partitions own).
-func partitionOf(pk string, n int) int {
-	return int((uint64(fnv32a(pk)) * uint64(n)) >> 32)
+// Physical partitions divide the 32-bit hash space of partition keys
+// (FNV-1a, stable across runs and machines) into contiguous ranges, as
+// Cosmos divides its hash space (MurmurHash3) among its physical
+// partitions. A new container has n equal ranges; a split
+// (Store.SplitPartition) halves one.
+const hashSpace = 1 << 32
+
+// partition is one physical partition: the hashes [Lo, Hi) it owns and
+// the number its buckets are named by. Numbers are never reused, so the
+// buckets of a partition that split are never mistaken for its
+// children's.
+type partition struct {
+	Bucket int    `json:"bucket"`
+	Lo     uint64 `json:"lo"`
+	Hi     uint64 `json:"hi"`
+}
+
+// feedRange names the partition as Cosmos-style hex bounds: "" for the
+// lowest, "FF" for the end of the space, 8 hex digits in between.
+func (p partition) feedRange() store.FeedRange {
+	return store.FeedRange{Min: hashBound(p.Lo), Max: hashBound(p.Hi)}
+}
+
+func hashBound(h uint64) string {
+	switch h {
+	case 0:
+		return ""
+	case hashSpace:
+		return "FF"
+	}
+	return fmt.Sprintf("%08X", h)
+}
+
+// contains reports whether p owns every hash q owns.
+func (p partition) contains(q partition) bool { return p.Lo <= q.Lo && q.Hi <= p.Hi }
+
+// equalPartitions is the layout of a new container: n equal ranges,
+// buckets 0..n-1. Partition i owns the hashes h with
+// floor(h*n / 2^32) == i.
+func equalPartitions(n int) []partition {
+	bound := func(i int) uint64 {
+		// Smallest h with h*n >= i*2^32.
+		return (uint64(i)<<32 + uint64(n) - 1) / uint64(n)
+	}
+	out := make([]partition, n)
+	for i := range out {
+		out[i] = partition{Bucket: i, Lo: bound(i), Hi: bound(i + 1)}
+	}
+	return out
+}
+
+// feedRanges returns the n ranges of a new container.
+func feedRanges(n int) []store.FeedRange {
+	return rangesOf(equalPartitions(n))
+}
+
+func rangesOf(parts []partition) []store.FeedRange {
+	out := make([]store.FeedRange, len(parts))
+	for i, p := range parts {
+		out[i] = p.feedRange()
+	}
+	return out
+}
+
+// locate returns the index in parts (sorted by Lo, covering the space) of
+// the partition a partition key value hashes into.
+func locate(parts []partition, pk string) int {
+	h := uint64(fnv32a(pk))
+	return sort.Search(len(parts), func(i int) bool { return parts[i].Hi > h })
 }
 
 // fnv32a is FNV-1a, 32 bit, written out so hashing allocates nothing.
@@ -74,28 +140,26 @@ func fnv32a(s string) uint32 {
 	return h
 }
 
-// feedRanges returns the n ranges of the 32-bit hash space as Cosmos-style
-// hex strings: the first starts at "" and the last ends at "FF", the
-// boundaries in between are 8 hex digits, so ranges sort lexically.
-// Partition i owns the hashes h with floor(h*n / 2^32) == i.
-func feedRanges(n int) []store.FeedRange {
-	bound := func(i int) string {
-		switch i {
-		case 0:
-			return ""
-		case n:
-			return "FF"
-		}
-		// Smallest h with h*n >= i*2^32.
-		v := (uint64(i)<<32 + uint64(n) - 1) / uint64(n)
-		return fmt.Sprintf("%08X", v)
+// layout is the container's physical partitions.
+func (rec containerRecord) layout() []partition {
+	if len(rec.Layout) > 0 {
+		return rec.Layout
 	}
-	out := make([]store.FeedRange, n)
-	for i := range out {
-		out[i] = store.FeedRange{Min: bound(i), Max: bound(i + 1)}
-	}
-	return out
+	return equalPartitions(rec.Partitions)
 }
+
+// record is what the file keeps of st, with def as its definition.
+func (st *containerState) record(def store.ContainerDef) containerRecord {
+	rec := containerRecord{Def: def, Partitions: len(st.parts), Split: st.split}
+	if len(st.split) > 0 {
+		rec.Layout = st.parts
+	}
+	return rec
+}
+
+// partitionFor returns the index of the physical partition that holds
+// the items of partition key pk.
+func (st *containerState) partitionFor(pk string) int { return locate(st.parts, pk) }
 
 // rangeIndex finds the physical partition a feed range names.
 func rangeIndex(ranges []store.FeedRange, r store.FeedRange) (int, error) {

@@ -48,15 +48,15 @@ func orderBucket(container string, p int, name string) []byte {
 
 // newOrderIndexes returns the order indexes a policy's composite indexes
 // call for, each once. A composite index with a nested path gives none.
-func newOrderIndexes(container string, def store.IndexingPolicy, partitions int) []orderIndex {
+func newOrderIndexes(container string, def store.IndexingPolicy, parts []partition) []orderIndex {
 	var out []orderIndex
 	add := func(eq []string, prop string) {
 		oi := orderIndex{name: strings.Join(append(slices.Clone(eq), prop), "/"), eq: eq, prop: prop}
 		if slices.ContainsFunc(out, func(o orderIndex) bool { return o.name == oi.name }) {
 			return
 		}
-		for p := range partitions {
-			oi.buckets = append(oi.buckets, orderBucket(container, p, oi.name))
+		for _, p := range parts {
+			oi.buckets = append(oi.buckets, orderBucket(container, p.Bucket, oi.name))
 		}
 		out = append(out, oi)
 	}

@@ -56,7 +56,7 @@ func TestOrderIndexesOfPolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, oi := range newOrderIndexes("c", store.IndexingPolicy{CompositeIndexes: tt.composites}, 1) {
+			for _, oi := range newOrderIndexes("c", store.IndexingPolicy{CompositeIndexes: tt.composites}, equalPartitions(1)) {
 				got = append(got, oi.name)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

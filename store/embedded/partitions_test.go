@@ -39,7 +39,7 @@ func TestPartitionKeysHashIntoTheirRange(t *testing.T) {
 		used := map[int]int{}
 		for i := range 1000 {
 			pk := fmt.Sprintf("user-%d", i)
-			p := partitionOf(pk, n)
+			p := locate(equalPartitions(n), pk)
 			used[p]++
 			h := fmt.Sprintf("%08X", fnv32a(pk))
 			if r := ranges[p]; h < r.Min || (r.Max != "FF" && h >= r.Max) {
@@ -99,7 +99,7 @@ func TestReopenKeepsItemsDefinitionsAndTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := feedRanges(4)[partitionOf("p", 4)]
+	r := feedRanges(4)[locate(equalPartitions(4), "p")]
 	feed, err := c.ReadChangeFeed(bg, r, "", 4)
 	if err != nil {
 		t.Fatal(err)

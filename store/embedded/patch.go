@@ -24,14 +24,15 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 	if opts != nil {
 		pre = *opts
 	}
+	if err := validateID(id); err != nil {
+		return store.ItemResponse{}, err
+	}
 	st, err := c.begin(ctx, pk)
-	if err == nil {
-		err = validateID(id)
+	if err != nil {
+		return store.ItemResponse{}, err
 	}
-	if err == nil {
-		ops, err = st.checkPatch(ops)
-	}
-	if err == nil {
+	defer st.release()
+	if ops, err = st.checkPatch(ops); err == nil {
 		pre.Condition, err = pre.Condition.Check()
 	}
 	if err != nil {
@@ -53,7 +54,7 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 // refusal (missing, stale, condition false, bad path) happens before the
 // write, as Store.update requires of a *domain.Error.
 func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops []store.PatchOp, pre store.PatchOptions) (pending, error) {
-	pt := st.partitionTx(tx, partitionOf(pk, len(st.items)))
+	pt := st.partitionTx(tx, st.partitionFor(pk))
 	h, doc, exists, err := c.load(st, pt.items, itemKey(nil, pk, id))
 	if err != nil {
 		return pending{}, err

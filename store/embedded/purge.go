@@ -27,54 +27,70 @@ func (s *Store) purgeLoop() {
 // and returns how many it deleted.
 func (s *Store) PurgeExpired() (int, error) {
 	s.mu.RLock()
-	var states []*containerState
-	for _, st := range s.containers {
+	var names []string
+	for name, st := range s.containers {
 		if st.def.DefaultTTL != nil {
-			states = append(states, st)
+			names = append(names, name)
 		}
 	}
 	s.mu.RUnlock()
 	purged := 0
-	for _, st := range states {
-		for p := range st.items {
-			err := s.db.Update(func(tx *bolt.Tx) error {
-				pt := st.partitionTx(tx, p)
-				now := s.opts.Now()
-				var keys, docs [][]byte
-				var lsns []uint64
-				err := pt.items.ForEach(func(k, v []byte) error {
-					h, doc, err := parseHeader(v)
-					if err != nil {
-						return err
-					}
-					if expired(&st.def, h, now) {
-						keys = append(keys, append([]byte(nil), k...))
-						docs = append(docs, doc)
-						lsns = append(lsns, h.lsn)
-					}
-					return nil
-				})
+	for _, name := range names {
+		n, err := s.purgeContainer(name)
+		purged += n
+		if err != nil {
+			return purged, err
+		}
+	}
+	return purged, nil
+}
+
+// purgeContainer purges one container, held against a split.
+func (s *Store) purgeContainer(name string) (int, error) {
+	st, err := s.acquire(name)
+	if err != nil {
+		return 0, err
+	}
+	defer st.release()
+	purged := 0
+	for p := range st.items {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			pt := st.partitionTx(tx, p)
+			now := s.opts.Now()
+			var keys, docs [][]byte
+			var lsns []uint64
+			err := pt.items.ForEach(func(k, v []byte) error {
+				h, doc, err := parseHeader(v)
 				if err != nil {
 					return err
 				}
-				for i, k := range keys {
-					pk, id := splitItemKey(k)
-					if err := pt.reindex(pk, id, docs[i], nil); err != nil {
-						return err
-					}
-					if err := pt.items.Delete(k); err != nil {
-						return err
-					}
-					if err := pt.feed.Delete(lsnKey(lsns[i])); err != nil {
-						return err
-					}
+				if expired(&st.def, h, now) {
+					keys = append(keys, append([]byte(nil), k...))
+					docs = append(docs, doc)
+					lsns = append(lsns, h.lsn)
 				}
-				purged += len(keys)
 				return nil
 			})
 			if err != nil {
-				return purged, storeError(err)
+				return err
 			}
+			for i, k := range keys {
+				pk, id := splitItemKey(k)
+				if err := pt.reindex(pk, id, docs[i], nil); err != nil {
+					return err
+				}
+				if err := pt.items.Delete(k); err != nil {
+					return err
+				}
+				if err := pt.feed.Delete(lsnKey(lsns[i])); err != nil {
+					return err
+				}
+			}
+			purged += len(keys)
+			return nil
+		})
+		if err != nil {
+			return purged, storeError(err)
 		}
 	}
 	return purged, nil

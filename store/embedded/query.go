@@ -48,10 +48,11 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 	if err := ctx.Err(); err != nil {
 		return store.QueryPage{}, canceled(err)
 	}
-	st, err := c.s.state(c.name)
+	st, err := c.s.acquire(c.name)
 	if err != nil {
 		return store.QueryPage{}, err
 	}
+	defer st.release()
 	cq, err := compile(c.name, q)
 	if err != nil {
 		return store.QueryPage{}, err
@@ -64,7 +65,7 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 	}
 	parts := []int{}
 	if q.PartitionKey != "" {
-		parts = append(parts, partitionOf(q.PartitionKey, len(st.items)))
+		parts = append(parts, st.partitionFor(q.PartitionKey))
 	} else {
 		for p := range st.items {
 			parts = append(parts, p)

@@ -36,7 +36,7 @@ func (c *Container) orderIndexFor(tx *bolt.Tx, st *containerState, cq *compiledQ
 	if best == nil {
 		return nil, nil
 	}
-	b := tx.Bucket(best.buckets[partitionOf(cq.PartitionKey, len(st.items))])
+	b := tx.Bucket(best.buckets[st.partitionFor(cq.PartitionKey)])
 	if b == nil {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func (cq *compiledQuery) pinned(props []string) ([]byte, bool) {
 // to its first bytes (orderkey.go) only loosely: the filters, applied to
 // every item loaded, reject the other values sharing those bytes.
 func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery, index *bolt.Bucket, prefix []byte, after *row, now time.Time) ([]row, int, error) {
-	p := partitionOf(cq.PartitionKey, len(st.items))
+	p := st.partitionFor(cq.PartitionKey)
 	items := tx.Bucket(st.items[p]).Cursor()
 	cur := index.Cursor()
 	itemPrefix := partitionPrefix(nil, cq.PartitionKey)

@@ -67,16 +67,32 @@ type Store struct {
 type containerRecord struct {
 	Def        store.ContainerDef `json:"def"`
 	Partitions int                `json:"partitions"`
+	// Layout is the physical partitions, sorted, once one has split; a
+	// container that never split has Partitions equal ones
+	// (equalPartitions), as files written before splits existed do.
+	Layout []partition `json:"layout,omitempty"`
+	// Split is every partition that split, so that a read of its feed
+	// range is told it is gone, and its continuations are honored on the
+	// partitions that replaced it.
+	Split []partition `json:"split,omitempty"`
 }
 
 // containerState is a container's definition and its bucket names, cached
 // in memory so a point read does no lookups beyond bbolt's.
 type containerState struct {
-	name   string
-	def    store.ContainerDef
+	name string
+	def  store.ContainerDef
+	// parts are the physical partitions, sorted by hash; ranges, items
+	// and feed are parallel to them (feed ranges and bucket names).
+	parts  []partition
+	split  []partition
 	ranges []store.FeedRange
 	items  [][]byte
 	feed   [][]byte
+	// guard and gen keep a split from moving the buckets under an
+	// operation (split.go).
+	guard *splitGuard
+	gen   uint64
 	// pkPath is def.PartitionKeyPath split into property names.
 	pkPath []string
 	// index decides which properties a write indexes (and pays for).
@@ -178,13 +194,17 @@ func (s *Store) load() error {
 }
 
 func newContainerState(rec containerRecord) *containerState {
+	parts := rec.layout()
 	st := &containerState{
 		name:   rec.Def.ID,
 		def:    rec.Def,
-		ranges: feedRanges(rec.Partitions),
+		parts:  parts,
+		split:  rec.Split,
+		ranges: rangesOf(parts),
+		guard:  new(splitGuard),
 		pkPath: splitPath(rec.Def.PartitionKeyPath),
 		index:  newIndexPolicy(rec.Def.IndexingPolicy),
-		orders: newOrderSet(newOrderIndexes(rec.Def.ID, rec.Def.IndexingPolicy, rec.Partitions)),
+		orders: newOrderSet(newOrderIndexes(rec.Def.ID, rec.Def.IndexingPolicy, parts)),
 	}
 	for _, set := range rec.Def.UniqueKeys {
 		var paths [][]string
@@ -193,9 +213,9 @@ func newContainerState(rec containerRecord) *containerState {
 		}
 		st.uniq = append(st.uniq, paths)
 	}
-	for p := range rec.Partitions {
-		st.items = append(st.items, itemsBucket(rec.Def.ID, p))
-		st.feed = append(st.feed, feedBucket(rec.Def.ID, p))
+	for _, p := range parts {
+		st.items = append(st.items, itemsBucket(rec.Def.ID, p.Bucket))
+		st.feed = append(st.feed, feedBucket(rec.Def.ID, p.Bucket))
 	}
 	return st
 }
@@ -231,14 +251,16 @@ func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 		if reflect.DeepEqual(normalizeDef(old.def), normalizeDef(def)) {
 			return false, nil
 		}
-		rec.Partitions = len(old.items)
+		rec = old.record(def)
 	}
 	st := newContainerState(rec)
 	next := st.orders.load()
 	var prev []orderIndex
 	if ok {
-		// One set for every definition of the container: see orderSet.
+		// One set and one guard for every definition of the container:
+		// see orderSet and splitGuard.
 		st.orders = old.orders
+		st.guard, st.gen = old.guard, old.gen
 		prev = old.orders.load()
 	}
 	raw, err := json.Marshal(rec)

@@ -47,6 +47,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConditionalPatchConcurrent", testConditionalConcurrent},
 		{"Query", testQuery},
 		{"ChangeFeed", testChangeFeed},
+		{"ChangeFeedFromNow", testFeedFromNow},
+		{"ChangeFeedAcrossSplit", testFeedAcrossSplit},
 		{"TTL", testTTL},
 	}
 	for _, tt := range tests {
