@@ -102,7 +102,7 @@ func TestBench(t *testing.T) {
 	if len(rep.Ramp) == 0 || rep.RampStopped == "" {
 		t.Errorf("ramp: %d steps, stopped %q; want steps and a reason", len(rep.Ramp), rep.RampStopped)
 	}
-	if m := rep.Memory; !m.Measured || m.ReadyMB <= 0 || m.ReadyAnonMB <= 0 || m.PeakMB < m.ReadyMB {
+	if m := rep.Memory; !m.Measured || m.ReadyMB <= 0 || m.ReadyAnonMB <= 0 || m.ServingMB <= 0 || m.PeakMB < m.ServingMB {
 		t.Errorf("memory = %+v, want the shop process's figures", m)
 	}
 	if f := rep.FlashSale; f == nil || f.Created != 8 || f.Refused != 22 || f.Other != 0 || f.AvailableAfter != 0 || f.Throughput <= 0 || f.RUPerSale <= 0 {

@@ -186,8 +186,16 @@ type memSampler struct {
 	once sync.Once
 	// peak is the sample of the highest VmRSS, peakAnon the highest
 	// RssAnon (the heap, stacks and buffers, without bbolt's file).
+	mu       sync.Mutex
 	peak     memSample
 	peakAnon int64
+}
+
+// peaks returns the highest VmRSS and RssAnon sampled so far.
+func (s *memSampler) peaks() (rssKB, anonKB int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak.RSSKB, s.peakAnon
 }
 
 func sampleMem(c *childShop, every time.Duration) *memSampler {
@@ -198,10 +206,12 @@ func sampleMem(c *childShop, every time.Duration) *memSampler {
 		defer t.Stop()
 		for {
 			m := c.mem()
+			s.mu.Lock()
 			if m.RSSKB > s.peak.RSSKB {
 				s.peak = m
 			}
 			s.peakAnon = max(s.peakAnon, m.AnonKB)
+			s.mu.Unlock()
 			select {
 			case <-s.stop:
 				return

@@ -121,8 +121,8 @@ func memoryText(m memoryReport) string {
 	if !m.Measured {
 		return m.Note
 	}
-	return fmt.Sprintf("%.1f MB resident when ready with %d products and %d open carts (%.1f MB of it not bbolt's mapped file of %.1f MB), %.1f MB at the peak over every run, of which at most %.1f MB not the file (%s)",
-		m.ReadyMB, m.Products, m.Users, m.ReadyAnonMB, m.FileMB, m.PeakMB, m.PeakAnonMB, m.Note)
+	return fmt.Sprintf("%.1f MB resident when ready with %d products and %d open carts (%.1f MB of it not bbolt's mapped file of %.1f MB); %.1f MB at the peak serving the goals' loads (at most %.1f MB of it not the file); %.1f MB at the peak over every run, the ramp past capacity and the flash sale included (at most %.1f MB not the file) (%s)",
+		m.ReadyMB, m.Products, m.Users, m.ReadyAnonMB, m.FileMB, m.ServingMB, m.ServingAnonMB, m.PeakMB, m.PeakAnonMB, m.Note)
 }
 
 func microsText(us float64) string {
