@@ -58,6 +58,7 @@ func TestAuth(t *testing.T) {
 		{"InvalidSubject", "Bearer " + badSub, "/v1/cart", http.StatusUnauthorized},
 		{"CustomerOnAdminRoute", "Bearer " + token(t, "alice", false), "/v1/admin/orders", http.StatusForbidden},
 		{"CustomerOnFeeds", "Bearer " + token(t, "alice", false), "/v1/admin/feeds", http.StatusForbidden},
+		{"CustomerOnThroughput", "Bearer " + token(t, "alice", false), "/v1/admin/throughput", http.StatusForbidden},
 		{"Valid", "Bearer " + token(t, "alice", false), "/v1/cart", http.StatusOK},
 		{"SchemeIsCaseInsensitive", "bearer " + token(t, "alice", false), "/v1/cart", http.StatusOK},
 		{"EmptyBearer", "Bearer ", "/v1/cart", http.StatusUnauthorized},

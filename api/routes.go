@@ -82,6 +82,7 @@ func (s *server) routes(d Deps) http.Handler {
 				r.Get("/admin/orders", handleAdminOrders(s.repos.OrderSummaries, s.now))
 				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.writes))
 				r.Get("/admin/feeds", handleFeeds(d.Feeds))
+				r.Get("/admin/throughput", handleThroughput(d.Throughput))
 			})
 		})
 	})

@@ -35,6 +35,10 @@ type Deps struct {
 	Web http.Handler
 	// Feeds, when set, answers GET /v1/admin/feeds.
 	Feeds FeedStatus
+	// Throughput, when set, answers GET /v1/admin/throughput: the store's
+	// provisioned and spent Request Units per physical partition (the
+	// embedded store reports them; Cosmos does not, through the port).
+	Throughput store.ThroughputReporter
 	// Ready reports whether the shop can serve (/readyz); nil pings the store.
 	Ready func(context.Context) error
 	// RateLimit bounds each caller's /v1 requests; the zero value

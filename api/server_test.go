@@ -69,6 +69,10 @@ type options struct {
 	// served builds the server as shop serve does by default: telemetry
 	// with no trace exporter, the store traced, the request log at info.
 	served bool
+	// storeNow is the embedded store's clock (nil: time.Now), and
+	// throughput wires it as the server's Deps.Throughput.
+	storeNow   func() time.Time
+	throughput bool
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -77,7 +81,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	for _, f := range opts {
 		f(&o)
 	}
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true, Now: o.storeNow})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -90,6 +94,9 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 		served = o.wrap(st)
 	}
 	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit}
+	if o.throughput {
+		d.Throughput = st
+	}
 	if o.served {
 		tel, err := telemetry.Setup(context.Background(), func(string) string { return "" }, io.Discard, "shop")
 		if err != nil {

@@ -23,6 +23,7 @@ type config struct {
 	Addr           string
 	DataDir        string
 	Partitions     int
+	Throughput     int // RU/s per container of the embedded store (0: unlimited)
 	Dev            bool
 	DevSet         bool // --dev or SHOP_DEV was given, not defaulted
 	Workers        bool
@@ -57,6 +58,7 @@ var settings = []setting{
 	{"addr", "SHOP_ADDR", defaultAddr, "address to listen on (`:8080` or `0.0.0.0:8080`: every interface)"},
 	{"data-dir", "SHOP_DATA_DIR", "./data", "directory of the embedded store (shop.db)"},
 	{"partitions", "SHOP_PARTITIONS", "4", "simulated physical partitions of the embedded store (feed ranges)"},
+	{"throughput", "SHOP_THROUGHPUT", "0", "provisioned Request Units per second of each container of the embedded store, split evenly over its physical partitions; a call over its partition's share of a second is refused as Cosmos throttles it (429), which the API answers 503 with Retry-After (0: unlimited)"},
 	{"dev", "SHOP_DEV", "on with the embedded store, off with Cosmos", "dev mode: POST /v1/dev/token issues tokens; on an address other than loopback only if set to true explicitly"},
 	{"workers", "SHOP_WORKERS", "true", "run the change-feed workers in this process"},
 	{"seed", "SHOP_SEED", "true", "load the sample catalog into an empty embedded store"},
@@ -105,6 +107,12 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	c.DataDir = orDefault(get("data-dir"), "./data")
 	if c.Partitions, err = strconv.Atoi(orDefault(get("partitions"), "4")); err != nil || c.Partitions < 1 || c.Partitions > 64 {
 		return c, fmt.Errorf("partitions: want a number from 1 to 64, got %q", get("partitions"))
+	}
+	if c.Throughput, err = strconv.Atoi(orDefault(get("throughput"), "0")); err != nil || c.Throughput < 0 {
+		return c, fmt.Errorf("throughput: want Request Units per second, 0 for unlimited, got %q", get("throughput"))
+	}
+	if err := c.checkThroughput(); err != nil {
+		return c, err
 	}
 	boolSetting := func(name string, def bool) (bool, error) {
 		v := get(name)
@@ -175,6 +183,27 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		return c, fmt.Errorf("rate-anon: want a number of requests per minute, 0 for no limit, got %q", get("rate-anon"))
 	}
 	return c, nil
+}
+
+// maxPartitionThroughput is the most Request Units per second one physical
+// partition of Cosmos serves: a container provisioned more has more
+// partitions.
+const maxPartitionThroughput = 10_000
+
+// checkThroughput refuses a throughput Cosmos could not give the
+// partitions set, and any throughput with Cosmos, whose containers are
+// provisioned in the account.
+func (c config) checkThroughput() error {
+	switch {
+	case c.Throughput == 0:
+		return nil
+	case c.Cosmos:
+		return fmt.Errorf("throughput: SHOP_THROUGHPUT throttles the embedded store; on Cosmos provision the containers' throughput in the account")
+	case c.Throughput > maxPartitionThroughput*c.Partitions:
+		return fmt.Errorf("throughput: %d RU/s over %d partitions is more than the %d RU/s one physical partition serves on Cosmos; set SHOP_PARTITIONS to at least %d",
+			c.Throughput, c.Partitions, maxPartitionThroughput, (c.Throughput+maxPartitionThroughput-1)/maxPartitionThroughput)
+	}
+	return nil
 }
 
 func orDefault(v, def string) string {

@@ -8,6 +8,7 @@ import (
 
 	"shop/api/telemetry"
 	"shop/feedworkers"
+	"shop/store"
 )
 
 // setupTelemetry builds the process's traces and metrics from the standard
@@ -87,4 +88,10 @@ func observeFeeds(tel *telemetry.Telemetry, wk *feedworkers.Workers) {
 		}
 		return out
 	})
+}
+
+// observePartitions reports the store's Request Units and throttles per
+// physical partition at every metric collection.
+func observePartitions(tel *telemetry.Telemetry, tr store.ThroughputReporter) {
+	tel.ObservePartitions(func(context.Context) []store.PartitionThroughput { return tr.Throughput() })
 }

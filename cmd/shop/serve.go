@@ -46,9 +46,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Every store call the API and the workers make is a span and a
 	// measurement; migrations and the sample load below are not.
 	s := store.Traced(raw, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg))
-	seeded, err := shopstore.Prepare(ctx, raw, shopstore.Preparation{Migrate: cfg.Migrate, Seed: cfg.Seed && !cfg.Cosmos}, stdout)
+	seeded, err := shopstore.Prepare(ctx, raw, shopstore.Preparation{Migrate: cfg.Migrate, Seed: cfg.Seed && !cfg.Cosmos, Throughput: cfg.Throughput}, stdout)
 	if err != nil {
 		return err
+	}
+	if cfg.Throughput > 0 {
+		desc += fmt.Sprintf(", %d RU/s provisioned per container", cfg.Throughput)
 	}
 	secret, err := cfg.secret()
 	if err != nil {
@@ -91,6 +94,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if wk != nil {
 		deps.Feeds = wk
+	}
+	if tr, ok := raw.(store.ThroughputReporter); ok {
+		deps.Throughput = tr
+		observePartitions(tel, tr)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

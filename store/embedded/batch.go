@@ -20,7 +20,7 @@ var errRolledBack = errors.New("batch rolled back")
 // scoped to one logical partition (one partition key), so it is atomic
 // there and refused across keys (every item must carry pk).
 func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
-	st, err := c.begin(ctx, pk)
+	st, p, err := c.begin(ctx, pk)
 	if err != nil {
 		return store.BatchResponse{}, err
 	}
@@ -59,6 +59,11 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 		return nil
 	})
 	resp.RequestCharge = round2(resp.RequestCharge)
+	if err == nil || failed != nil {
+		// Committed, or refused by one of its operations, the batch ran:
+		// it costs what it did.
+		c.s.charge(st, resp.RequestCharge, p)
+	}
 	if failed != nil {
 		return resp, storeError(failed)
 	}

@@ -28,6 +28,9 @@ func open(t *testing.T, opts embedded.Options) *embedded.Store {
 // split tests run here.
 var _ storetest.Splitter = (*embedded.Store)(nil)
 
+// Its throughput can be set, so the contract's throttle test runs here.
+var _ storetest.Throttler = (*embedded.Store)(nil)
+
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, embedded.Options{}) })
 }

@@ -60,6 +60,9 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	if continuation == store.FeedFromNow {
 		return c.feedNow(st, p)
 	}
+	if err := c.s.admit(st, p); err != nil {
+		return store.ChangeFeedPage{}, err
+	}
 	var after uint64
 	if continuation != "" {
 		if after, err = c.feedPosition(st, p, continuation); err != nil {
@@ -101,6 +104,7 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 		return store.ChangeFeedPage{}, err
 	}
 	page.RequestCharge = feedCharge(sizes)
+	c.s.charge(st, page.RequestCharge, p)
 	return page, nil
 }
 

@@ -47,17 +47,28 @@ func failedCharge(err error) float64 {
 	return 0
 }
 
-// begin checks the partition key every item operation must name and
+// begin checks the partition key every item operation must name,
 // resolves the container, held against a split until the caller's
-// st.release().
-func (c *Container) begin(ctx context.Context, pk string) (*containerState, error) {
+// st.release(), and returns the physical partition of pk, which has
+// admitted the call against its budget (throughput.go): the caller
+// charges it what the call cost.
+func (c *Container) begin(ctx context.Context, pk string) (*containerState, int, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, canceled(err)
+		return nil, 0, canceled(err)
 	}
 	if err := validatePK(pk); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return c.s.acquire(c.name)
+	st, err := c.s.acquire(c.name)
+	if err != nil {
+		return nil, 0, err
+	}
+	p := st.partitionFor(pk)
+	if err := c.s.admit(st, p); err != nil {
+		st.release()
+		return nil, 0, err
+	}
+	return st, p, nil
 }
 
 // Read is a point read by (pk, id): one key lookup in one physical
@@ -67,14 +78,13 @@ func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse
 	if err := validateID(id); err != nil {
 		return store.ItemResponse{}, err
 	}
-	st, err := c.begin(ctx, pk)
+	st, p, err := c.begin(ctx, pk)
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
 	defer st.release()
 	var kbuf [256]byte
 	key := itemKey(kbuf[:0], pk, id)
-	p := st.partitionFor(pk)
 	now := c.s.opts.Now()
 	var resp store.ItemResponse
 	err = c.s.db.View(func(tx *bolt.Tx) error {
@@ -94,10 +104,19 @@ func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse
 		return nil
 	})
 	if err != nil {
-		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+		return c.failed(st, p, err)
 	}
 	resp.RequestCharge = readCharge(len(resp.Item))
+	c.s.charge(st, resp.RequestCharge, p)
 	return resp, nil
+}
+
+// failed is the response of a point operation on partition p that failed
+// with err, charged what reaching the "server" cost.
+func (c *Container) failed(st *containerState, p int, err error) (store.ItemResponse, error) {
+	charge := failedCharge(err)
+	c.s.charge(st, charge, p)
+	return store.ItemResponse{RequestCharge: charge}, storeError(err)
 }
 
 func notFound(id, pk string) error {
@@ -131,22 +150,22 @@ func ifMatch(opts *store.WriteOptions) string {
 }
 
 func (c *Container) write(ctx context.Context, pk, id string, item []byte, mode int, match string) (store.ItemResponse, error) {
-	st, err := c.begin(ctx, pk)
+	st, p, err := c.begin(ctx, pk)
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
 	defer st.release()
 	w, err := c.prepare(st, pk, id, item)
-	if err != nil {
-		return store.ItemResponse{RequestCharge: failedCharge(err)}, err
+	if err == nil {
+		err = c.s.update(func(tx *bolt.Tx) error {
+			_, err := c.commit(tx, st, pk, w, mode, match)
+			return err
+		})
 	}
-	err = c.s.update(func(tx *bolt.Tx) error {
-		_, err := c.commit(tx, st, pk, w, mode, match)
-		return err
-	})
 	if err != nil {
-		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+		return c.failed(st, p, err)
 	}
+	c.s.charge(st, w.charge, p)
 	return store.ItemResponse{Item: w.doc, ETag: w.etag, RequestCharge: w.charge}, nil
 }
 
@@ -222,6 +241,9 @@ func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending
 // entries from those of oldDoc, the stored document (nil: none, expired
 // or not), to those of w.
 func (c *Container) put(pt partitionTx, st *containerState, pk string, oldLSN uint64, oldDoc []byte, w pending) error {
+	if err := c.s.checkPartitionSize(pt.items, pk, len(w.doc)-len(oldDoc)); err != nil {
+		return err
+	}
 	if oldLSN != 0 {
 		if err := pt.feed.Delete(lsnKey(oldLSN)); err != nil {
 			return err
@@ -247,7 +269,7 @@ func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.Write
 	if err := validateID(id); err != nil {
 		return store.ItemResponse{}, err
 	}
-	st, err := c.begin(ctx, pk)
+	st, p, err := c.begin(ctx, pk)
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
@@ -259,8 +281,9 @@ func (c *Container) Delete(ctx context.Context, pk, id string, opts *store.Write
 		return err
 	})
 	if err != nil {
-		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+		return c.failed(st, p, err)
 	}
+	c.s.charge(st, charge, p)
 	return store.ItemResponse{RequestCharge: charge}, nil
 }
 

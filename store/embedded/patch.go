@@ -27,7 +27,7 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 	if err := validateID(id); err != nil {
 		return store.ItemResponse{}, err
 	}
-	st, err := c.begin(ctx, pk)
+	st, p, err := c.begin(ctx, pk)
 	if err != nil {
 		return store.ItemResponse{}, err
 	}
@@ -45,8 +45,9 @@ func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchO
 		return err
 	})
 	if err != nil {
-		return store.ItemResponse{RequestCharge: failedCharge(err)}, storeError(err)
+		return c.failed(st, p, err)
 	}
+	c.s.charge(st, w.charge, p)
 	return store.ItemResponse{Item: w.doc, ETag: w.etag, RequestCharge: w.charge}, nil
 }
 

@@ -71,6 +71,9 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 			parts = append(parts, p)
 		}
 	}
+	if err := c.s.admit(st, parts...); err != nil {
+		return store.QueryPage{}, err
+	}
 	now := c.s.opts.Now()
 	page := store.QueryPage{CrossPartition: q.PartitionKey == "", PartitionsTouched: len(parts)}
 	size, n, loaded := 0, 0, 0
@@ -110,6 +113,7 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 		return store.QueryPage{}, storeError(err)
 	}
 	page.RequestCharge = queryCharge(len(parts), loaded, size)
+	c.s.charge(st, page.RequestCharge, parts...)
 	return page, nil
 }
 

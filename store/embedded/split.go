@@ -99,6 +99,11 @@ func (s *Store) SplitPartition(ctx context.Context, container string, r store.Fe
 	rec.Split = append(slices.Clone(st.split), parent)
 	split := newContainerState(rec)
 	split.guard, split.gen = guard, guard.gen+1
+	for j, p := range split.parts {
+		if k := slices.Index(st.parts, p); k >= 0 {
+			split.meters[j] = st.meters[k]
+		}
+	}
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,15 @@ type Options struct {
 	// NoSync skips fsync on commit: faster, and a crash may lose committed
 	// writes. Off by default: durability is the point of a file.
 	NoSync bool
+	// Throughput is the provisioned Request Units per second of every
+	// container, split evenly over its physical partitions; a call over
+	// its partition's budget is refused as Cosmos throttles it
+	// (throughput.go). 0, the default, is unlimited.
+	Throughput float64
+	// MaxLogicalPartitionBytes is the most data one logical partition may
+	// hold (default DefaultMaxLogicalPartitionBytes, Cosmos's 20 GB); a
+	// write past it is refused (partitionsize.go).
+	MaxLogicalPartitionBytes int64
 
 	// scanQueries makes every query scan and sort, ignoring the order
 	// indexes: tests compare both plans.
@@ -58,6 +67,9 @@ type Store struct {
 
 	etagPrefix uint32
 	etagSeq    atomic.Uint64
+
+	// throughput is the provisioned RU/s of each container, as float64 bits.
+	throughput atomic.Uint64
 
 	stop chan struct{}
 	done chan struct{}
@@ -102,6 +114,10 @@ type containerState struct {
 	// orders are the ORDER BY indexes (orderindex.go), shared with the
 	// container's earlier definitions.
 	orders *orderSet
+	// meters are what each physical partition has spent (throughput.go),
+	// parallel to parts; a new definition keeps them, a split keeps those
+	// of the partitions that did not split.
+	meters []*meter
 }
 
 var (
@@ -123,6 +139,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Throughput < 0 {
+		return nil, domain.Errorf(domain.EINVALID, "throughput: want RU/s of 0 (unlimited) or more, got %g", opts.Throughput)
+	}
+	if opts.MaxLogicalPartitionBytes <= 0 {
+		opts.MaxLogicalPartitionBytes = DefaultMaxLogicalPartitionBytes
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: opts.NoSync})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -141,6 +163,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.etagPrefix = binary.BigEndian.Uint32(prefix[:])
+	s.SetThroughput(opts.Throughput)
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -205,6 +228,7 @@ func newContainerState(rec containerRecord) *containerState {
 		pkPath: splitPath(rec.Def.PartitionKeyPath),
 		index:  newIndexPolicy(rec.Def.IndexingPolicy),
 		orders: newOrderSet(newOrderIndexes(rec.Def.ID, rec.Def.IndexingPolicy, parts)),
+		meters: newMeters(len(parts)),
 	}
 	for _, set := range rec.Def.UniqueKeys {
 		var paths [][]string
@@ -261,6 +285,7 @@ func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 		// see orderSet and splitGuard.
 		st.orders = old.orders
 		st.guard, st.gen = old.guard, old.gen
+		st.meters = old.meters
 		prev = old.orders.load()
 	}
 	raw, err := json.Marshal(rec)

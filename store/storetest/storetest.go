@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ChangeFeedFromNow", testFeedFromNow},
 		{"ChangeFeedAcrossSplit", testFeedAcrossSplit},
 		{"TTL", testTTL},
+		{"ThrottledOverBudget", testThrottle},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })

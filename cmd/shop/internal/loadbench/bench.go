@@ -42,6 +42,9 @@ type benchOptions struct {
 	// revisions the git revisions built and measured beside it.
 	shopBin   string
 	revisions []string
+	// throughput provisions the started shops' containers (SHOP_THROUGHPUT,
+	// RU/s each; 0: unlimited).
+	throughput int
 }
 
 // Bounds that keep a run short and local, whatever the flags say.
@@ -72,6 +75,11 @@ type benchReport struct {
 	// kind of request.
 	Mix       runResult   `json:"mix"`
 	MixByKind []runResult `json:"mixByKind"`
+	// Throughput is the RU/s provisioned per container (0: unlimited), and
+	// MixPartitions what each physical partition spent and refused during
+	// the mix (with a throughput only).
+	Throughput    int              `json:"throughput,omitempty"`
+	MixPartitions []partitionUsage `json:"mixPartitions,omitempty"`
 	// ProductPage and Baseline: the product page alone and the bare
 	// handler serving the same bytes, at the same constant rate.
 	ProductPage runResult `json:"productPage"`
@@ -124,6 +132,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&o.workers, "clients", 8, "concurrent clients of the closed loop (without wrk)")
 	fs.IntVar(&o.flashBuyers, "flash-buyers", 500, "buyers of the flash sale, each checking out one unit of one product at once (0: no flash sale)")
 	fs.IntVar(&o.flashUnits, "flash-units", 100, "units of the flash sale's product")
+	fs.IntVar(&o.throughput, "throughput", 0, "provisioned Request Units per second of each container of the started shop (SHOP_THROUGHPUT), and a report of what each physical partition spent and refused during the mix (0: unlimited, no report)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -166,6 +175,10 @@ func (o benchOptions) validate() error {
 		return errors.New("revisions: at most 4")
 	case o.url != "" && (len(o.revisions) > 0 || o.shopBin != ""):
 		return errors.New("url: a shop already running cannot be measured beside --revisions or --shop")
+	case o.throughput < 0 || o.throughput > maxPartitionThroughput*benchPartitions:
+		return fmt.Errorf("throughput: want 0 (unlimited) to %d RU/s, %d per each of the %d partitions, got %d", maxPartitionThroughput*benchPartitions, maxPartitionThroughput, benchPartitions, o.throughput)
+	case o.url != "" && o.throughput > 0:
+		return errors.New("throughput: sets SHOP_THROUGHPUT of the shop the bench starts; a shop at --url has its own")
 	}
 	if o.url != "" {
 		return checkLoopback(o.url)

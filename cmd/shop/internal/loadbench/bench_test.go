@@ -108,12 +108,59 @@ func TestBench(t *testing.T) {
 	if f := rep.FlashSale; f == nil || f.Created != 8 || f.Refused != 22 || f.Other != 0 || f.AvailableAfter != 0 || f.Throughput <= 0 || f.RUPerSale <= 0 {
 		t.Errorf("flash sale of 8 units to 30 buyers = %+v, want 8 × 201, 22 × 409 out-of-stock, 0 left", f)
 	}
+	if rep.Throughput != 0 || rep.MixPartitions != nil {
+		t.Errorf("throughput %d, partitions %v; want neither without --throughput", rep.Throughput, rep.MixPartitions)
+	}
 	if got, want := len(rep.Goals), 4; got != want {
 		t.Errorf("goals = %d, want %d (no memory goal below 10,000 products and carts)", got, want)
 	}
 	for _, g := range rep.Goals {
 		if strings.HasPrefix(g.Name, "flash sale") && !g.Met {
 			t.Errorf("goal %s %s: got %v, missed", g.Name, g.Want, g.Got)
+		}
+	}
+}
+
+// TestBenchThrottled runs a short `shop bench --throughput 400` (the
+// issue's acceptance figure: 100 RU/s per partition) and checks that the
+// bench gets through its setup on a throttled shop and reports what each
+// partition was provisioned and spent during the mix, and that the mix's
+// answers are successes or 503s, never a 500.
+func TestBenchThrottled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the shop: skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "shop")
+	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var out bytes.Buffer
+	args := []string{"--json", "--shop", bin, "--products", "40", "--users", "10", "--reviews", "40",
+		"--rate", "40", "--mix-rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
+		"--ramp-from", "40", "--ramp-max", "40", "--ramp-step", "300ms", "--flash-buyers", "0", "--throughput", "400"}
+	if err := Run(context.Background(), args, noEnv, &out); err != nil {
+		t.Fatalf("shop bench --throughput 400: %v", err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(rep.Target, "400 RU/s provisioned per container") {
+		t.Errorf("target %q does not say the throughput", rep.Target)
+	}
+	spent := map[string]float64{}
+	for _, p := range rep.MixPartitions {
+		spent[p.Container] += p.RUPerSecond
+		if p.Provisioned != 100 {
+			t.Errorf("partition %s of %s: %v RU/s provisioned, want 400 over 4", p.Partition, p.Container, p.Provisioned)
+		}
+	}
+	if rep.Throughput != 400 || spent["carts"] <= 0 || spent["products"] <= 0 {
+		t.Errorf("throughput %d, RU/s spent during the mix per container %v; want 400 and the carts and products charged", rep.Throughput, spent)
+	}
+	for code, n := range rep.Mix.Status {
+		if code != "200" && code != "201" && code != "503" {
+			t.Errorf("mix: %d answered %s, want only successes and 503s; status %v", n, code, rep.Mix.Status)
 		}
 	}
 }

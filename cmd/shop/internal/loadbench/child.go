@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"strconv"
@@ -46,15 +47,17 @@ func shopEnv(settings map[string]string) []string {
 }
 
 // startChild runs `bin serve` on the embedded store in dataDir, listening
-// on a free loopback port, with every other setting at its default, and
-// waits until it listens.
-func startChild(ctx context.Context, name, bin, dataDir string) (*childShop, error) {
+// on a free loopback port, with the settings given and every other at its
+// default, and waits until it listens.
+func startChild(ctx context.Context, name, bin, dataDir string, settings map[string]string) (*childShop, error) {
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = shopEnv(map[string]string{
+	env := map[string]string{
 		"SHOP_DATA_DIR":   dataDir,
 		"SHOP_ADDR":       "127.0.0.1:0",
 		"SHOP_PPROF_ADDR": "127.0.0.1:0",
-	})
+	}
+	maps.Copy(env, settings)
+	cmd.Env = shopEnv(env)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

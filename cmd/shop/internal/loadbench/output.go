@@ -71,6 +71,15 @@ func writeBenchText(out io.Writer, r benchReport) {
 		}
 	}
 	tw.Flush()
+	if r.Throughput > 0 {
+		fmt.Fprintf(out, "\n%s:\n", partitionsTitle(r))
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  container\tpartition\tprovisioned RU/s\tRU/s\tthrottled\t")
+		for _, p := range r.MixPartitions {
+			fmt.Fprintf(tw, "  %s\t%s\t%.0f\t%.2f\t%d\t\n", p.Container, p.Partition, p.Provisioned, p.RUPerSecond, p.Throttled)
+		}
+		tw.Flush()
+	}
 	fmt.Fprintf(out, "\nthroughput of %s (%d bytes), %s:\n", r.Page, r.PageBytes, r.Generator)
 	if e := r.External; e != nil {
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
@@ -101,6 +110,11 @@ func writeBenchText(out io.Writer, r benchReport) {
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
 	}
+}
+
+// partitionsTitle introduces what the partitions spent during the mix.
+func partitionsTitle(r benchReport) string {
+	return fmt.Sprintf("Request Units per second and throttles (429) of each physical partition during the mix, at %d RU/s provisioned per container split evenly over its partitions", r.Throughput)
 }
 
 func sustainedText(r benchReport) string {
@@ -222,6 +236,15 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 		}
 	}
 	fmt.Fprintln(out)
+	if r.Throughput > 0 {
+		fmt.Fprintf(out, "%s (GET /v1/admin/throughput before and after it; the partitions that spent nothing are left out):\n\n", partitionsTitle(r))
+		fmt.Fprintln(out, "| container | partition | provisioned RU/s | RU/s | throttled |")
+		fmt.Fprintln(out, "|---|---|--:|--:|--:|")
+		for _, p := range r.MixPartitions {
+			fmt.Fprintf(out, "| %s | %s | %.0f | %.2f | %d |\n", p.Container, p.Partition, p.Provisioned, p.RUPerSecond, p.Throttled)
+		}
+		fmt.Fprintln(out)
+	}
 	if r.External != nil {
 		writeThroughputMarkdown(out, r)
 	} else {

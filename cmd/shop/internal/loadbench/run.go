@@ -168,7 +168,20 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	rep.SetupTime = time.Since(start).Round(time.Millisecond).String()
 
 	constant := func(name string, rate int) load { return load{name: name, rate: rate, duration: o.duration} }
+	var before throughputSnapshot
+	if o.throughput > 0 {
+		if before, err = client.throughput(ctx); err != nil {
+			return rep, err
+		}
+	}
 	rep.Mix, rep.MixByKind = attack(ctx, constant("mix", o.mixRate), mix.targeter(), kindOf)
+	if o.throughput > 0 {
+		after, err := client.throughput(ctx)
+		if err != nil {
+			return rep, err
+		}
+		rep.Throughput, rep.MixPartitions = o.throughput, partitionsDuring(before, after)
+	}
 	// Let the mix's leftovers finish before the next run: the feed
 	// workers' work after the checkouts (cart resets, the ordersByStatus
 	// view).
@@ -294,14 +307,14 @@ func startShops(ctx context.Context, o benchOptions) ([]*benchShop, []revision, 
 		return fail(err)
 	}
 	closers = append(closers, func() { _ = os.RemoveAll(data.dir) })
-	shop, err := startBenchShop(ctx, "this build", bin, data)
+	shop, err := startBenchShop(ctx, "this build", bin, data, o.throughput)
 	if err != nil {
 		return fail(err)
 	}
 	closers = append(closers, shop.close)
 	shops := []*benchShop{shop}
 	for _, r := range revs {
-		s, err := startBenchShop(ctx, "revision "+r.Rev, r.bin, data)
+		s, err := startBenchShop(ctx, "revision "+r.Rev, r.bin, data, o.throughput)
 		if err != nil {
 			return fail(fmt.Errorf("revision %s: %w", r.Rev, err))
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"shop/feedworkers"
@@ -88,13 +89,21 @@ func (d benchData) copyTo() (string, error) {
 
 // startBenchShop starts bin as `shop serve` with its default settings on a
 // copy of the data: the embedded store with fsync, the feed workers,
-// telemetry and the request log as shipped, dev mode (loopback).
-func startBenchShop(ctx context.Context, name, bin string, data benchData) (*benchShop, error) {
+// telemetry and the request log as shipped, dev mode (loopback); with a
+// throughput above 0, its containers provisioned with that many RU/s
+// each (SHOP_THROUGHPUT; a revision older than the setting ignores it).
+func startBenchShop(ctx context.Context, name, bin string, data benchData, throughput int) (*benchShop, error) {
 	dir, err := data.copyTo()
 	if err != nil {
 		return nil, err
 	}
-	child, err := startChild(ctx, name, bin, dir)
+	settings := map[string]string{}
+	provisioned := ""
+	if throughput > 0 {
+		settings["SHOP_THROUGHPUT"] = strconv.Itoa(throughput)
+		provisioned = fmt.Sprintf(", %d RU/s provisioned per container", throughput)
+	}
+	child, err := startChild(ctx, name, bin, dir, settings)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -108,7 +117,7 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData) (*ben
 		fileKB: fileKB,
 		name:   name, url: child.url, child: child, dataSet: data.dataSet,
 		desc: "shop serve (" + name + ") in a process of its own with its default settings (embedded store with fsync, " +
-			fmt.Sprint(benchPartitions) + " simulated physical partitions, feed workers, telemetry with no trace exporter, request log, request timeout)",
+			fmt.Sprint(benchPartitions) + " simulated physical partitions" + provisioned + ", feed workers, telemetry with no trace exporter, request log, request timeout)",
 		settle: func(ctx context.Context) error {
 			if err := child.alive(); err != nil {
 				return err

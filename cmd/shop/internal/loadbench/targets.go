@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -57,18 +59,48 @@ type benchClient struct {
 	http *http.Client
 }
 
+// do sends one call of the bench's own (not of a measured run) and
+// decodes its answer into out, retrying a 503 with Retry-After.
 func (c benchClient) do(ctx context.Context, method, path, token string, body any, headers map[string]string, out any) error {
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+	}
+	for attempt := 1; ; attempt++ {
+		wait, err := c.try(ctx, method, path, token, raw, headers, out)
+		if wait == 0 || attempt == maxSetupAttempts {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// maxSetupAttempts bounds the tries of one call of the bench's own: a
+// shop with a provisioned throughput (--throughput) answers 503 with
+// Retry-After while a partition is over its budget, and the call is sent
+// again after the wait it asks, as a client should. The measured runs
+// never retry: a 503 there is counted.
+const maxSetupAttempts = 30
+
+// try sends the call once. wait is the Retry-After of a 503, 0 for any
+// other answer.
+func (c benchClient) try(ctx context.Context, method, path, token string, body []byte, headers map[string]string, out any) (wait time.Duration, err error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -81,20 +113,24 @@ func (c benchClient) do(ctx context.Context, method, path, token string, body an
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(raw))
+		err := fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(raw))
+		if s, perr := strconv.Atoi(resp.Header.Get("Retry-After")); resp.StatusCode == http.StatusServiceUnavailable && perr == nil && s > 0 {
+			return time.Duration(s) * time.Second, err
+		}
+		return 0, err
 	}
 	if out != nil {
-		return json.Unmarshal(raw, out)
+		return 0, json.Unmarshal(raw, out)
 	}
-	return nil
+	return 0, nil
 }
 
 // benchCatalog is what the runs address: found through the API, so that it

@@ -68,12 +68,27 @@ type Preparation struct {
 	Migrate bool
 	// Seed loads the sample catalog into an empty store.
 	Seed bool
+	// Throughput provisions the embedded store's containers with this
+	// many Request Units per second each (0: unlimited), once migrations
+	// and the sample load are done: they are not the shop's traffic.
+	Throughput int
 }
 
 // Prepare applies the migrations and loads the sample catalog into an
 // empty store, as p says; with Cosmos and migrations off it checks that
-// the containers exist. It reports whether it loaded the sample just now.
+// the containers exist. Then it provisions the embedded store's
+// throughput. It reports whether it loaded the sample just now.
 func Prepare(ctx context.Context, s store.Store, p Preparation, stdout io.Writer) (seeded bool, err error) {
+	if seeded, err = prepare(ctx, s, p, stdout); err != nil {
+		return false, err
+	}
+	if es, ok := s.(*embedded.Store); ok {
+		es.SetThroughput(float64(p.Throughput))
+	}
+	return seeded, nil
+}
+
+func prepare(ctx context.Context, s store.Store, p Preparation, stdout io.Writer) (bool, error) {
 	if p.Migrate {
 		if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 			return false, fmt.Errorf("migrate: %w", err)
