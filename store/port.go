@@ -94,7 +94,7 @@ type Container interface {
 const (
 	MaxItemBytes     = 2 * 1024 * 1024 // an item over 2 MB is refused (413)
 	MaxBatchOps      = 100             // a transactional batch holds at most 100 operations
-	MaxIDBytes       = 1023            // ids: 1..1023 bytes, none of / \ ? #
+	MaxIDBytes       = 1023            // ids: 1..1023 bytes of UTF-8, none of / \ ? # " nor a control character (domain.ValidateID)
 	MaxPartitionKey  = 2048            // bytes of a partition key value
 	MaxQueryPageSize = 1000            // items of one query page
 )

@@ -175,6 +175,9 @@ func testBadInput(t *testing.T, s store.Store) {
 		"backslash":     `a\b`,
 		"question mark": "a?b",
 		"hash":          "a#b",
+		"double quote":  `a"b`,
+		"tab":           "a\tb",
+		"NUL":           "a\x00b",
 	}
 	for name, id := range badIDs {
 		t.Run("ID "+name, func(t *testing.T) {
