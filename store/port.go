@@ -21,7 +21,7 @@
 //   - domain.EINVALID: bad id, partition key, document, patch (an incr by
 //     a non-integer too), patch condition, query (a cross-partition ORDER
 //     BY too) or continuation
-//   - domain.ETOOLARGE: the item would exceed 2 MB
+//   - domain.ETOOLARGE: the item would exceed 2 MB, or a batch MaxBatchBytes
 //   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable (503)
 package store
 
@@ -63,13 +63,16 @@ type Container interface {
 	// "incr /available -n if available >= n" takes stock in ONE write
 	// that two concurrent takers cannot both win, with no read-modify-
 	// write loop. ENOTFOUND if the item is missing; an invalid condition
-	// is EINVALID before anything is asked of the store.
+	// is EINVALID before anything is asked of the store, and so are more
+	// than MaxPatchOps operations.
 	Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *PatchOptions) (ItemResponse, error)
 	// Delete removes the item. Deletes do not appear on the change feed
 	// (latest-version mode), so the shop soft-deletes where copies exist.
 	Delete(ctx context.Context, pk, id string, opts *WriteOptions) (ItemResponse, error)
 	// ExecuteBatch runs ops as one transaction inside ONE logical
-	// partition: all commit or none do. At most MaxBatchOps operations.
+	// partition: all commit or none do. At most MaxBatchOps operations
+	// (EINVALID past it) of at most MaxBatchBytes in all (BatchSize;
+	// ETOOLARGE past it), each patch of at most MaxPatchOps operations.
 	// When the batch is not committed the error carries the code of the
 	// first failing operation and the response still holds every
 	// operation's result (Cosmos returns 424 for the others).
@@ -94,6 +97,8 @@ type Container interface {
 const (
 	MaxItemBytes     = 2 * 1024 * 1024 // an item over 2 MB is refused (413)
 	MaxBatchOps      = 100             // a transactional batch holds at most 100 operations
+	MaxBatchBytes    = 2 * 1024 * 1024 // and at most 2 MB in all (BatchSize; 413 on Cosmos)
+	MaxPatchOps      = 10              // a patch holds at most 10 operations (400 on Cosmos)
 	MaxIDBytes       = 1023            // ids: 1..1023 bytes of UTF-8, none of / \ ? # " nor a control character (domain.ValidateID)
 	MaxPartitionKey  = 2048            // bytes of a partition key value
 	MaxQueryPageSize = 1000            // items of one query page

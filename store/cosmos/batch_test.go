@@ -2,6 +2,7 @@ package cosmos
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -148,6 +149,11 @@ func TestBuildBatchRefuses(t *testing.T) {
 			}
 		})
 	}
+	big := []byte(`{"id":"a","blob":"` + strings.Repeat("x", store.MaxBatchBytes/2) + `"}`)
+	_, err := c.buildBatch("u1", []store.BatchOp{{Kind: store.BatchUpsert, Item: big}, {Kind: store.BatchUpsert, Item: big}})
+	if got, want := domain.ErrorCode(err), domain.ETOOLARGE; got != want {
+		t.Errorf("a batch over 2 MB: code = %q (%v), want %q", got, err, want)
+	}
 	if _, err := c.buildBatch("u1", []store.BatchOp{
 		{Kind: store.BatchCreate, Item: []byte(`{"id":"o1"}`)},
 		{Kind: store.BatchUpsert, Item: []byte(`{"id":"k1"}`)},
@@ -199,6 +205,7 @@ func TestPatchOperationsRefuses(t *testing.T) {
 		{"root path", []store.PatchOp{{Op: store.PatchSet, Path: "/", Value: 1}}},
 		{"fractional increment", []store.PatchOp{{Op: store.PatchIncrement, Path: "/a", Value: 0.5}}},
 		{"string increment", []store.PatchOp{{Op: store.PatchIncrement, Path: "/a", Value: "1"}}},
+		{"over 10 operations", make11Sets()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,4 +215,13 @@ func TestPatchOperationsRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// make11Sets is one patch operation more than Cosmos takes.
+func make11Sets() []store.PatchOp {
+	ops := make([]store.PatchOp, store.MaxPatchOps+1)
+	for i := range ops {
+		ops[i] = store.PatchOp{Op: store.PatchSet, Path: fmt.Sprintf("/f%d", i), Value: i}
+	}
+	return ops
 }

@@ -150,11 +150,15 @@ func (c *Container) checkWrite(pk string, item []byte) (string, error) {
 }
 
 // patchOperations converts the port's patch to the SDK's. At most 10
-// operations per patch is Cosmos's rule; the service enforces it.
+// operations per patch is Cosmos's rule (400 past it), checked here as
+// the embedded store checks it.
 func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
 	var p azcosmos.PatchOperations
 	if len(ops) == 0 {
 		return p, domain.Errorf(domain.EINVALID, "patch: no operations")
+	}
+	if len(ops) > store.MaxPatchOps {
+		return p, domain.Errorf(domain.EINVALID, "patch: %d operations, more than the %d Cosmos allows", len(ops), store.MaxPatchOps)
 	}
 	for i, op := range ops {
 		if len(op.Path) < 2 || op.Path[0] != '/' {

@@ -30,6 +30,9 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 	if len(ops) > store.MaxBatchOps {
 		return store.BatchResponse{}, domain.Errorf(domain.EINVALID, "batch has %d operations, more than %d", len(ops), store.MaxBatchOps)
 	}
+	if n := store.BatchSize(ops); n > store.MaxBatchBytes {
+		return store.BatchResponse{}, domain.Errorf(domain.ETOOLARGE, "batch is %d bytes, more than the %d byte limit of a transactional batch", n, store.MaxBatchBytes)
+	}
 	var resp store.BatchResponse
 	var failed error
 	err = c.s.update(func(tx *bolt.Tx) error {

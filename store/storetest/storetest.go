@@ -41,6 +41,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"BatchAtomic", testBatchAtomic},
 		{"BatchRefusedAcrossKeys", testBatchAcrossKeys},
 		{"BatchOver100Refused", testBatchOver100},
+		{"BatchOver2MBRefused", testBatchOver2MB},
+		{"PatchOver10OpsRefused", testPatchOver10Ops},
 		{"Patch", testPatch},
 		{"ConditionalPatch", testConditionalPatch},
 		{"ConditionalPatchInBatch", testConditionalBatch},
