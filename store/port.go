@@ -142,7 +142,8 @@ const (
 	PatchIncrement = "incr"    // add a whole number (an int64) to a numeric property
 )
 
-// PatchOp is one operation of a partial document update.
+// PatchOp is one operation of a partial document update. A nil Value of
+// a set, replace or add writes JSON null: the property exists, null.
 type PatchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`

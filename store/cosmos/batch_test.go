@@ -174,6 +174,9 @@ func TestPatchOperations(t *testing.T) {
 		{Op: store.PatchRemove, Path: "/previousCategoryId"},
 		{Op: store.PatchIncrement, Path: "/priceVersion", Value: float64(1)},
 		{Op: store.PatchIncrement, Path: "/version", Value: json.Number("2")},
+		{Op: store.PatchSet, Path: "/note", Value: nil},
+		{Op: store.PatchReplace, Path: "/tagline", Value: nil},
+		{Op: store.PatchAdd, Path: "/extra", Value: nil},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +191,12 @@ func TestPatchOperations(t *testing.T) {
 		`{"op":"add","path":"/tags/-","value":"new"},` +
 		`{"op":"remove","path":"/previousCategoryId"},` +
 		`{"op":"incr","path":"/priceVersion","value":1},` +
-		`{"op":"incr","path":"/version","value":2}]}`
+		`{"op":"incr","path":"/version","value":2},` +
+		// A nil value is JSON null, as on the embedded store: the SDK's
+		// omitempty would otherwise drop "value" from the operation.
+		`{"op":"set","path":"/note","value":null},` +
+		`{"op":"replace","path":"/tagline","value":null},` +
+		`{"op":"add","path":"/extra","value":null}]}`
 	if got := string(b); got != want {
 		t.Errorf("patch body\n got: %s\nwant: %s", got, want)
 	}

@@ -166,11 +166,11 @@ func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
 		}
 		switch op.Op {
 		case store.PatchSet:
-			p.AppendSet(op.Path, op.Value)
+			p.AppendSet(op.Path, patchValue(op.Value))
 		case store.PatchReplace:
-			p.AppendReplace(op.Path, op.Value)
+			p.AppendReplace(op.Path, patchValue(op.Value))
 		case store.PatchAdd:
-			p.AppendAdd(op.Path, op.Value)
+			p.AppendAdd(op.Path, patchValue(op.Value))
 		case store.PatchRemove:
 			p.AppendRemove(op.Path)
 		case store.PatchIncrement:
@@ -184,6 +184,17 @@ func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
 		}
 	}
 	return p, nil
+}
+
+// patchValue is the value of a set, replace or add as the SDK must send
+// it: nil is JSON null, which Cosmos stores as the embedded store does.
+// azcosmos tags the value omitempty, so a nil would leave "value" out of
+// the operation, and Cosmos would refuse it instead.
+func patchValue(v any) any {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
 }
 
 // conditionalPatch is patchOperations with cond, when there is one, as
