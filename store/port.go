@@ -53,7 +53,11 @@ type Container interface {
 	// Replace overwrites an existing item; ENOTFOUND if missing,
 	// EPRECONDITION if opts.IfMatch is set and stale.
 	Replace(ctx context.Context, pk, id string, item []byte, opts *WriteOptions) (ItemResponse, error)
-	// Upsert creates or replaces. With IfMatch it only replaces.
+	// Upsert creates or replaces. IfMatch guards the replace only: on an
+	// item that exists a stale one is EPRECONDITION, and a missing item
+	// is created whatever it says (Cosmos; If-Match names a version of an
+	// item, which a create has none of). Read-modify-write goes through
+	// Replace, which is ENOTFOUND for a missing item.
 	Upsert(ctx context.Context, pk string, item []byte, opts *WriteOptions) (ItemResponse, error)
 	// Patch applies ops atomically to an existing item (Cosmos partial
 	// document update). With opts.Condition it is a conditional write:

@@ -87,7 +87,8 @@ func (c *Container) Replace(ctx context.Context, pk, id string, item []byte, opt
 	return itemResponse(c.op("replace", id), r, err)
 }
 
-// Upsert creates or replaces; with If-Match it only replaces.
+// Upsert creates or replaces; Cosmos applies If-Match to the replace only
+// and creates a missing item whatever it says (the port's rule).
 func (c *Container) Upsert(ctx context.Context, pk string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
 	id, err := c.checkWrite(pk, item)
 	if err != nil {

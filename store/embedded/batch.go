@@ -78,6 +78,11 @@ func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store
 	}
 	switch op.Kind {
 	case store.BatchCreate, store.BatchReplace, store.BatchUpsert:
+		if op.Kind == store.BatchCreate && op.IfMatch != "" {
+			// As the Cosmos adapter: an If-Match names a version of an
+			// item that exists, which a create never replaces.
+			return store.BatchResult{}, 0, domain.Errorf(domain.EINVALID, "batch operation create takes no If-Match")
+		}
 		if op.Kind == store.BatchReplace {
 			if err := validateID(op.ID); err != nil {
 				return store.BatchResult{}, 0, err

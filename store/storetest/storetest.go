@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ETagChangesOnEveryWrite", testETagChangesOnEveryWrite},
 		{"TSIsSet", testTSIsSet},
 		{"StaleIfMatchIsPrecondition", testStaleIfMatch},
+		{"UpsertIfMatchOfMissingCreates", testUpsertIfMatchOfMissing},
 		{"MissingIsNotFound", testMissingIsNotFound},
 		{"ItemOver2MBRefused", testItemOver2MB},
 		{"BadInput", testBadInput},
