@@ -233,7 +233,11 @@ type Query struct {
 	// unordered query to the end and sorts the items itself.
 	OrderBy string
 	Desc    bool
-	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize).
+	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize):
+	// the most items a page holds. A cross-partition page may hold fewer,
+	// none even, while more follow (Cosmos answers from one physical
+	// partition at a time); only an empty QueryPage.Continuation ends a
+	// query. The embedded store fills every page it can.
 	Limit int
 	// Select projects top-level properties; empty selects whole documents.
 	Select []string
@@ -245,7 +249,8 @@ type Query struct {
 // QueryPage is one page of query results.
 type QueryPage struct {
 	Items [][]byte
-	// Continuation is "" on the last page.
+	// Continuation is "" on the last page, and only there: a page
+	// shorter than the limit is not the end (see Query.Limit).
 	Continuation  string
 	RequestCharge float64
 	// CrossPartition is true when the query fanned out, and

@@ -93,6 +93,12 @@ type Config struct {
 	TimeoutAfter time.Duration
 	// Disabled starts the store healed; Break switches injection on.
 	Disabled bool
+	// ShortPages, when above 0, caps every cross-partition query page at
+	// that many items while injection is on: a page of a Cosmos container
+	// with several physical partitions may hold fewer items than its
+	// limit while more follow, and only an empty continuation ends the
+	// query. Callers that stop at a short page show here.
+	ShortPages int
 }
 
 // Counts is what a faulty store has seen and injected so far.
