@@ -230,7 +230,9 @@ type Query struct {
 	// PartitionKey: the Go SDK fetches no query plan and the gateway
 	// refuses a cross-partition ORDER BY, so both adapters return EINVALID
 	// for one. A client needing a cross-partition order pages the
-	// unordered query to the end and sorts the items itself.
+	// unordered query to the end and sorts the items itself. An item
+	// without the OrderBy property is not returned: the composite index
+	// has no entry for it (filter on the type whose documents carry it).
 	OrderBy string
 	Desc    bool
 	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize):

@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConditionalPatchInBatch", testConditionalBatch},
 		{"ConditionalPatchConcurrent", testConditionalConcurrent},
 		{"Query", testQuery},
+		{"OrderByDropsItemsWithoutTheProperty", testOrderByDropsMissing},
 		{"ChangeFeed", testChangeFeed},
 		{"TTL", testTTL},
 	}
