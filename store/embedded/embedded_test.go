@@ -25,5 +25,6 @@ func open(t *testing.T, opts embedded.Options) *embedded.Store {
 }
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t, embedded.Options{}) })
+	// The zero Options: the embedded store is held to everything.
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, embedded.Options{}) }, storetest.Options{})
 }

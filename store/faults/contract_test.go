@@ -26,7 +26,7 @@ func TestContractThroughTheDecorators(t *testing.T) {
 		t.Cleanup(func() { es.Close() })
 		faulty := faults.Wrap(es, faults.Config{Disabled: true})
 		return store.Metered(store.Traced(faulty, tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider(), "embedded"))
-	})
+	}, storetest.Options{})
 }
 
 // TestContractWithShortCrossPartitionPages holds the contract to pages as
@@ -40,5 +40,5 @@ func TestContractWithShortCrossPartitionPages(t *testing.T) {
 		}
 		t.Cleanup(func() { es.Close() })
 		return faults.Wrap(es, faults.Config{ShortPages: 3})
-	})
+	}, storetest.Options{})
 }
