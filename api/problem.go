@@ -30,6 +30,7 @@ var statusOf = map[string]int{
 	domain.EFORBIDDEN:     http.StatusForbidden,
 	domain.ETOOMANY:       http.StatusTooManyRequests,
 	domain.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	domain.EPARTITIONFULL: http.StatusInsufficientStorage,
 	domain.EINTERNAL:      http.StatusInternalServerError,
 	eUnsupportedMedia:     http.StatusUnsupportedMediaType,
 	eMethodNotAllowed:     http.StatusMethodNotAllowed,

@@ -105,6 +105,42 @@ func TestStoreFaultsAre503WithRetryAfter(t *testing.T) {
 	}
 }
 
+// TestFullPartitionIs507: a write to a logical partition that reached
+// Cosmos's 20 GB (403, substatus 1014) is a 507 problem naming it, never a
+// 500, and not a 503 either: retrying cannot help. Reads still work.
+func TestFullPartitionIs507(t *testing.T) {
+	s, f := faultyShop(t, faults.Config{Rules: []faults.Rule{{PartitionFull: 1}}})
+	writes := 0
+	for _, r := range everyScreenAndWrite(t) {
+		if r.header["Content-Type"] == "" && r.body != nil {
+			r.header = mergeHeader(r.header, "Content-Type", "application/json")
+		}
+		before := f.Counts().Full
+		w := s.do(r)
+		if f.Counts().Full == before {
+			if w.Code >= 500 {
+				t.Errorf("%s %s = %d without a full partition: %s", r.method, r.path, w.Code, w.Body.String())
+			}
+			continue
+		}
+		writes++
+		if got, want := w.Code, http.StatusInsufficientStorage; got != want {
+			t.Errorf("%s %s = %d, want %d; body %s", r.method, r.path, got, want, w.Body.String())
+			continue
+		}
+		p := decodeBody[struct{ Type, Detail string }](t, w)
+		if got, want := p.Type, "https://shop.example/problems/partition-full"; got != want || p.Detail == "" {
+			t.Errorf("%s %s: problem type %q, detail %q; want %q and a detail", r.method, r.path, got, p.Detail, want)
+		}
+		if got := w.Header().Get("Content-Type"); got != "application/problem+json" {
+			t.Errorf("%s %s: Content-Type %q, want application/problem+json", r.method, r.path, got)
+		}
+	}
+	if writes == 0 {
+		t.Error("no request met the full partition")
+	}
+}
+
 func mergeHeader(h map[string]string, k, v string) map[string]string {
 	out := map[string]string{k: v}
 	for hk, hv := range h {

@@ -24,7 +24,15 @@ const (
 	EFORBIDDEN     = "forbidden"         // 403: valid token, wrong role
 	ETOOMANY       = "too_many_requests" // 429: a client over its rate limit
 	EUNAVAILABLE   = "unavailable"       // 503: store throttled (429) or down; retry after RetryAfter
-	EINTERNAL      = "internal"          // 500: a bug; the message is never shown to clients
+	// EPARTITIONFULL (507): a logical partition reached Cosmos's 20 GB, so
+	// nothing more can be written under its partition key (403 with
+	// substatus 1014). None of the codes above says so truthfully: 413
+	// tells the client its request is too big (a smaller one fails too),
+	// 503 invites a retry that fails the same way, 409 a state the client
+	// can change, and 500 hides it. 507 Insufficient Storage is HTTP's
+	// name for "the server cannot store what this request needs".
+	EPARTITIONFULL = "partition_full"
+	EINTERNAL      = "internal" // 500: a bug; the message is never shown to clients
 )
 
 // Error is the shop's error: a code from the table above, a message fit for

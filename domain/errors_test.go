@@ -27,6 +27,13 @@ func TestValidateID(t *testing.T) {
 		{"backslash", `a\b`, domain.EINVALID, `productId must not contain / \ ? or #`},
 		{"question mark", "a?b", domain.EINVALID, `productId must not contain / \ ? or #`},
 		{"hash", "a#b", domain.EINVALID, `productId must not contain / \ ? or #`},
+		// azcosmos writes a batch operation's id into the body unescaped.
+		{"double quote", `a"b`, domain.EINVALID, `productId must not contain " or a control character`},
+		{"line feed", "a\nb", domain.EINVALID, `productId must not contain " or a control character`},
+		{"NUL", "a\x00b", domain.EINVALID, `productId must not contain " or a control character`},
+		{"DEL", "a\x7fb", domain.EINVALID, `productId must not contain " or a control character`},
+		{"C1 control", "a\u0085b", domain.EINVALID, `productId must not contain " or a control character`},
+		{"invalid UTF-8", "a\xffb", domain.EINVALID, "productId is not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

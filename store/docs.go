@@ -53,7 +53,8 @@ func ReplaceDoc[T any](ctx context.Context, c Container, pk, id string, v T, opt
 	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Replace(ctx, pk, id, b, opts) })
 }
 
-// UpsertDoc creates or replaces the document v and returns it as stored.
+// UpsertDoc creates or replaces the document v and returns it as stored;
+// opts.IfMatch guards only the replace (see Container.Upsert).
 func UpsertDoc[T any](ctx context.Context, c Container, pk string, v T, opts *WriteOptions) (T, error) {
 	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Upsert(ctx, pk, b, opts) })
 }

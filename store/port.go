@@ -21,7 +21,9 @@
 //   - domain.EINVALID: bad id, partition key, document, patch (an incr by
 //     a non-integer too), patch condition, query (a cross-partition ORDER
 //     BY too) or continuation
-//   - domain.ETOOLARGE: the item would exceed 2 MB
+//   - domain.ETOOLARGE: the item would exceed 2 MB, or a batch MaxBatchBytes
+//   - domain.EPARTITIONFULL: the write would take its logical partition
+//     past its size limit (20 GB on Cosmos: 403, substatus 1014)
 //   - domain.EUNAVAILABLE: throttled (429, RetryAfter set) or unavailable
 //     (503); on ReadChangeFeed also a feed range that split
 //     (ErrFeedRangeGone in the chain)
@@ -60,7 +62,11 @@ type Container interface {
 	// Replace overwrites an existing item; ENOTFOUND if missing,
 	// EPRECONDITION if opts.IfMatch is set and stale.
 	Replace(ctx context.Context, pk, id string, item []byte, opts *WriteOptions) (ItemResponse, error)
-	// Upsert creates or replaces. With IfMatch it only replaces.
+	// Upsert creates or replaces. IfMatch guards the replace only: on an
+	// item that exists a stale one is EPRECONDITION, and a missing item
+	// is created whatever it says (Cosmos; If-Match names a version of an
+	// item, which a create has none of). Read-modify-write goes through
+	// Replace, which is ENOTFOUND for a missing item.
 	Upsert(ctx context.Context, pk string, item []byte, opts *WriteOptions) (ItemResponse, error)
 	// Patch applies ops atomically to an existing item (Cosmos partial
 	// document update). With opts.Condition it is a conditional write:
@@ -70,13 +76,16 @@ type Container interface {
 	// "incr /available -n if available >= n" takes stock in ONE write
 	// that two concurrent takers cannot both win, with no read-modify-
 	// write loop. ENOTFOUND if the item is missing; an invalid condition
-	// is EINVALID before anything is asked of the store.
+	// is EINVALID before anything is asked of the store, and so are more
+	// than MaxPatchOps operations.
 	Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *PatchOptions) (ItemResponse, error)
 	// Delete removes the item. Deletes do not appear on the change feed
 	// (latest-version mode), so the shop soft-deletes where copies exist.
 	Delete(ctx context.Context, pk, id string, opts *WriteOptions) (ItemResponse, error)
 	// ExecuteBatch runs ops as one transaction inside ONE logical
-	// partition: all commit or none do. At most MaxBatchOps operations.
+	// partition: all commit or none do. At most MaxBatchOps operations
+	// (EINVALID past it) of at most MaxBatchBytes in all (BatchSize;
+	// ETOOLARGE past it), each patch of at most MaxPatchOps operations.
 	// When the batch is not committed the error carries the code of the
 	// first failing operation and the response still holds every
 	// operation's result (Cosmos returns 424 for the others).
@@ -139,7 +148,9 @@ func (g goneError) Unwrap() []error { return []error{g.err, ErrFeedRangeGone} }
 const (
 	MaxItemBytes     = 2 * 1024 * 1024 // an item over 2 MB is refused (413)
 	MaxBatchOps      = 100             // a transactional batch holds at most 100 operations
-	MaxIDBytes       = 1023            // ids: 1..1023 bytes, none of / \ ? #
+	MaxBatchBytes    = 2 * 1024 * 1024 // and at most 2 MB in all (BatchSize; 413 on Cosmos)
+	MaxPatchOps      = 10              // a patch holds at most 10 operations (400 on Cosmos)
+	MaxIDBytes       = 1023            // ids: 1..1023 bytes of UTF-8, none of / \ ? # " nor a control character (domain.ValidateID)
 	MaxPartitionKey  = 2048            // bytes of a partition key value
 	MaxQueryPageSize = 1000            // items of one query page
 )
@@ -182,7 +193,8 @@ const (
 	PatchIncrement = "incr"    // add a whole number (an int64) to a numeric property
 )
 
-// PatchOp is one operation of a partial document update.
+// PatchOp is one operation of a partial document update. A nil Value of
+// a set, replace or add writes JSON null: the property exists, null.
 type PatchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
@@ -265,10 +277,16 @@ type Query struct {
 	// PartitionKey: the Go SDK fetches no query plan and the gateway
 	// refuses a cross-partition ORDER BY, so both adapters return EINVALID
 	// for one. A client needing a cross-partition order pages the
-	// unordered query to the end and sorts the items itself.
+	// unordered query to the end and sorts the items itself. An item
+	// without the OrderBy property is not returned: the composite index
+	// has no entry for it (filter on the type whose documents carry it).
 	OrderBy string
 	Desc    bool
-	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize).
+	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize):
+	// the most items a page holds. A cross-partition page may hold fewer,
+	// none even, while more follow (Cosmos answers from one physical
+	// partition at a time); only an empty QueryPage.Continuation ends a
+	// query. The embedded store fills every page it can.
 	Limit int
 	// Select projects top-level properties; empty selects whole documents.
 	Select []string
@@ -280,7 +298,8 @@ type Query struct {
 // QueryPage is one page of query results.
 type QueryPage struct {
 	Items [][]byte
-	// Continuation is "" on the last page.
+	// Continuation is "" on the last page, and only there: a page
+	// shorter than the limit is not the end (see Query.Limit).
 	Continuation  string
 	RequestCharge float64
 	// CrossPartition is true when the query fanned out, and

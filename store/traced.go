@@ -246,13 +246,14 @@ func (op operation) end(ru float64, err error, extra ...attribute.KeyValue) {
 // statusCodes gives the Cosmos status code each domain code stands for: the
 // Cosmos adapter maps exactly these statuses to these codes at its boundary.
 var statusCodes = map[string]int{
-	domain.ENOTFOUND:     404,
-	domain.ECONFLICT:     409,
-	domain.EPRECONDITION: 412,
-	domain.EINVALID:      400,
-	domain.ETOOLARGE:     413,
-	domain.EUNAVAILABLE:  503,
-	domain.EINTERNAL:     500,
+	domain.ENOTFOUND:      404,
+	domain.ECONFLICT:      409,
+	domain.EPRECONDITION:  412,
+	domain.EINVALID:       400,
+	domain.ETOOLARGE:      413,
+	domain.EUNAVAILABLE:   503,
+	domain.EPARTITIONFULL: 403,
+	domain.EINTERNAL:      500,
 }
 
 // statusCode returns err's Cosmos status as db.response.status_code wants

@@ -5,6 +5,7 @@
 //	go run ./cmd/shop              # serve on :8080 with the embedded store in ./data
 //	go run ./cmd/shop seed --products 10000 --reviews 10000 --users 10000
 //	go run ./cmd/shop token --user alice --admin
+//	go run ./cmd/shop token '{"userId":"rita","admin":true}'  # the dev endpoint's body
 package main
 
 import (

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"shop/api"
 	"shop/cmd/shop/internal/progress"
+	"shop/domain"
 	"shop/feedworkers"
 	"shop/migrations"
 	"shop/migrations/sample"
@@ -76,7 +79,10 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 }
 
 // token prints a bearer token for a user, signed with the configured
-// secret: handy for curl when the dev token endpoint is off.
+// secret: for curl when the dev token endpoint is off, as it is by default
+// with Cosmos. The user comes from the flags, or from one argument holding
+// the body POST /v1/dev/token takes ({"userId":"rita","admin":true}), so
+// the workshop's helper works the same either way.
 func token(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("token", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -88,6 +94,17 @@ func token(ctx context.Context, args []string, getenv func(string) string, stdou
 	dataDir := fs.String("data-dir", "", "embedded store directory holding jwt.secret")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		body, err := tokenBody(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		*user, *name, *email, *admin = body.UserID, body.Name, body.Email, body.Admin
+	default:
+		return fmt.Errorf("token: want flags or one JSON body, got %d arguments", fs.NArg())
 	}
 	cfg, err := configWithDataDir("token", *dataDir, getenv, stdout)
 	if err != nil {
@@ -110,6 +127,32 @@ func token(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintln(stdout, tok)
 	return nil
+}
+
+// devTokenBody is the body of POST /v1/dev/token.
+type devTokenBody struct {
+	UserID string `json:"userId"`
+	Name   string `json:"name"`
+	Email  string `json:"email"`
+	Admin  bool   `json:"admin"`
+}
+
+// tokenBody decodes one dev-endpoint body, strictly: unknown fields and
+// trailing data are refused, and the user id must be a valid id.
+func tokenBody(arg string) (devTokenBody, error) {
+	var b devTokenBody
+	d := json.NewDecoder(strings.NewReader(arg))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&b); err != nil {
+		return b, fmt.Errorf("token: the argument is not a body like {\"userId\":\"alice\",\"admin\":false}: %v", err)
+	}
+	if d.More() {
+		return b, errors.New("token: data after the JSON body")
+	}
+	if err := domain.ValidateID("userId", b.UserID); err != nil {
+		return b, fmt.Errorf("token: %s", domain.ErrorMessage(err))
+	}
+	return b, nil
 }
 
 // workers runs the change-feed workers alone, for Cosmos deployments that

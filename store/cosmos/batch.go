@@ -41,6 +41,11 @@ func (c *Container) buildBatch(pk string, ops []store.BatchOp) (azcosmos.Transac
 	if len(ops) == 0 || len(ops) > store.MaxBatchOps {
 		return b, domain.Errorf(domain.EINVALID, "a batch holds 1..%d operations, got %d", store.MaxBatchOps, len(ops))
 	}
+	// Checked here, not left to the service: its 413 would cost a round
+	// trip and name no limit.
+	if n := store.BatchSize(ops); n > store.MaxBatchBytes {
+		return b, domain.Errorf(domain.ETOOLARGE, "the batch is %d bytes, over the %d byte limit of a transactional batch", n, store.MaxBatchBytes)
+	}
 	for i, op := range ops {
 		var opts *azcosmos.TransactionalBatchItemOptions
 		if op.IfMatch != "" {

@@ -2,6 +2,7 @@ package cosmos
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -148,6 +149,11 @@ func TestBuildBatchRefuses(t *testing.T) {
 			}
 		})
 	}
+	big := []byte(`{"id":"a","blob":"` + strings.Repeat("x", store.MaxBatchBytes/2) + `"}`)
+	_, err := c.buildBatch("u1", []store.BatchOp{{Kind: store.BatchUpsert, Item: big}, {Kind: store.BatchUpsert, Item: big}})
+	if got, want := domain.ErrorCode(err), domain.ETOOLARGE; got != want {
+		t.Errorf("a batch over 2 MB: code = %q (%v), want %q", got, err, want)
+	}
 	if _, err := c.buildBatch("u1", []store.BatchOp{
 		{Kind: store.BatchCreate, Item: []byte(`{"id":"o1"}`)},
 		{Kind: store.BatchUpsert, Item: []byte(`{"id":"k1"}`)},
@@ -168,6 +174,9 @@ func TestPatchOperations(t *testing.T) {
 		{Op: store.PatchRemove, Path: "/previousCategoryId"},
 		{Op: store.PatchIncrement, Path: "/priceVersion", Value: float64(1)},
 		{Op: store.PatchIncrement, Path: "/version", Value: json.Number("2")},
+		{Op: store.PatchSet, Path: "/note", Value: nil},
+		{Op: store.PatchReplace, Path: "/tagline", Value: nil},
+		{Op: store.PatchAdd, Path: "/extra", Value: nil},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +191,12 @@ func TestPatchOperations(t *testing.T) {
 		`{"op":"add","path":"/tags/-","value":"new"},` +
 		`{"op":"remove","path":"/previousCategoryId"},` +
 		`{"op":"incr","path":"/priceVersion","value":1},` +
-		`{"op":"incr","path":"/version","value":2}]}`
+		`{"op":"incr","path":"/version","value":2},` +
+		// A nil value is JSON null, as on the embedded store: the SDK's
+		// omitempty would otherwise drop "value" from the operation.
+		`{"op":"set","path":"/note","value":null},` +
+		`{"op":"replace","path":"/tagline","value":null},` +
+		`{"op":"add","path":"/extra","value":null}]}`
 	if got := string(b); got != want {
 		t.Errorf("patch body\n got: %s\nwant: %s", got, want)
 	}
@@ -199,6 +213,7 @@ func TestPatchOperationsRefuses(t *testing.T) {
 		{"root path", []store.PatchOp{{Op: store.PatchSet, Path: "/", Value: 1}}},
 		{"fractional increment", []store.PatchOp{{Op: store.PatchIncrement, Path: "/a", Value: 0.5}}},
 		{"string increment", []store.PatchOp{{Op: store.PatchIncrement, Path: "/a", Value: "1"}}},
+		{"over 10 operations", make11Sets()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,4 +223,13 @@ func TestPatchOperationsRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// make11Sets is one patch operation more than Cosmos takes.
+func make11Sets() []store.PatchOp {
+	ops := make([]store.PatchOp, store.MaxPatchOps+1)
+	for i := range ops {
+		ops[i] = store.PatchOp{Op: store.PatchSet, Path: fmt.Sprintf("/f%d", i), Value: i}
+	}
+	return ops
 }

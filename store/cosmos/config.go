@@ -50,7 +50,12 @@ type Config struct {
 	// 429s, x-ms-retry-after-ms included (default DefaultMaxRetryWait).
 	MaxRetryWait time.Duration
 	// Throughput is the autoscale maximum RU/s provisioned on the database
-	// when migrations create it; 0 provisions nothing (serverless accounts).
+	// when migrations create it, shared by its containers. 0 provisions
+	// nothing, which is what a serverless account needs; on an account
+	// with provisioned throughput Cosmos then gives each container it
+	// creates its default of 400 RU/s of manual throughput, billed per
+	// container (eight containers: 3,200 RU/s). Containers never ask for
+	// throughput of their own (TestThroughputOfCreatedContainers).
 	Throughput int
 	// TracerProvider, when set, receives the SDK's own spans (one per HTTP
 	// call to Cosmos, retries included) through azotel, beneath the shop's

@@ -60,6 +60,9 @@ func (s *Store) create(ctx context.Context, def store.ContainerDef) (bool, error
 	if err != nil && !domain.IsCode(mapError("", err), domain.ECONFLICT) {
 		return false, s.managementError("create database "+s.cfg.Database, err)
 	}
+	// No throughput of its own: it shares the database's, or, with none
+	// (serverless, or COSMOS_AUTOSCALE_MAX_RU unset), Cosmos decides:
+	// nothing on serverless, 400 RU/s manual on a provisioned account.
 	_, err = s.db.CreateContainer(ctx, containerProperties(def), nil)
 	if err != nil {
 		if domain.IsCode(mapError("", err), domain.ECONFLICT) {

@@ -45,6 +45,12 @@ func TestContract(t *testing.T) {
 		}
 		admin.Close()
 	})
+	// A real account is held to everything; the emulator to everything
+	// but what its feature-support table says it lacks.
+	var opts storetest.Options
+	if cfg.Emulator {
+		opts.Lacks = emulatorGaps
+	}
 	storetest.Run(t, func(t *testing.T) store.Store {
 		s, err := Open(ctx, cfg)
 		if err != nil {
@@ -52,7 +58,19 @@ func TestContract(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
-	})
+	}, opts)
+}
+
+// emulatorGaps are the capabilities of the contract the vNext emulator's
+// published feature-support table lists as not yet implemented, and only
+// those: what a bug report or a belief says is not a gap to declare here
+// (docs/cosmos.md, section 6). The suite skips the tests that need them
+// instead of failing; the emulator is held to all the rest.
+var emulatorGaps = map[storetest.Capability]string{
+	storetest.Charges: "the vNext emulator's feature table lists request units as not yet implemented: " +
+		"it computes no charge",
+	storetest.CompositeIndexes: "the vNext emulator's feature table lists custom indexing policies as not yet implemented: " +
+		"no declared composite index serves an ORDER BY, so what such an index leaves out is not given",
 }
 
 // contractConfig finds a Cosmos to test against, or skips.

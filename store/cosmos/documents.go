@@ -3,7 +3,6 @@ package cosmos
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
@@ -76,19 +75,10 @@ func checkItem(item []byte) (string, error) {
 	return id, checkID(id)
 }
 
-// checkID applies Cosmos's id rules: 1..1023 bytes, none of / \ ? #
-// (they would break the resource URL of a point operation).
-func checkID(id string) error {
-	switch {
-	case id == "":
-		return domain.Errorf(domain.EINVALID, "empty id")
-	case len(id) > store.MaxIDBytes:
-		return domain.Errorf(domain.EINVALID, "id longer than %d bytes", store.MaxIDBytes)
-	case strings.ContainsAny(id, `/\?#`):
-		return domain.Errorf(domain.EINVALID, "id %q contains one of / \\ ? #", id)
-	}
-	return nil
-}
+// checkID applies the port's id rule (domain.ValidateID), the same in
+// both adapters; an id with " or a control character would make azcosmos
+// write a malformed batch body.
+func checkID(id string) error { return domain.ValidateID("id", id) }
 
 // checkPK requires a partition key value on every call, as the port does.
 func checkPK(pk string) error {

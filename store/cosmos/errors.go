@@ -20,7 +20,7 @@ import (
 var statusCodes = map[int]string{
 	http.StatusBadRequest:            domain.EINVALID,      // malformed item, query or patch; pk mismatch
 	http.StatusUnauthorized:          domain.EINTERNAL,     // our key or token is wrong: our fault, not the client's
-	http.StatusForbidden:             domain.EINTERNAL,     // missing RBAC role, firewall, or the account's storage quota
+	http.StatusForbidden:             domain.EINTERNAL,     // missing RBAC role, firewall, or the account's storage quota (substatus 1014, a full partition: statusError)
 	http.StatusNotFound:              domain.ENOTFOUND,     // no such item, container or database
 	http.StatusRequestTimeout:        domain.EUNAVAILABLE,  // the service timed out; retry
 	http.StatusConflict:              domain.ECONFLICT,     // id taken in the logical partition
@@ -31,6 +31,10 @@ var statusCodes = map[int]string{
 	449:                              domain.EUNAVAILABLE,  // "retry with": a concurrent write on the same item
 	http.StatusServiceUnavailable:    domain.EUNAVAILABLE,  // transient; retry
 }
+
+// substatusPartitionFull on a 403: the logical partition (all items of
+// one partition key value) reached its 20 GB.
+const substatusPartitionFull = "1014"
 
 // messages are client-safe texts per code. The SDK's own text (which can
 // carry activity ids, URLs, and for 401/403 hints about credentials) is
@@ -84,6 +88,11 @@ func statusError(op string, status int, resp *http.Response) *domain.Error {
 		// Not "no such item": no replica has yet reached the session
 		// token the read carried, in any region the SDK retried.
 		return domain.Errorf(domain.EUNAVAILABLE, "%s: the store has not yet caught up with this session; retry", op)
+	}
+	if status == http.StatusForbidden && resp != nil && resp.Header.Get(headerSubstatus) == substatusPartitionFull {
+		// Not refused access: the write's logical partition is full, and
+		// stays so until items under its key are deleted.
+		return domain.Errorf(domain.EPARTITIONFULL, "%s: the logical partition reached Cosmos's 20 GB limit of one partition key value; nothing more can be written to it", op)
 	}
 	code, ok := statusCodes[status]
 	if !ok {

@@ -50,6 +50,7 @@ func TestMapErrorStatusTable(t *testing.T) {
 		{"BadRequest", 400, nil, domain.EINVALID, 0, "malformed"},
 		{"Unauthorized is our fault", 401, nil, domain.EINTERNAL, 0, "credentials"},
 		{"Forbidden is our fault", 403, nil, domain.EINTERNAL, 0, "refused access"},
+		{"Partition full is no refused access", 403, http.Header{"X-Ms-Substatus": {"1014"}}, domain.EPARTITIONFULL, 0, "20 GB"},
 		{"NotFound", 404, nil, domain.ENOTFOUND, 0, "not found"},
 		{"Read session not available is no missing item", 404, http.Header{"X-Ms-Substatus": {"1002"}}, domain.EUNAVAILABLE, 0, "caught up with this session"},
 		{"RequestTimeout", 408, nil, domain.EUNAVAILABLE, 0, "timed out"},

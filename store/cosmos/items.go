@@ -87,7 +87,8 @@ func (c *Container) Replace(ctx context.Context, pk, id string, item []byte, opt
 	return itemResponse(c.op("replace", id), r, err)
 }
 
-// Upsert creates or replaces; with If-Match it only replaces.
+// Upsert creates or replaces; Cosmos applies If-Match to the replace only
+// and creates a missing item whatever it says (the port's rule).
 func (c *Container) Upsert(ctx context.Context, pk string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
 	id, err := c.checkWrite(pk, item)
 	if err != nil {
@@ -150,11 +151,15 @@ func (c *Container) checkWrite(pk string, item []byte) (string, error) {
 }
 
 // patchOperations converts the port's patch to the SDK's. At most 10
-// operations per patch is Cosmos's rule; the service enforces it.
+// operations per patch is Cosmos's rule (400 past it), checked here as
+// the embedded store checks it.
 func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
 	var p azcosmos.PatchOperations
 	if len(ops) == 0 {
 		return p, domain.Errorf(domain.EINVALID, "patch: no operations")
+	}
+	if len(ops) > store.MaxPatchOps {
+		return p, domain.Errorf(domain.EINVALID, "patch: %d operations, more than the %d Cosmos allows", len(ops), store.MaxPatchOps)
 	}
 	for i, op := range ops {
 		if len(op.Path) < 2 || op.Path[0] != '/' {
@@ -162,11 +167,11 @@ func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
 		}
 		switch op.Op {
 		case store.PatchSet:
-			p.AppendSet(op.Path, op.Value)
+			p.AppendSet(op.Path, patchValue(op.Value))
 		case store.PatchReplace:
-			p.AppendReplace(op.Path, op.Value)
+			p.AppendReplace(op.Path, patchValue(op.Value))
 		case store.PatchAdd:
-			p.AppendAdd(op.Path, op.Value)
+			p.AppendAdd(op.Path, patchValue(op.Value))
 		case store.PatchRemove:
 			p.AppendRemove(op.Path)
 		case store.PatchIncrement:
@@ -180,6 +185,17 @@ func patchOperations(ops []store.PatchOp) (azcosmos.PatchOperations, error) {
 		}
 	}
 	return p, nil
+}
+
+// patchValue is the value of a set, replace or add as the SDK must send
+// it: nil is JSON null, which Cosmos stores as the embedded store does.
+// azcosmos tags the value omitempty, so a nil would leave "value" out of
+// the operation, and Cosmos would refuse it instead.
+func patchValue(v any) any {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
 }
 
 // conditionalPatch is patchOperations with cond, when there is one, as

@@ -31,6 +31,9 @@ func (c *Container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 	if len(ops) > store.MaxBatchOps {
 		return store.BatchResponse{}, domain.Errorf(domain.EINVALID, "batch has %d operations, more than %d", len(ops), store.MaxBatchOps)
 	}
+	if n := store.BatchSize(ops); n > store.MaxBatchBytes {
+		return store.BatchResponse{}, domain.Errorf(domain.ETOOLARGE, "batch is %d bytes, more than the %d byte limit of a transactional batch", n, store.MaxBatchBytes)
+	}
 	var resp store.BatchResponse
 	var failed error
 	err = c.s.update(func(tx *bolt.Tx) error {
@@ -81,6 +84,11 @@ func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store
 	}
 	switch op.Kind {
 	case store.BatchCreate, store.BatchReplace, store.BatchUpsert:
+		if op.Kind == store.BatchCreate && op.IfMatch != "" {
+			// As the Cosmos adapter: an If-Match names a version of an
+			// item that exists, which a create never replaces.
+			return store.BatchResult{}, 0, domain.Errorf(domain.EINVALID, "batch operation create takes no If-Match")
+		}
 		if op.Kind == store.BatchReplace {
 			if err := validateID(op.ID); err != nil {
 				return store.BatchResult{}, 0, err

@@ -10,20 +10,9 @@ import (
 	"shop/store"
 )
 
-// validateID applies Cosmos's id rules: 1..1023 bytes, none of / \ ? #
-// (they would break the item's resource URI).
-func validateID(id string) error {
-	if id == "" {
-		return domain.Errorf(domain.EINVALID, "id is empty")
-	}
-	if len(id) > store.MaxIDBytes {
-		return domain.Errorf(domain.EINVALID, "id is %d bytes, more than %d", len(id), store.MaxIDBytes)
-	}
-	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return domain.Errorf(domain.EINVALID, "id %q contains %q, which ids may not", id, id[i])
-	}
-	return nil
-}
+// validateID applies the port's id rule (domain.ValidateID), the same
+// in both adapters.
+func validateID(id string) error { return domain.ValidateID("id", id) }
 
 // validatePK: every item operation names its partition key (a Cosmos rule:
 // without it a point operation cannot be routed).

@@ -137,7 +137,8 @@ func (c *Container) Replace(ctx context.Context, pk, id string, item []byte, opt
 	return c.write(ctx, pk, id, item, modeReplace, ifMatch(opts))
 }
 
-// Upsert creates or replaces; with If-Match it only replaces.
+// Upsert creates or replaces. If-Match guards the replace only: a
+// missing item is created whatever it says, as Cosmos does.
 func (c *Container) Upsert(ctx context.Context, pk string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
 	return c.write(ctx, pk, "", item, modeUpsert, ifMatch(opts))
 }
@@ -225,9 +226,7 @@ func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending
 		return false, domain.Errorf(domain.ECONFLICT, "item %s already exists in partition %s", w.id, pk)
 	case mode == modeReplace && !exists:
 		return false, notFound(w.id, pk)
-	case match != "" && !exists:
-		return false, domain.Errorf(domain.EPRECONDITION, "If-Match given but item %s does not exist in partition %s", w.id, pk)
-	case match != "" && string(old.etag) != match:
+	case match != "" && exists && string(old.etag) != match:
 		return false, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", w.id, match, old.etag)
 	}
 	if err := c.checkUnique(pt.items, st, pk, w); err != nil {

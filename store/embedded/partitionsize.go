@@ -38,11 +38,11 @@ func (s *Store) checkPartitionSize(items *bolt.Bucket, pk string, grow int) erro
 
 // partitionFull is the refusal of a write to a logical partition at its
 // size limit. Cosmos answers 403 with substatus 1014 ("partition key
-// reached maximum size"); here it is ETOOLARGE, the code of the other
-// size limits (an item over 2 MB), since retrying cannot help either: the
-// partition key needs more values (a synthetic key) to spread the data.
+// reached maximum size"), which the port calls EPARTITIONFULL: retrying
+// cannot help, the partition key needs more values (a synthetic key) to
+// spread the data.
 func partitionFull(pk string, limit int64) error {
-	return domain.Errorf(domain.ETOOLARGE,
+	return domain.Errorf(domain.EPARTITIONFULL,
 		"logical partition %s is full: it would exceed the %s limit of one partition key value (Cosmos answers 403, substatus 1014)", pk, sizeText(limit))
 }
 

@@ -95,6 +95,9 @@ func (st *containerState) checkPatch(ops []store.PatchOp) ([]store.PatchOp, erro
 	if len(ops) == 0 {
 		return nil, domain.Errorf(domain.EINVALID, "patch has no operations")
 	}
+	if len(ops) > store.MaxPatchOps {
+		return nil, domain.Errorf(domain.EINVALID, "patch has %d operations, more than the %d Cosmos allows", len(ops), store.MaxPatchOps)
+	}
 	pkPath := "/" + strings.Join(st.pkPath, "/")
 	out := make([]store.PatchOp, len(ops))
 	for i, op := range ops {

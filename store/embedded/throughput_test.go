@@ -238,27 +238,27 @@ func TestLogicalPartitionFull(t *testing.T) {
 			break
 		}
 	}
-	if !domain.IsCode(err, domain.ETOOLARGE) || n < 3 || !strings.Contains(domain.ErrorMessage(err), "4 KB") {
-		t.Fatalf("after %d items of 1 KB: %v, want ETOOLARGE naming the 4 KB limit", n, err)
+	if !domain.IsCode(err, domain.EPARTITIONFULL) || n < 3 || !strings.Contains(domain.ErrorMessage(err), "4 KB") {
+		t.Fatalf("after %d items of 1 KB: %v, want EPARTITIONFULL naming the 4 KB limit", n, err)
 	}
 	tests := []struct {
 		name  string
 		write func() error
 		code  string
 	}{
-		{"Upsert", func() error { _, err := c.Upsert(bg, "full", doc("full", "new", "pad", pad), nil); return err }, domain.ETOOLARGE},
+		{"Upsert", func() error { _, err := c.Upsert(bg, "full", doc("full", "new", "pad", pad), nil); return err }, domain.EPARTITIONFULL},
 		{"ReplaceGrowing", func() error {
 			_, err := c.Replace(bg, "full", "0", doc("full", "0", "pad", pad+more), nil)
 			return err
-		}, domain.ETOOLARGE},
+		}, domain.EPARTITIONFULL},
 		{"PatchGrowing", func() error {
 			_, err := c.Patch(bg, "full", "0", []store.PatchOp{{Op: store.PatchSet, Path: "/more", Value: more}}, nil)
 			return err
-		}, domain.ETOOLARGE},
+		}, domain.EPARTITIONFULL},
 		{"Batch", func() error {
 			_, err := c.ExecuteBatch(bg, "full", []store.BatchOp{{Kind: store.BatchCreate, Item: doc("full", "b", "pad", pad)}})
 			return err
-		}, domain.ETOOLARGE},
+		}, domain.EPARTITIONFULL},
 		{"ReplaceShrinking", func() error { _, err := c.Replace(bg, "full", "0", doc("full", "0"), nil); return err }, ""},
 		{"Delete", func() error { _, err := c.Delete(bg, "full", "1", nil); return err }, ""},
 		{"OtherKey", func() error { _, err := c.Create(bg, "other", doc("other", "0", "pad", pad)); return err }, ""},

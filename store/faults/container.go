@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"context"
 
 	"shop/store"
@@ -68,6 +69,13 @@ func (c *container) ExecuteBatch(ctx context.Context, pk string, ops []store.Bat
 func (c *container) Query(ctx context.Context, q store.Query) (store.QueryPage, error) {
 	if err := c.f.inject(ctx, OpQuery, c.name); err != nil {
 		return store.QueryPage{}, err
+	}
+	if n := c.f.cfg.ShortPages; n > 0 && q.PartitionKey == "" && c.f.on.Load() {
+		// The page size is not part of a continuation's query, so every
+		// page may be asked for with the shorter one.
+		if limit := cmp.Or(q.Limit, store.DefaultPageSize); limit > n {
+			q.Limit = n
+		}
 	}
 	return c.c.Query(ctx, q)
 }

@@ -1,6 +1,7 @@
 // Package faults wraps a store.Store and injects the failures a Cosmos
 // account produces under load: throttling (429 with x-ms-retry-after-ms),
-// unavailability (503), timeouts and added latency. Tests use it to prove
+// unavailability (503), timeouts and added latency; and one it produces
+// when a logical partition is full (403 with substatus 1014). Tests use it to prove
 // that the API answers 503 with Retry-After instead of 500 and that the
 // feed workers ride through failures and converge once the store heals.
 //
@@ -42,9 +43,9 @@ const (
 // Writes are the operations that change an item.
 var Writes = []Op{OpCreate, OpReplace, OpUpsert, OpPatch, OpDelete, OpBatch}
 
-// Rule injects faults into the operations it selects. The three rates
-// are probabilities of one call failing that way; their sum must not
-// exceed 1. Latency is added before every selected call, failed or not.
+// Rule injects faults into the operations it selects. The rates are
+// probabilities of one call failing that way; their sum must not exceed
+// 1. Latency is added before every selected call, failed or not.
 type Rule struct {
 	// Ops selects operations; empty selects all of them.
 	Ops []Op
@@ -60,6 +61,10 @@ type Rule struct {
 	// Timeout is the rate of calls that hang until the context's deadline
 	// (at most Config.TimeoutAfter) and then fail EUNAVAILABLE.
 	Timeout float64
+	// PartitionFull is the rate of writes failing EPARTITIONFULL: what
+	// the Cosmos adapter returns for a 403 with substatus 1014, a logical
+	// partition at its 20 GB. Reads and queries it selects never fail so.
+	PartitionFull float64
 	// Latency is added to every selected call.
 	Latency time.Duration
 }
@@ -88,6 +93,12 @@ type Config struct {
 	TimeoutAfter time.Duration
 	// Disabled starts the store healed; Break switches injection on.
 	Disabled bool
+	// ShortPages, when above 0, caps every cross-partition query page at
+	// that many items while injection is on: a page of a Cosmos container
+	// with several physical partitions may hold fewer items than its
+	// limit while more follow, and only an empty continuation ends the
+	// query. Callers that stop at a short page show here.
+	ShortPages int
 }
 
 // Counts is what a faulty store has seen and injected so far.
@@ -96,11 +107,12 @@ type Counts struct {
 	Throttled   int64 `json:"throttled"`   // failed as a 429
 	Unavailable int64 `json:"unavailable"` // failed as a 503
 	TimedOut    int64 `json:"timedOut"`    // hung, then failed
+	Full        int64 `json:"full"`        // failed as a 403/1014, partition full
 	Delayed     int64 `json:"delayed"`     // got added latency
 }
 
 // Injected is the number of calls that failed.
-func (c Counts) Injected() int64 { return c.Throttled + c.Unavailable + c.TimedOut }
+func (c Counts) Injected() int64 { return c.Throttled + c.Unavailable + c.TimedOut + c.Full }
 
 // Store is a store.Store that injects faults into the one it wraps.
 type Store struct {
@@ -111,7 +123,7 @@ type Store struct {
 	mu  sync.Mutex
 	rng *rand.Rand
 
-	calls, throttled, unavailable, timedOut, delayed atomic.Int64
+	calls, throttled, unavailable, timedOut, full, delayed atomic.Int64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -142,6 +154,7 @@ func (f *Store) Counts() Counts {
 		Throttled:   f.throttled.Load(),
 		Unavailable: f.unavailable.Load(),
 		TimedOut:    f.timedOut.Load(),
+		Full:        f.full.Load(),
 		Delayed:     f.delayed.Load(),
 	}
 }
@@ -154,6 +167,7 @@ const (
 	throttle
 	unavailable
 	timeout
+	partitionFull
 )
 
 // inject decides the call's fate, sleeps its latency, and returns the
@@ -179,6 +193,8 @@ func (f *Store) inject(ctx context.Context, op Op, container string) error {
 		fate = unavailable
 	case p < r.Throttle+r.Unavailable+r.Timeout:
 		fate = timeout
+	case p < r.Throttle+r.Unavailable+r.Timeout+r.PartitionFull && slices.Contains(Writes, op):
+		fate = partitionFull
 	}
 	if r.Latency > 0 {
 		f.delayed.Add(1)
@@ -197,6 +213,9 @@ func (f *Store) inject(ctx context.Context, op Op, container string) error {
 		f.timedOut.Add(1)
 		_ = sleep(ctx, f.cfg.TimeoutAfter)
 		return domain.Errorf(domain.EUNAVAILABLE, "the store did not answer in time")
+	case partitionFull:
+		f.full.Add(1)
+		return domain.Errorf(domain.EPARTITIONFULL, "the logical partition is full (403, substatus 1014)")
 	}
 	return nil
 }

@@ -62,6 +62,27 @@ func TestEachFaultHasItsShape(t *testing.T) {
 	}
 }
 
+// TestPartitionFullFailsWritesOnly: a full logical partition refuses
+// writes (Cosmos: 403, substatus 1014) and still serves reads.
+func TestPartitionFullFailsWritesOnly(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	if _, err := st.Container("things").Create(ctx, "a", []byte(`{"id":"1","pk":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	f := faults.Wrap(st, faults.Config{Rules: []faults.Rule{{PartitionFull: 1}}})
+	_, err := f.Container("things").Create(ctx, "a", []byte(`{"id":"2","pk":"a"}`))
+	if got, want := domain.ErrorCode(err), domain.EPARTITIONFULL; got != want {
+		t.Errorf("create: code %q (%v), want %q", got, err, want)
+	}
+	if _, err := f.Container("things").Read(ctx, "a", "1"); err != nil {
+		t.Errorf("read of a full partition: %v, want the item", err)
+	}
+	if diff := cmp.Diff(faults.Counts{Calls: 2, Full: 1}, f.Counts()); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
+
 func TestRulesSelectOperationsAndContainers(t *testing.T) {
 	st := openStore(t)
 	if _, err := st.EnsureContainer(context.Background(), store.ContainerDef{ID: "others", PartitionKeyPath: "/pk"}); err != nil {

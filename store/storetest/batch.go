@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,4 +112,50 @@ func testBatchOver100(t *testing.T, s store.Store) {
 	if !r.Committed || len(r.Results) != store.MaxBatchOps {
 		t.Errorf("batch of 100: Committed = %v with %d results, want true with 100", r.Committed, len(r.Results))
 	}
+}
+
+// testBatchOver2MB: a batch is held to 2 MB in all (store.BatchSize),
+// however small each of its items is; Cosmos answers 413.
+func testBatchOver2MB(t *testing.T, s store.Store) {
+	c := newContainer(t, s, nil)
+	blob := strings.Repeat("x", 800*1024)
+	var ops []store.BatchOp
+	for i := range 3 {
+		ops = append(ops, store.BatchOp{Kind: store.BatchCreate, Item: item("p", fmt.Sprintf("big%d", i), "blob", blob)})
+	}
+	r, err := c.ExecuteBatch(ctx, "p", ops)
+	wantCode(t, "batch of three 800 KB items", err, domain.ETOOLARGE)
+	if r.Committed {
+		t.Errorf("Committed = true, want false")
+	}
+	_, err = c.Read(ctx, "p", "big0")
+	wantCode(t, "first item of the refused batch", err, domain.ENOTFOUND)
+	r, err = c.ExecuteBatch(ctx, "p", ops[:2])
+	wantCode(t, "batch of two 800 KB items", err, "")
+	if !r.Committed {
+		t.Errorf("batch of two 800 KB items: Committed = false, want true")
+	}
+}
+
+// testPatchOver10Ops: a patch holds at most 10 operations, alone or in a
+// batch; Cosmos answers 400 for more.
+func testPatchOver10Ops(t *testing.T, s store.Store) {
+	c := newContainer(t, s, nil)
+	mustCreate(t, c, "p", item("p", "a", "n", 0))
+	ops := func(n int) []store.PatchOp {
+		var out []store.PatchOp
+		for i := range n {
+			out = append(out, store.PatchOp{Op: store.PatchSet, Path: fmt.Sprintf("/f%d", i), Value: i})
+		}
+		return out
+	}
+	_, err := c.Patch(ctx, "p", "a", ops(store.MaxPatchOps+1), nil)
+	wantCode(t, "Patch of 11 operations", err, domain.EINVALID)
+	_, err = c.ExecuteBatch(ctx, "p", []store.BatchOp{{Kind: store.BatchPatch, ID: "a", Patch: ops(store.MaxPatchOps + 1)}})
+	wantCode(t, "batch patch of 11 operations", err, domain.EINVALID)
+	if _, ok := mustRead(t, c, "p", "a")["f0"]; ok {
+		t.Errorf("a refused patch set /f0")
+	}
+	_, err = c.Patch(ctx, "p", "a", ops(store.MaxPatchOps), nil)
+	wantCode(t, "Patch of 10 operations", err, "")
 }

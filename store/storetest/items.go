@@ -135,6 +135,29 @@ func testStaleIfMatch(t *testing.T, s store.Store) {
 	charged(t, "Delete", r.RequestCharge)
 }
 
+// testUpsertIfMatchOfMissing: If-Match guards the replace an upsert may
+// be, never a create: an upsert with If-Match of an item that does not
+// exist creates it, alone and in a batch (Cosmos; its SDKs document it).
+// On an item that exists a stale If-Match is still EPRECONDITION.
+func testUpsertIfMatchOfMissing(t *testing.T, s store.Store) {
+	c := newContainer(t, s, nil)
+	guard := &store.WriteOptions{IfMatch: `"no-such-version"`}
+	r, err := c.Upsert(ctx, "p", item("p", "new", "n", 1), guard)
+	wantCode(t, "Upsert with If-Match of a missing item", err, "")
+	charged(t, "Upsert", r.RequestCharge)
+	if got := mustRead(t, c, "p", "new")["n"]; got != 1.0 {
+		t.Errorf("after the upsert n = %v, want 1", got)
+	}
+	_, err = c.Upsert(ctx, "p", item("p", "new", "n", 2), guard)
+	wantCode(t, "Upsert with a stale If-Match of the item it created", err, domain.EPRECONDITION)
+	b, err := c.ExecuteBatch(ctx, "p", []store.BatchOp{{Kind: store.BatchUpsert, Item: item("p", "batched", "n", 1), IfMatch: guard.IfMatch}})
+	wantCode(t, "batch upsert with If-Match of a missing item", err, "")
+	if !b.Committed {
+		t.Fatalf("batch upsert with If-Match of a missing item: Committed = false, want true")
+	}
+	mustRead(t, c, "p", "batched")
+}
+
 func testMissingIsNotFound(t *testing.T, s store.Store) {
 	c := newContainer(t, s, nil)
 	mustCreate(t, c, "p", item("p", "a"))
@@ -175,6 +198,9 @@ func testBadInput(t *testing.T, s store.Store) {
 		"backslash":     `a\b`,
 		"question mark": "a?b",
 		"hash":          "a#b",
+		"double quote":  `a"b`,
+		"tab":           "a\tb",
+		"NUL":           "a\x00b",
 	}
 	for name, id := range badIDs {
 		t.Run("ID "+name, func(t *testing.T) {

@@ -32,6 +32,12 @@ func testPatch(t *testing.T, s store.Store) {
 	}{
 		{name: "SetNew", ops: []store.PatchOp{op(store.PatchSet, "/color", "red")},
 			want: func(id string) map[string]any { return with(id, func(m map[string]any) { m["color"] = "red" }) }},
+		// A nil value sets JSON null; the property stays (Cosmos stores
+		// the null it is sent).
+		{name: "SetNull", ops: []store.PatchOp{op(store.PatchSet, "/name", nil)},
+			want: func(id string) map[string]any { return with(id, func(m map[string]any) { m["name"] = nil }) }},
+		{name: "SetNullNew", ops: []store.PatchOp{op(store.PatchSet, "/color", nil)},
+			want: func(id string) map[string]any { return with(id, func(m map[string]any) { m["color"] = nil }) }},
 		{name: "SetExisting", ops: []store.PatchOp{op(store.PatchSet, "/name", "b")},
 			want: func(id string) map[string]any { return with(id, func(m map[string]any) { m["name"] = "b" }) }},
 		{name: "SetNested", ops: []store.PatchOp{op(store.PatchSet, "/nested/b", 2)},

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"shop/domain"
+	"shop/store"
+	"shop/store/embedded"
+)
+
+// The path to Cosmos in docs/cosmos.md must work as written. These tests
+// run what can run without an account: its seed commands, its secrets.
+
+// TestCosmosDocsSeedWhatTheWorkshopUses: every `shop seed` command of
+// docs/cosmos.md loads a catalog holding every product and category the
+// workshop and that page name (p-0147 among them), so the workshop runs
+// on Cosmos as it does on the embedded store's first start.
+func TestCosmosDocsSeedWhatTheWorkshopUses(t *testing.T) {
+	doc := readDoc(t, "cosmos.md")
+	// Commands, not prose: a line that starts with the command.
+	seeds := regexp.MustCompile(`(?m)^\s*(?:docker compose run --rm shop|go run \./cmd/shop|shop) seed\b([^\n]*)$`).FindAllStringSubmatch(doc, -1)
+	if len(seeds) == 0 {
+		t.Fatal("docs/cosmos.md has no shop seed command")
+	}
+	var text strings.Builder
+	text.WriteString(doc)
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "workshop", "*.md"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("workshop pages: %v", err)
+	}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.Write(b)
+	}
+	products := unique(regexp.MustCompile(`\bp-\d{4}\b`).FindAllString(text.String(), -1))
+	var categories []string
+	for _, m := range regexp.MustCompile(`/v1/categories/([a-z][a-z-]*)`).FindAllStringSubmatch(text.String(), -1) {
+		if m[1] != "no-such-category" { // the workshop's 404
+			categories = append(categories, m[1])
+		}
+	}
+	categories = unique(categories)
+	for _, m := range seeds {
+		args := strings.Fields(strings.TrimSuffix(strings.TrimSpace(strings.SplitN(m[1], "#", 2)[0]), "\\"))
+		t.Run(strings.Join(append([]string{"seed"}, args...), " "), func(t *testing.T) {
+			dir := t.TempDir()
+			var out bytes.Buffer
+			// The data directory first: flag parsing stops at an argument
+			// that is not a flag, and must never fall back to ./data.
+			if err := run(context.Background(), append([]string{"shop", "seed", "--data-dir", dir}, args...), envOf(), &out); err != nil {
+				t.Fatalf("seed: %v\n%s", err, out.String())
+			}
+			st, err := embedded.Open(filepath.Join(dir, "shop.db"), embedded.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			repos := store.NewRepos(st)
+			ctx := context.Background()
+			for _, id := range products {
+				if _, err := repos.Products.Get(ctx, id); err != nil {
+					t.Errorf("product %s, which the docs use: %v", id, err)
+				}
+			}
+			cs, err := repos.Products.Categories(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range categories {
+				if !slices.ContainsFunc(cs.Items, func(c domain.Category) bool { return c.ID == id }) {
+					t.Errorf("category %s, which the docs use, is not in the catalog", id)
+				}
+			}
+		})
+	}
+}
+
+// TestCosmosDocsSecretsAreAccepted: every SHOP_JWT_SECRET docs/cosmos.md
+// and docker-compose.yml set is one `shop serve` accepts with Cosmos.
+func TestCosmosDocsSecretsAreAccepted(t *testing.T) {
+	compose, err := os.ReadFile(filepath.Join("..", "..", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := readDoc(t, "cosmos.md") + string(compose)
+	secrets := regexp.MustCompile(`SHOP_JWT_SECRET[=:]\s*'?([^\s'<]+)`).FindAllStringSubmatch(text, -1)
+	if len(secrets) == 0 {
+		t.Fatal("no SHOP_JWT_SECRET in docs/cosmos.md or docker-compose.yml")
+	}
+	for _, m := range secrets {
+		if strings.HasPrefix(m[1], "$") {
+			continue // made by a command the reader runs
+		}
+		c, err := parseConfig("serve", nil, envOf("COSMOS_ENDPOINT=https://acct.documents.azure.com:443/", "SHOP_JWT_SECRET="+m[1]), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.secret(); err != nil {
+			t.Errorf("SHOP_JWT_SECRET=%s: %v", m[1], err)
+		}
+	}
+}
+
+func readDoc(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func unique(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}

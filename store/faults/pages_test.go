@@ -1,0 +1,91 @@
+package faults_test
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"shop/domain"
+	"shop/feedworkers"
+	"shop/migrations"
+	"shop/store"
+	"shop/store/embedded"
+	"shop/store/faults"
+)
+
+// TestCrossPartitionReadersReadPastShortPages: the shop's two
+// cross-partition readers, the price fan-out over carts and the reaper
+// over held reservations, keep reading while a continuation follows, so
+// pages of 3 (a Cosmos container of several physical partitions may
+// return fewer items than asked) lose nothing.
+func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
+	const n = 25
+	ctx := t.Context()
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	repos := store.NewRepos(st)
+	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	p, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Beans", CategoryID: "coffee",
+		CategoryName: "Coffee", PriceCents: 1000, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repos.Inventory.CreateStock(ctx, domain.NewStock("p1", 1000, now)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		user := fmt.Sprintf("u%03d", i)
+		if _, err := repos.Carts.Update(ctx, user, "", func(c *domain.Cart) error { return c.SetQuantity(p, 1, now) }); err != nil {
+			t.Fatal(err)
+		}
+		// A checkout that took a unit and never placed its order.
+		if err := repos.Inventory.Reserve(ctx, domain.NewReservation("p1", "o-"+user, user, 1, now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short := faults.Wrap(st, faults.Config{ShortPages: 3})
+	later := now.Add(time.Hour)
+	h := feedworkers.NewHandlers(short, feedworkers.HandlersConfig{Now: func() time.Time { return later }})
+
+	cents := int64(1200)
+	p, err = repos.Products.Update(ctx, "p1", "", func(p *domain.Product) error {
+		p.Apply(domain.ProductChange{PriceCents: &cents}, later)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.ProductToCarts(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CartsUpdated != n || res.Queries < n/3 {
+		t.Errorf("fan-out: %d carts updated in %d queries, want %d in at least %d", res.CartsUpdated, res.Queries, n, n/3)
+	}
+
+	if err := h.ReapOnce(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	held, cont, err := repos.Inventory.Held(ctx, store.MaxQueryPageSize, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(held) != 0 || cont != "" {
+		t.Errorf("after the reaper's pass %d reservations are still held, want 0", len(held))
+	}
+	stock, err := repos.Inventory.Stock(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stock.Available, int64(1000); got != want {
+		t.Errorf("available after the reaper's pass = %d, want %d (every unit returned)", got, want)
+	}
+}
