@@ -43,8 +43,9 @@ type Telemetry struct {
 	metrics    http.Handler
 	shutdown   []func(context.Context) error
 
-	http httpInstruments
-	feed feedInstruments
+	http  httpInstruments
+	feed  feedInstruments
+	conns connInstruments
 }
 
 // Setup builds the shop's telemetry from the standard OpenTelemetry
@@ -120,6 +121,9 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Telemetry, error) {
 		return nil, err
 	}
 	if err := t.feed.init(meter); err != nil {
+		return nil, err
+	}
+	if err := t.conns.init(meter); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"shop/api"
+	"shop/api/telemetry"
 	"shop/cmd/shop/internal/shopstore"
 	"shop/feedworkers"
 	"shop/store"
@@ -106,6 +107,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		logger.Warn("max-conns is above the open-file limit: past it accepts fail (EMFILE) and clients wait", "max_conns", cfg.MaxConns, "open_files", fds)
 	}
 	lim := limitConns(ln, connLimits{Total: cfg.MaxConns, PerAddr: cfg.MaxConnsPerAddr}, refusalResponse(), srv)
+	tel.ObserveConnections(func(context.Context) telemetry.ConnGauge {
+		s := lim.stats()
+		return telemetry.ConnGauge{Open: int64(s.Open), Evicted: s.Evicted, Refused: s.Refused}
+	})
 	if cfg.PprofAddr != "" {
 		stop, err := servePprof(cfg.PprofAddr, stdout)
 		if err != nil {
