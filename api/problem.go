@@ -99,3 +99,13 @@ func handleMethodNotAllowed() http.HandlerFunc {
 		writeProblem(w, r, domain.Errorf(eMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 	}
 }
+
+// ProblemHandler answers every request with err as the API answers it
+// (application/problem+json, the status of its code, Retry-After on a
+// 503), for answers made outside the router: the 503 cmd/shop writes to
+// a connection it refuses (cmd/shop/conns.go).
+func ProblemHandler(err error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, err)
+	})
+}

@@ -158,6 +158,9 @@ func TestSetupMetricsEndpoint(t *testing.T) {
 	tel.ObserveFeeds(func(context.Context) []telemetry.FeedGauge {
 		return []telemetry.FeedGauge{{Processor: "products", Lag: map[string]int64{"00-3F": 2}, CartsUpdated: 1}}
 	})
+	tel.ObserveConnections(func(context.Context) telemetry.ConnGauge {
+		return telemetry.ConnGauge{Open: 7, Evicted: 3, Refused: 1}
+	})
 
 	rec := serve(t, tel.MetricsHandler(), http.MethodGet, "/metrics", nil)
 	if rec.Code != http.StatusOK {
@@ -174,6 +177,9 @@ func TestSetupMetricsEndpoint(t *testing.T) {
 		`shop_store_operations_total{`,
 		`shop_feed_lag{`,
 		`shop_feed_carts_updated_total{`,
+		"shop_http_connections{otel_scope_name=",
+		"shop_http_connections_evicted_total{",
+		"shop_http_connections_refused_total{",
 		`go_goroutines `,
 	} {
 		if !strings.Contains(body, want) {

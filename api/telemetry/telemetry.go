@@ -46,6 +46,7 @@ type Telemetry struct {
 	http      httpInstruments
 	feed      feedInstruments
 	partition partitionInstruments
+	conns     connInstruments
 }
 
 // Setup builds the shop's telemetry from the standard OpenTelemetry
@@ -124,6 +125,9 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Telemetry, error) {
 		return nil, err
 	}
 	if err := t.partition.init(meter); err != nil {
+		return nil, err
+	}
+	if err := t.conns.init(meter); err != nil {
 		return nil, err
 	}
 	return t, nil

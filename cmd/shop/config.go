@@ -44,6 +44,13 @@ type config struct {
 	ReservationHold time.Duration
 	ReapEvery       time.Duration
 	Cosmos          bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
+
+	// IdleTimeout is how long a keep-alive connection may wait for its
+	// next request; MaxConns and MaxConnsPerAddr bound the connections
+	// held open (connLimits; 0: no bound).
+	IdleTimeout     time.Duration
+	MaxConns        int
+	MaxConnsPerAddr int
 }
 
 // defaultAddr is the listen address when none is set.
@@ -68,6 +75,9 @@ var settings = []setting{
 	{"shutdown-grace", "SHOP_SHUTDOWN_GRACE", "15s", "how long in-flight requests get on SIGTERM"},
 	{"request-timeout", "SHOP_REQUEST_TIMEOUT", "10s", "how long one API request's store calls may take before it is a 503 (0: no limit)"},
 	{"shutdown-drain", "SHOP_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (5s behind a load balancer)"},
+	{"idle-timeout", "SHOP_IDLE_TIMEOUT", defaultIdleTimeout.String(), "how long a keep-alive connection may wait for its next request before the server closes it (behind a proxy that keeps connections to the shop: longer than the proxy's own idle timeout for them)"},
+	{"max-conns", "SHOP_MAX_CONNS", "the open-file limit minus 256 (half of that with Cosmos), at most 16384", "connections held open at once; past it the connection idle the longest is closed, or the new one answered 503 when none is idle (0: no bound)"},
+	{"max-conns-per-addr", "SHOP_MAX_CONNS_PER_ADDR", strconv.Itoa(defaultMaxConnsPerAddr), "connections of one client address (an IPv6 one by its /64); past it that address's connection idle the longest is closed, or the new one answered 503 (0: no bound; behind a proxy every connection has the proxy's address)"},
 	{"reservation-hold", "SHOP_RESERVATION_HOLD", feedworkers.DefaultHold.String(), "how old a reservation of stock still held by an unfinished checkout must be before the reaper calls the checkout off and returns its units"},
 	{"reap-every", "SHOP_REAP_EVERY", feedworkers.DefaultReapEvery.String(), "how often the reaper looks for such reservations: a dead checkout's units are back in stock within reservation-hold + reap-every"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -154,6 +164,15 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	}
 	if c.ShutdownDrain, err = time.ParseDuration(orDefault(get("shutdown-drain"), "0s")); err != nil {
 		return c, fmt.Errorf("shutdown-drain: %v", err)
+	}
+	if c.IdleTimeout, err = time.ParseDuration(orDefault(get("idle-timeout"), defaultIdleTimeout.String())); err != nil || c.IdleTimeout <= 0 {
+		return c, fmt.Errorf("idle-timeout: want a duration above 0, got %q", get("idle-timeout"))
+	}
+	if c.MaxConns, err = strconv.Atoi(orDefault(get("max-conns"), strconv.Itoa(defaultMaxConns(fdLimit(), c.Cosmos)))); err != nil || c.MaxConns < 0 {
+		return c, fmt.Errorf("max-conns: want a number of connections, 0 for no bound, got %q", get("max-conns"))
+	}
+	if c.MaxConnsPerAddr, err = strconv.Atoi(orDefault(get("max-conns-per-addr"), strconv.Itoa(defaultMaxConnsPerAddr))); err != nil || c.MaxConnsPerAddr < 0 {
+		return c, fmt.Errorf("max-conns-per-addr: want a number of connections, 0 for no bound, got %q", get("max-conns-per-addr"))
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
 	if c.PprofAddr = get("pprof-addr"); c.PprofAddr != "" {

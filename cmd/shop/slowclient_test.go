@@ -27,7 +27,7 @@ func TestServerTimeoutsAreSet(t *testing.T) {
 		{"ReadHeaderTimeout", srv.ReadHeaderTimeout, 5 * time.Second},
 		{"ReadTimeout", srv.ReadTimeout, 15 * time.Second},
 		{"WriteTimeout", srv.WriteTimeout, 30 * time.Second},
-		{"IdleTimeout", srv.IdleTimeout, 120 * time.Second},
+		{"IdleTimeout", srv.IdleTimeout, 30 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.got != tc.want {
