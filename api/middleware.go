@@ -73,39 +73,50 @@ func withCost(next http.Handler) http.Handler {
 			ctx, m = store.WithMeter(r.Context())
 			r = r.WithContext(ctx)
 		}
-		cw := &costWriter{ResponseWriter: w, meter: m}
-		next.ServeHTTP(cw, r)
-		if !cw.wrote {
-			cw.WriteHeader(http.StatusOK)
-		}
+		hw := beforeHeader(w, func(h http.Header) { setCostHeaders(h, m) })
+		next.ServeHTTP(hw, r)
+		hw.flushHeader()
 	})
 }
 
-// costWriter sets the cost headers at WriteHeader time: after the handler's
-// last store call, before the headers leave.
-type costWriter struct {
+// headerWriter calls before once, as the headers are about to leave (the
+// first WriteHeader or Write): after the handler's last store call, so
+// that a middleware can write what the request did into them.
+type headerWriter struct {
 	http.ResponseWriter
-	meter *store.Meter
-	wrote bool
+	before func(http.Header)
+	wrote  bool
 }
 
-func (cw *costWriter) WriteHeader(status int) {
-	if !cw.wrote {
-		cw.wrote = true
-		setCostHeaders(cw.Header(), cw.meter)
-	}
-	cw.ResponseWriter.WriteHeader(status)
+func beforeHeader(w http.ResponseWriter, before func(http.Header)) *headerWriter {
+	return &headerWriter{ResponseWriter: w, before: before}
 }
 
-func (cw *costWriter) Write(b []byte) (int, error) {
-	if !cw.wrote {
-		cw.WriteHeader(http.StatusOK)
+func (hw *headerWriter) WriteHeader(status int) {
+	if !hw.wrote {
+		hw.wrote = true
+		hw.before(hw.Header())
 	}
-	return cw.ResponseWriter.Write(b)
+	hw.ResponseWriter.WriteHeader(status)
+}
+
+func (hw *headerWriter) Write(b []byte) (int, error) {
+	if !hw.wrote {
+		hw.WriteHeader(http.StatusOK)
+	}
+	return hw.ResponseWriter.Write(b)
+}
+
+// flushHeader writes a 200 with the headers when the handler wrote
+// nothing at all.
+func (hw *headerWriter) flushHeader() {
+	if !hw.wrote {
+		hw.WriteHeader(http.StatusOK)
+	}
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
-func (cw *costWriter) Unwrap() http.ResponseWriter { return cw.ResponseWriter }
+func (hw *headerWriter) Unwrap() http.ResponseWriter { return hw.ResponseWriter }
 
 func setCostHeaders(h http.Header, m *store.Meter) {
 	ops, ru, nanos := m.Totals()

@@ -53,38 +53,13 @@ func withSession(keep bool) func(http.Handler) http.Handler {
 				return
 			}
 			ctx, s := store.WithSession(r.Context(), token)
-			sw := &sessionWriter{ResponseWriter: w, session: s}
-			next.ServeHTTP(sw, r.WithContext(ctx))
+			next.ServeHTTP(beforeHeader(w, func(h http.Header) {
+				if token, ok := s.Issued(); ok {
+					// "" too: the store found the client's token
+					// unusable, and the client should drop it.
+					h[sessionHeader] = []string{token}
+				}
+			}), r.WithContext(ctx))
 		})
 	}
 }
-
-// sessionWriter sets the session header at WriteHeader time: after the
-// handler's last store call, before the headers leave.
-type sessionWriter struct {
-	http.ResponseWriter
-	session *store.Session
-	wrote   bool
-}
-
-func (sw *sessionWriter) WriteHeader(status int) {
-	if !sw.wrote {
-		sw.wrote = true
-		if token, ok := sw.session.Issued(); ok {
-			// "" too: the store found the client's token unusable, and
-			// the client should drop it.
-			sw.Header()[sessionHeader] = []string{token}
-		}
-	}
-	sw.ResponseWriter.WriteHeader(status)
-}
-
-func (sw *sessionWriter) Write(b []byte) (int, error) {
-	if !sw.wrote {
-		sw.WriteHeader(http.StatusOK)
-	}
-	return sw.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (sw *sessionWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }

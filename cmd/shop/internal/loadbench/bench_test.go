@@ -17,24 +17,7 @@ func noEnv(string) string { return "" }
 // every run answered, every request of the mix succeeded, and each kind of
 // the mix is reported apart.
 func TestBench(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the shop: skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "shop")
-	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	var out bytes.Buffer
-	args := []string{"--json", "--shop", bin, "--products", "40", "--users", "10", "--reviews", "40",
-		"--rate", "40", "--mix-rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
-		"--ramp-from", "40", "--ramp-max", "80", "--ramp-step", "300ms", "--flash-buyers", "30", "--flash-units", "8"}
-	if err := Run(context.Background(), args, noEnv, &out); err != nil {
-		t.Fatalf("shop bench: %v", err)
-	}
-	var rep benchReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, out.String())
-	}
+	rep := runTestBench(t, "--flash-buyers", "30", "--flash-units", "8", "--ramp-max", "80")
 	runs := []runResult{rep.Mix, rep.ProductPage, rep.Baseline}
 	if rep.ProductClosed != nil && rep.BaselineClosed != nil {
 		runs = append(runs, *rep.ProductClosed, *rep.BaselineClosed)
@@ -127,24 +110,7 @@ func TestBench(t *testing.T) {
 // partition was provisioned and spent during the mix, and that the mix's
 // answers are successes or 503s, never a 500.
 func TestBenchThrottled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the shop: skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "shop")
-	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	var out bytes.Buffer
-	args := []string{"--json", "--shop", bin, "--products", "40", "--users", "10", "--reviews", "40",
-		"--rate", "40", "--mix-rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
-		"--ramp-from", "40", "--ramp-max", "40", "--ramp-step", "300ms", "--flash-buyers", "0", "--throughput", "400"}
-	if err := Run(context.Background(), args, noEnv, &out); err != nil {
-		t.Fatalf("shop bench --throughput 400: %v", err)
-	}
-	var rep benchReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, out.String())
-	}
+	rep := runTestBench(t, "--flash-buyers", "0", "--ramp-max", "40", "--throughput", "400")
 	if !strings.Contains(rep.Target, "400 RU/s provisioned per container") {
 		t.Errorf("target %q does not say the throughput", rep.Target)
 	}
@@ -217,4 +183,29 @@ Transfer/sec:     28.33MB
 	if _, err := parseWrk("unable to connect"); err == nil {
 		t.Error("a report without Requests/sec parsed")
 	}
+}
+
+// runTestBench builds the shop from this tree and runs a short, slow
+// `shop bench --json` against it, with extra flags after the common ones.
+func runTestBench(t *testing.T, extra ...string) benchReport {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the shop: skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "shop")
+	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var out bytes.Buffer
+	args := append([]string{"--json", "--shop", bin, "--products", "40", "--users", "10", "--reviews", "40",
+		"--rate", "40", "--mix-rate", "40", "--duration", "500ms", "--closed-loop", "300ms", "--clients", "2",
+		"--ramp-from", "40", "--ramp-step", "300ms"}, extra...)
+	if err := Run(context.Background(), args, noEnv, &out); err != nil {
+		t.Fatalf("shop bench %s: %v", strings.Join(extra, " "), err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, out.String())
+	}
+	return rep
 }
