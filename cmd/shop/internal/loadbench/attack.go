@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -98,7 +100,16 @@ type load struct {
 
 // hitAll runs tr under the load and hands every result to sink.
 func hitAll(ctx context.Context, l load, tr vegeta.Targeter, sink func(*vegeta.Result)) {
-	opts := []func(*vegeta.Attacker){vegeta.Timeout(5 * time.Second), vegeta.KeepAlive(true), vegeta.MaxWorkers(2000)}
+	// A transport of the run's own, closed at its end: the idle
+	// connections of one run must not stay open through the next ones
+	// (the baseline lives in this process, so each costs two descriptors
+	// here, and a bench of many runs would run out of them).
+	transport := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 10000,
+	}
+	defer transport.CloseIdleConnections()
+	opts := []func(*vegeta.Attacker){vegeta.Client(&http.Client{Transport: transport}), vegeta.Timeout(5 * time.Second), vegeta.KeepAlive(true), vegeta.MaxWorkers(2000)}
 	pacer := vegeta.Pacer(vegeta.Rate{Freq: l.rate, Per: time.Second})
 	if l.rate == 0 {
 		// Closed loop: a fixed set of clients, each sending its next
