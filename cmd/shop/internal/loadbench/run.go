@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -127,7 +128,7 @@ const benchProduct = "p-0147"
 func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	rep := benchReport{Machine: report.ThisMachine()}
 	start := time.Now()
-	shops, revs, closeShops, err := startShops(ctx, o)
+	shops, revs, startRevisions, closeShops, err := startShops(ctx, o)
 	if err != nil {
 		return rep, err
 	}
@@ -196,8 +197,15 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		return rep, err
 	}
 	if wrk := findWrk(); wrk != "" {
+		// The other builds run only for these rounds: idle, each would
+		// still share the CPUs with the runs at a constant rate.
+		others, closeOthers, err := startRevisions(ctx)
+		if err != nil {
+			return rep, err
+		}
+		defer closeOthers()
 		var targets []wrkTarget
-		for _, s := range shops {
+		for _, s := range append(shops, others...) {
 			targets = append(targets, wrkTarget{name: s.name, url: s.url + page, child: s.child})
 		}
 		targets = append(targets, wrkTarget{name: baselineName, url: baseURL + page})
@@ -210,6 +218,7 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		if err := profileTargets(ctx, wrk, targets, &ext, wrkConnections, round); err != nil {
 			return rep, err
 		}
+		closeOthers()
 		rep.External, rep.Generator = &ext, ext.Generator
 		if o.cpuProfile != "" && shop.child != nil && shop.child.pprof != "" {
 			if err := saveProfile(ctx, wrk, shop, page, o.cpuProfile, round); err != nil {
@@ -268,60 +277,73 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 }
 
 // startShops starts the shop under test (this program, or --shop) and
-// one shop per --revisions revision, each on its own copy of the same
-// data; with --url, the shop already running there instead.
-func startShops(ctx context.Context, o benchOptions) ([]*benchShop, []revision, func(), error) {
+// builds one shop per --revisions revision; startRevisions starts those,
+// each on its own copy of the same data, and returns a function that stops
+// them. With --url, the shop already running there instead.
+func startShops(ctx context.Context, o benchOptions) (shops []*benchShop, revs []revision,
+	startRevisions func(context.Context) ([]*benchShop, func(), error), closeAll func(), err error) {
+	none := func(context.Context) ([]*benchShop, func(), error) { return nil, func() {}, nil }
 	if o.url != "" {
 		u := strings.TrimRight(o.url, "/")
 		return []*benchShop{{name: "shop at " + u, url: u, desc: "shop at " + u, close: func() {},
-			settle: func(context.Context) error { return nil }}}, nil, func() {}, nil
+			settle: func(context.Context) error { return nil }}}, nil, none, func() {}, nil
 	}
 	var closers []func()
-	closeAll := func() {
+	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	fail := func(err error) ([]*benchShop, []revision, func(), error) {
-		closeAll()
-		return nil, nil, nil, err
-	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
 	bin := o.shopBin
 	if bin == "" {
-		var err error
 		if bin, err = os.Executable(); err != nil {
-			return fail(err)
+			return nil, nil, nil, nil, err
 		}
 	}
-	var revs []revision
 	for _, rev := range o.revisions {
 		r, err := buildRevision(ctx, rev)
 		if err != nil {
-			return fail(err)
+			return nil, nil, nil, nil, err
 		}
 		closers = append(closers, r.remove)
 		revs = append(revs, r)
 	}
 	data, err := prepareBenchData(ctx, o, progress.OnStderr("loading the sample data"))
 	if err != nil {
-		return fail(err)
+		return nil, nil, nil, nil, err
 	}
 	closers = append(closers, func() { _ = os.RemoveAll(data.dir) })
 	shop, err := startBenchShop(ctx, "this build", bin, data, o.throughput)
 	if err != nil {
-		return fail(err)
+		return nil, nil, nil, nil, err
 	}
 	closers = append(closers, shop.close)
-	shops := []*benchShop{shop}
-	for _, r := range revs {
-		s, err := startBenchShop(ctx, "revision "+r.Rev, r.bin, data, o.throughput)
-		if err != nil {
-			return fail(fmt.Errorf("revision %s: %w", r.Rev, err))
+	startRevisions = func(ctx context.Context) ([]*benchShop, func(), error) {
+		var started []*benchShop
+		var once sync.Once
+		stop := func() {
+			once.Do(func() {
+				for _, s := range started {
+					s.close()
+				}
+			})
 		}
-		closers = append(closers, s.close)
-		shops = append(shops, s)
+		for _, r := range revs {
+			s, err := startBenchShop(ctx, "revision "+r.Rev, r.bin, data, o.throughput)
+			if err != nil {
+				stop()
+				return nil, nil, fmt.Errorf("revision %s: %w", r.Rev, err)
+			}
+			started = append(started, s)
+		}
+		return started, stop, nil
 	}
-	return shops, revs, closeAll, nil
+	return []*benchShop{shop}, revs, startRevisions, closeAll, nil
 }
 
 // saveProfile writes a CPU profile of the shop under one more wrk round
