@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestDefaultAddressIsLoopback: `go run ./cmd/shop` with nothing set
@@ -44,22 +42,7 @@ func TestDevTokensThroughRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := append(shopEnv(t.TempDir(), "SHOP_WORKERS=false", "SHOP_LOG_LEVEL=warn"), tc.env...)
-			ctx, cancel := context.WithCancel(context.Background())
-			pr, pw := io.Pipe()
-			done := make(chan error, 1)
-			go func() {
-				done <- run(ctx, []string{"shop"}, envOf(env...), pw)
-				pw.Close()
-			}()
-			defer func() {
-				cancel()
-				select {
-				case <-done:
-				case <-time.After(30 * time.Second):
-					t.Error("run did not return")
-				}
-			}()
-			base, before := listeningURL(t, pr)
+			base, before := runShop(t, env)
 			code, body, err := httpDo(http.DefaultClient, "POST", base+"/v1/dev/token", "", map[string]any{"userId": "eve", "admin": true}, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,6 +39,29 @@ func shopEnv(dir string, extra ...string) []string {
 		"SHOP_JWT_SECRET=" + testJWTSecret, "SHOP_LOG_LEVEL=error",
 		"SHOP_RATE_USER=0", "SHOP_RATE_ANON=0",
 	}, extra...)
+}
+
+// runShop runs the program as `go run ./cmd/shop` does, with env as its
+// whole environment, until the test ends, and returns where it listens and
+// its output so far (see listeningURL).
+func runShop(t *testing.T, env []string) (string, *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"shop"}, envOf(env...), pw)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return")
+		}
+	})
+	return listeningURL(t, pr)
 }
 
 // listeningURL reads the program's output until it says where it

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestThroughputSetting(t *testing.T) {
@@ -42,22 +40,7 @@ func TestThroughputSetting(t *testing.T) {
 // partitions on the admin route and on /metrics.
 func TestThroughputThroughRun(t *testing.T) {
 	env := shopEnv(t.TempDir(), "SHOP_WORKERS=false", "SHOP_PARTITIONS=4", "SHOP_THROUGHPUT=400", "SHOP_SEED=true")
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"shop"}, envOf(env...), pw)
-		pw.Close()
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("run did not return")
-		}
-	}()
-	base, out := listeningURL(t, pr)
+	base, out := runShop(t, env)
 	if !strings.Contains(out.String(), "400 RU/s provisioned per container") {
 		t.Errorf("the start does not say the throughput:\n%s", out)
 	}
