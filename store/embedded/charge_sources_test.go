@@ -53,14 +53,14 @@ const (
 // publishedFigures is every figure of the table in docs/cosmos.md.
 func publishedFigures(t *testing.T) []publishedFigure {
 	ip := newIndexPolicy(store.IndexingPolicy{})
-	terms := func(doc string) map[string]int {
+	terms := func(doc string) indexTerms {
 		ts, err := ip.terms([]byte(doc))
 		if err != nil {
 			t.Fatalf("terms of %s: %v", doc, err)
 		}
 		return ts
 	}
-	create := func(doc string) float64 { return writeCharge(len(doc), countTerms(terms(doc))) }
+	create := func(doc string) float64 { return writeCharge(len(doc), terms(doc).count()) }
 	overwrite := func(old, new string) float64 { return writeCharge(len(new), changedTerms(terms(old), terms(new))) }
 	postMoreComments := strings.Replace(postV2Doc, `"commentCount":3`, `"commentCount":4`, 1)
 	postMoreLikes := strings.Replace(postV2Doc, `"likeCount":5`, `"likeCount":6`, 1)

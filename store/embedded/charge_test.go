@@ -61,7 +61,7 @@ func TestIndexPolicyCountsTerms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := countTerms(terms); got != tt.want {
+			if got := terms.count(); got != tt.want {
 				t.Errorf("index terms = %d (%v), want %d", got, terms, tt.want)
 			}
 		})

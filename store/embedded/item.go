@@ -33,16 +33,16 @@ type pending struct {
 	etag    string
 	written int64
 	ttl     int64
-	terms   map[string]int // index terms of doc (indexPolicy.terms)
-	charge  float64        // set by price, once the stored version is known
-	uniq    []string       // values of the unique key sets
+	terms   indexTerms // index terms of doc (indexPolicy.terms)
+	charge  float64    // set by price, once the stored version is known
+	uniq    []string   // values of the unique key sets
 }
 
 // price sets w's charge for writing over oldDoc, the stored document, if
 // exists says it is live: a create writes every index term of the item,
 // an overwrite only the terms that changed (charge.go).
 func (w *pending) price(st *containerState, oldDoc []byte, exists bool) error {
-	terms := countTerms(w.terms)
+	terms := w.terms.count()
 	if exists {
 		old, err := st.index.terms(oldDoc)
 		if err != nil {
