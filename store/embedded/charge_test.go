@@ -86,6 +86,8 @@ func TestChangedTerms(t *testing.T) {
 		{"element appended", `{"id":"a","t":["x"]}`, `{"id":"a","t":["x","y"]}`, 1},
 		{"element inserted first moves the others", `{"id":"a","t":["x","y"]}`, `{"id":"a","t":["w","x","y"]}`, 5},
 		{"nested value changed", `{"id":"a","o":{"p":{"q":true}}}`, `{"id":"a","o":{"p":{"q":false}}}`, 2},
+		{"a name with a slash is one step", `{"id":"a","o/p":1}`, `{"id":"a","o":{"p":1}}`, 2},
+		{"an escaped name is its text", `{"id":"a","\u006e":1}`, `{"id":"a","n":1}`, 0},
 	}
 	ip := newIndexPolicy(store.IndexingPolicy{})
 	for _, tt := range tests {
