@@ -19,7 +19,7 @@ import "math"
 //     14.29 RU for families of 15 and 21 terms) fit 0.45 RU a term.
 //     Estimate: 5 RU + 0.45 RU per KB beyond the first + 0.45 RU per index
 //     term written. A term is a scalar at its path under the container's
-//     indexing policy (index.go): an excluded path makes none.
+//     indexing policy (index.go, indexterms.go): an excluded path makes none.
 //   - An overwrite (replace, upsert of an existing item, patch) pays the
 //     same base, and for the index only the terms that changed: each term
 //     of the old version the new one drops, each term of the new version
