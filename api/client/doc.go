@@ -9,7 +9,7 @@
 // If-Match, X-Session-Token, limit, continuation), and two clients: Client,
 // whose methods return the *http.Response, and ClientWithResponses, whose
 // XxxWithResponse methods decode the body for each status (JSON200,
-// ApplicationproblemJSON409, ...) and the declared headers (Headers200, ...).
+// ApplicationProblemJSON409, ...) and the declared headers (Headers200, ...).
 // Never edit it: change openapi.yaml, then regenerate with
 //
 //	go generate ./api/client      # or go generate ./...
