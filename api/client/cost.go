@@ -19,8 +19,13 @@ type Cost struct {
 	ServerTiming string
 }
 
+// String reads as Server-Timing's description: "1 op, 1.00 RU".
 func (c Cost) String() string {
-	return fmt.Sprintf("%d ops, %.2f RU", c.Operations, c.RequestUnits)
+	unit := "ops"
+	if c.Operations == 1 {
+		unit = "op"
+	}
+	return fmt.Sprintf("%d %s, %.2f RU", c.Operations, unit, c.RequestUnits)
 }
 
 // CostOf reads the cost headers of a response (the HTTPResponse of any
