@@ -30,8 +30,8 @@
 // spec does not compile (the optional ETag of GET /v1/cart and the required
 // one of the cart writes become one field of one CartHeaders type), and it
 // is four and a half times larger (84,553 lines against 18,468) and brings
-// its own JSON encoder and error packages. Neither generator needed a
-// change of the spec.
+// its own JSON encoder and error packages. oapi-codegen needed no change of
+// the spec.
 //
 // # Written by hand
 //
