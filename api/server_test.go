@@ -73,6 +73,8 @@ type options struct {
 	// throughput wires it as the server's Deps.Throughput.
 	storeNow   func() time.Time
 	throughput bool
+	// cache serves the catalog screens through a read cache (Deps.Cache).
+	cache *api.ReadCache
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -93,7 +95,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit}
+	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache}
 	if o.throughput {
 		d.Throughput = st
 	}
