@@ -57,6 +57,7 @@ type shop struct {
 	store   store.Store
 	repos   *store.Repos
 	feeds   api.FeedStatus
+	cache   *api.ReadCache
 }
 
 type options struct {
@@ -111,7 +112,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 		d.RequestTimeout = 10 * time.Second
 	}
 	h := api.NewServer(d)
-	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st)}
+	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st), cache: o.cache}
 }
 
 // req is one request of a test.
