@@ -21,14 +21,14 @@ import (
 // environment, then the default. The README's configuration table lists
 // the same settings; keep them together.
 type config struct {
-	Addr           string
-	DataDir        string
-	Partitions     int
-	Throughput     int // RU/s per container of the embedded store (0: unlimited)
+	Addr       string
+	DataDir    string
+	Partitions int
+	Throughput int // RU/s per container of the embedded store (0: unlimited)
 	// Cache serves the hot catalog screens from memory, each entry at
 	// most CacheMaxAge old (api.ReadCache).
-	Cache       bool
-	CacheMaxAge time.Duration
+	Cache          bool
+	CacheMaxAge    time.Duration
 	Dev            bool
 	DevSet         bool // --dev or SHOP_DEV was given, not defaulted
 	Workers        bool
