@@ -42,7 +42,7 @@ func writeHotspotsMarkdown(out io.Writer, r hotspotsReport) {
 	fmt.Fprintf(out, "Reproduce: `%s`\n\n", r.Command)
 	fmt.Fprintf(out, "- target: %s; started twice, with `SHOP_CACHE=false` (before) and `SHOP_CACHE=true` (after)\n", r.Target)
 	fmt.Fprintf(out, "- load: `%s`, each load for %s after a pause of %s (the budgets refill); the script counts each status and the 503s that carry Retry-After\n", r.Load, r.Duration, hotspotPause)
-	fmt.Fprintf(out, "- hottest partition: the physical partition that spent the most RU/s during the load, from GET /v1/admin/throughput before and after it, against its share of the container's %d RU/s (%d partitions)\n", r.Throughput, r.Partitions)
+	fmt.Fprintf(out, "- hottest partition: the physical partition that spent the most RU/s during the load, from GET /v1/admin/throughput before and after it, against its share of the container's %d RU/s (%d partitions); a partition may spend a little over its share, as a call admitted with budget left is charged in full and the next seconds owe the excess (store/embedded/throughput.go); the last column is what the partition that was the hottest without the cache spent with it\n", r.Throughput, r.Partitions)
 	fmt.Fprintf(out, "- machine: %s; wrk and the shop share these CPUs\n\n", r.Machine)
 	fmt.Fprintln(out, "| load | cache | requests/s | success | 503 (with Retry-After) | p99 | hottest partition | the partition hottest without the cache |")
 	fmt.Fprintln(out, "|---|---|--:|--:|--:|--:|---|--:|")
