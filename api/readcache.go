@@ -28,10 +28,12 @@ import (
 type ReadCache struct {
 	cfg CacheConfig
 
-	mu      sync.Mutex
-	bytes   int
-	lru     *list.List // of *cacheEntry, most recently used first
-	entries map[cacheKey]*list.Element
+	mu    sync.Mutex
+	bytes int
+	lru   *list.List // of *cacheEntry, most recently used first
+	// tags holds the entries by tag, then variant: a change drops a tag
+	// without looking at the others.
+	tags    map[string]map[string]*list.Element
 	flights map[cacheKey]*flight
 }
 
@@ -95,7 +97,7 @@ func NewReadCache(cfg CacheConfig) *ReadCache {
 	}
 	return &ReadCache{
 		cfg: cfg, lru: list.New(),
-		entries: map[cacheKey]*list.Element{}, flights: map[cacheKey]*flight{},
+		tags: map[string]map[string]*list.Element{}, flights: map[cacheKey]*flight{},
 	}
 }
 
@@ -114,7 +116,7 @@ const (
 func (c *ReadCache) get(k cacheKey, fill func() response) (response, lookup, time.Duration) {
 	now := c.cfg.Now()
 	c.mu.Lock()
-	if el, ok := c.entries[k]; ok {
+	if el, ok := c.tags[k.tag][k.variant]; ok {
 		e := el.Value.(*cacheEntry)
 		if age := now.Sub(e.stored); age < c.cfg.MaxAge {
 			c.lru.MoveToFront(el)
@@ -150,10 +152,13 @@ func (c *ReadCache) put(k cacheKey, res response, stored time.Time) {
 	if len(res.body) > c.cfg.MaxBytes/8 {
 		return
 	}
-	if el, ok := c.entries[k]; ok {
+	if el, ok := c.tags[k.tag][k.variant]; ok {
 		c.remove(el)
 	}
-	c.entries[k] = c.lru.PushFront(&cacheEntry{key: k, res: res, stored: stored})
+	if c.tags[k.tag] == nil {
+		c.tags[k.tag] = map[string]*list.Element{}
+	}
+	c.tags[k.tag][k.variant] = c.lru.PushFront(&cacheEntry{key: k, res: res, stored: stored})
 	c.bytes += len(res.body)
 	for c.lru.Len() > c.cfg.MaxEntries || c.bytes > c.cfg.MaxBytes {
 		c.remove(c.lru.Back())
@@ -163,8 +168,18 @@ func (c *ReadCache) put(k cacheKey, res response, stored time.Time) {
 // remove drops one entry; c.mu is held.
 func (c *ReadCache) remove(el *list.Element) {
 	e := c.lru.Remove(el).(*cacheEntry)
-	delete(c.entries, e.key)
+	delete(c.tags[e.key.tag], e.key.variant)
+	if len(c.tags[e.key.tag]) == 0 {
+		delete(c.tags, e.key.tag)
+	}
 	c.bytes -= len(e.res.body)
+}
+
+// removeAll drops the entries of one tag; c.mu is held.
+func (c *ReadCache) removeAll(variants map[string]*list.Element) {
+	for _, el := range variants {
+		c.remove(el)
+	}
 }
 
 // Invalidate drops every entry of tag, and of every tag starting with
@@ -174,21 +189,21 @@ func (c *ReadCache) Invalidate(tag string) {
 	if c == nil {
 		return
 	}
-	match := func(k cacheKey) bool {
-		if strings.HasSuffix(tag, "/") {
-			return strings.HasPrefix(k.tag, tag)
-		}
-		return k.tag == tag
-	}
+	prefix := strings.HasSuffix(tag, "/")
+	match := func(t string) bool { return t == tag || prefix && strings.HasPrefix(t, tag) }
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, el := range c.entries {
-		if match(k) {
-			c.remove(el)
+	if prefix {
+		for t, variants := range c.tags {
+			if match(t) {
+				c.removeAll(variants)
+			}
 		}
+	} else {
+		c.removeAll(c.tags[tag])
 	}
 	for k, f := range c.flights {
-		if match(k) {
+		if match(k.tag) {
 			f.stale = true
 		}
 	}

@@ -151,7 +151,7 @@ func TestReadCacheInvalidate(t *testing.T) {
 		m := map[cacheKey]bool{}
 		for _, k := range keys {
 			c.mu.Lock()
-			_, ok := c.entries[k]
+			_, ok := c.tags[k.tag][k.variant]
 			c.mu.Unlock()
 			m[k] = ok
 		}
