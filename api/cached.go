@@ -32,10 +32,9 @@ func cached(c *ReadCache, key func(r *http.Request) (cacheKey, bool), next http.
 			next.ServeHTTP(w, r)
 			return
 		}
-		var rec *recorder
 		res, how, age := c.get(k, func() response {
 			w.Header().Set("Server-Timing", `cache;desc="miss"`)
-			rec = &recorder{ResponseWriter: w}
+			rec := &recorder{ResponseWriter: w}
 			next.ServeHTTP(rec, r)
 			return rec.response()
 		})
