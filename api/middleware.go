@@ -127,8 +127,13 @@ func setCostHeaders(h http.Header, m *store.Meter) {
 	}
 	h["X-Store-Operations"] = []string{strconv.Itoa(ops)}
 	h["X-Request-Charge"] = []string{charge}
-	h["Server-Timing"] = []string{"store;dur=" + strconv.FormatFloat(float64(nanos)/1e6, 'f', 2, 64) +
-		`;desc="` + strconv.Itoa(ops) + opWord + charge + ` RU"`}
+	timing := "store;dur=" + strconv.FormatFloat(float64(nanos)/1e6, 'f', 2, 64) +
+		`;desc="` + strconv.Itoa(ops) + opWord + charge + ` RU"`
+	// A metric the handler wrote (the cache's, cached.go) goes first.
+	if prev := h.Get("Server-Timing"); prev != "" {
+		timing = prev + ", " + timing
+	}
+	h["Server-Timing"] = []string{timing}
 }
 
 // bearer is what a request's Bearer token proved: withBearer verifies it

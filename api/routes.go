@@ -49,9 +49,11 @@ func (s *server) routes(d Deps) http.Handler {
 		r.MethodNotAllowed(handleMethodNotAllowed())
 
 		// Public screens.
-		r.Get("/categories", handleCategories(s.repos.Products))
-		r.Get("/categories/{categoryId}/products", handleCategoryPage(s.repos.ProductSummaries, s.repos.Products))
-		r.Get("/products/{productId}", handleProduct(s.repos.Products, s.rendered))
+		// The hot catalog screens go through the read cache when it is on
+		// (cached.go).
+		r.Get("/categories", cached(d.Cache, categoriesKey, handleCategories(s.repos.Products)))
+		r.Get("/categories/{categoryId}/products", cached(d.Cache, categoryPageKey, handleCategoryPage(s.repos.ProductSummaries, s.repos.Products)))
+		r.Get("/products/{productId}", cached(d.Cache, productKey, handleProduct(s.repos.Products, s.rendered)))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
 		if d.DevMode {
 			r.Post("/dev/token", handleDevToken(s.secret, s.now))

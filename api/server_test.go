@@ -57,6 +57,7 @@ type shop struct {
 	store   store.Store
 	repos   *store.Repos
 	feeds   api.FeedStatus
+	cache   *api.ReadCache
 }
 
 type options struct {
@@ -73,6 +74,8 @@ type options struct {
 	// throughput wires it as the server's Deps.Throughput.
 	storeNow   func() time.Time
 	throughput bool
+	// cache serves the catalog screens through a read cache (Deps.Cache).
+	cache *api.ReadCache
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -93,7 +96,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit}
+	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache}
 	if o.throughput {
 		d.Throughput = st
 	}
@@ -109,7 +112,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 		d.RequestTimeout = 10 * time.Second
 	}
 	h := api.NewServer(d)
-	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st)}
+	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st), cache: o.cache}
 }
 
 // req is one request of a test.

@@ -96,6 +96,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if wk != nil {
 		deps.Feeds = wk
 	}
+	if cfg.Cache {
+		deps.Cache = api.NewReadCache(api.CacheConfig{MaxAge: cfg.CacheMaxAge})
+		// Before the listener: every change from now on reaches the cache.
+		if err := deps.Cache.Follow(ctx, raw); err != nil {
+			return err
+		}
+		desc += fmt.Sprintf("; read cache on (max age %s)", cfg.CacheMaxAge)
+	}
 	if tr, ok := raw.(store.ThroughputReporter); ok {
 		deps.Throughput = tr
 		observePartitions(tel, tr)
