@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"shop/api/client"
 	"shop/cmd/shop/internal/report"
 )
 
@@ -140,7 +141,10 @@ func hotspotLoads(ctx context.Context, wrk, bin string, throughput int, cache bo
 		return nil, err
 	}
 	defer child.stop()
-	c := benchClient{base: child.url, http: &http.Client{Timeout: 10 * time.Second}}
+	c, err := newBenchClient(child.url)
+	if err != nil {
+		return nil, err
+	}
 	if err := waitCaughtUp(ctx, c, time.Minute); err != nil {
 		return nil, err
 	}
@@ -196,33 +200,28 @@ func hotspotLoads(ctx context.Context, wrk, bin string, throughput int, cache bo
 // hotTargets picks the most populous category and the first product of
 // its page: the popular category and product of the loads.
 func hotTargets(ctx context.Context, c benchClient) (category, product string, err error) {
-	var cats struct {
-		Items []struct {
-			ID           string `json:"id"`
-			ProductCount int    `json:"productCount"`
-		} `json:"items"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/v1/categories", "", nil, nil, &cats); err != nil {
-		return "", "", err
+	cats, err := call(ctx, func() (*client.ListCategoriesResponse, error) {
+		return c.api.ListCategoriesWithResponse(ctx, nil)
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("categories: %w", err)
 	}
 	most := -1
-	for _, cat := range cats.Items {
+	for _, cat := range cats.JSON200.Items {
 		if cat.ProductCount > most {
 			category, most = cat.ID, cat.ProductCount
 		}
 	}
-	var page struct {
-		Items []struct {
-			ID string `json:"id"`
-		} `json:"items"`
+	page, err := call(ctx, func() (*client.ListCategoryProductsResponse, error) {
+		return c.api.ListCategoryProductsWithResponse(ctx, category, nil)
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("category %s: %w", category, err)
 	}
-	if err := c.do(ctx, http.MethodGet, "/v1/categories/"+category+"/products", "", nil, nil, &page); err != nil {
-		return "", "", err
-	}
-	if len(page.Items) == 0 {
+	if len(page.JSON200.Items) == 0 {
 		return "", "", fmt.Errorf("category %q lists no product", category)
 	}
-	return category, page.Items[0].ID, nil
+	return category, page.JSON200.Items[0].ID, nil
 }
 
 // countsScript is wrk's script of a load: the request (a method, a token,
