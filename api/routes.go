@@ -43,7 +43,7 @@ func (s *server) routes(d Deps) http.Handler {
 
 	r.Route("/v1", func(r chi.Router) {
 		// Recovered inside withCost too, so a 500 still says what it cost.
-		r.Use(withCost, withRecover)
+		r.Use(withCost(d.ChargesEstimated), withRecover)
 		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withQuery, withSession(d.SessionTokens), withDeadline(d.RequestTimeout))
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())

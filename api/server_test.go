@@ -73,6 +73,9 @@ type options struct {
 	// throughput wires it as the server's Deps.Throughput.
 	storeNow   func() time.Time
 	throughput bool
+	// estimated sets Deps.ChargesEstimated, as shop serve does on the
+	// embedded store.
+	estimated bool
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -93,7 +96,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit}
+	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, ChargesEstimated: o.estimated}
 	if o.throughput {
 		d.Throughput = st
 	}
