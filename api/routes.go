@@ -63,6 +63,7 @@ func (s *server) routes(d Deps) http.Handler {
 			r.Post("/products/{productId}/reviews", handleReviewCreate(s.repos.Products, s.repos.Reviews, s.now))
 			r.Get("/cart", handleCartGet(s.writes))
 			r.Put("/cart/items/{productId}", handleCartPut(s.writes))
+			r.Post("/cart/items/{productId}", handleCartAdd(s.writes))
 			r.Delete("/cart/items/{productId}", handleCartDelete(s.writes))
 			r.Post("/checkout", handleCheckout(s.writes))
 			r.Get("/me/summary", handleSummary(s.repos.Orders))
