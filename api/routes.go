@@ -53,6 +53,7 @@ func (s *server) routes(d Deps) http.Handler {
 		r.Get("/categories/{categoryId}/products", handleCategoryPage(s.repos.ProductSummaries, s.repos.Products))
 		r.Get("/products/{productId}", handleProduct(s.repos.Products, s.rendered))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
+		r.Get("/products/{productId}/image.svg", handleProductImage(s.repos.Products))
 		if d.DevMode {
 			r.Post("/dev/token", handleDevToken(s.secret, s.now))
 		}

@@ -64,6 +64,7 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 			LastUpdated:  now,
 			Version:      1,
 		}
+		p.products[i].KeepImage()
 		st := domain.NewStock(p.products[i].ID, sampleStock(p.products[i].ID), now)
 		p.products[i].Availability = domain.Availability{Status: domain.StatusOf(st.Available), SourceVersion: st.Version}
 		p.stocks = append(p.stocks, st)

@@ -198,6 +198,7 @@ func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int6
 		return domain.Product{}, err
 	}
 	p.Availability = domain.Availability{Status: domain.StatusOf(s.Available), SourceVersion: s.Version}
+	p.KeepImage()
 	return w.repos.Products.Create(ctx, p)
 }
 
