@@ -68,12 +68,14 @@ func SummaryOfProduct(p Product) ProductSummary {
 	return ProductSummary{
 		Meta:          Meta{ID: p.ID, Type: TypeProductSummary, SchemaVersion: SchemaVersion},
 		CategoryID:    p.CategoryID,
+		CategoryName:  p.CategoryName,
 		Name:          p.Name,
 		PriceCents:    p.PriceCents,
 		Currency:      p.Currency,
 		ImageURL:      p.ImageURL,
 		AverageRating: p.ReviewStats.Average,
 		ReviewCount:   p.ReviewStats.Count,
+		RatingScore:   RatingScore(p.ReviewStats),
 		StockStatus:   p.Availability.Status,
 		SourceVersion: p.Version,
 	}

@@ -141,12 +141,15 @@ func TestSummaryOfProduct(t *testing.T) {
 	want := domain.ProductSummary{
 		Meta:          domain.Meta{ID: "p1", Type: domain.TypeProductSummary, SchemaVersion: domain.SchemaVersion},
 		CategoryID:    "coffee",
+		CategoryName:  "Coffee & Tea",
 		Name:          "Name of p1",
 		PriceCents:    1999,
 		Currency:      "USD",
 		ImageURL:      "/img/p1.svg",
 		AverageRating: 4.33,
 		ReviewCount:   3,
+		// (4.33 × 3 + 3 × 5) / (3 + 5), four decimals.
+		RatingScore:   3.4988,
 		SourceVersion: 9,
 	}
 	if diff := cmp.Diff(want, domain.SummaryOfProduct(p)); diff != "" {
