@@ -51,17 +51,29 @@ func handleProductImage(products *store.Products) http.HandlerFunc {
 // (every product of a category shares them, as a shop's photos share a
 // backdrop), the name the pattern and the initials on the label.
 func drawProduct(categoryID, name string) []byte {
-	hue := int(sum64(categoryID) % 360)
+	hue := int(sum64(categoryID) % 24 * 15)
 	seed := sum64(name)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 400" width="400" height="400" role="img" aria-label="%s">`, html.EscapeString(name))
 	fmt.Fprintf(&b, `<defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1">`+
 		`<stop offset="0" stop-color="hsl(%d 70%% 92%%)"/><stop offset="1" stop-color="hsl(%d 55%% 78%%)"/></linearGradient></defs>`, hue, (hue+25)%360)
 	b.WriteString(`<rect width="400" height="400" fill="url(#g)"/>`)
-	for i := range 5 {
-		x, y := 40+int(seed>>(i*12)%320), 40+int(seed>>(i*12+6)%320)
-		r := 30 + int(seed>>(i*7)%70)
-		fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="%d" fill="hsl(%d 60%% %d%%)" fill-opacity="0.35"/>`, x, y, r, (hue+i*40)%360, 55+i*6)
+	// The category also picks the pattern's shape, so two categories of
+	// similar colours still look apart.
+	shape := sum64(categoryID+"\x00shape") % 3
+	for i := range 6 {
+		x, y := 20+int(seed>>(i*10)%360), 20+int(seed>>(i*10+5)%360)
+		r := 24 + int(seed>>(i*7)%60)
+		fill := fmt.Sprintf(`fill="hsl(%d 60%% %d%%)" fill-opacity="0.35"`, (hue+i*25)%360, 50+i*5)
+		switch shape {
+		case 0:
+			fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="%d" %s/>`, x, y, r, fill)
+		case 1:
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" rx="%d" transform="rotate(%d %d %d)" %s/>`,
+				x-r, y-r, 2*r, 2*r, r/4, int(seed>>(i*3)%90), x, y, fill)
+		default:
+			fmt.Fprintf(&b, `<path d="M%d %dl%d %dh%dz" %s/>`, x, y-r, r, 2*r, -2*r, fill)
+		}
 	}
 	fmt.Fprintf(&b, `<rect x="110" y="130" width="180" height="140" rx="24" fill="#fff" fill-opacity="0.88"/>`+
 		`<text x="200" y="222" text-anchor="middle" font-family="Georgia, 'DejaVu Serif', serif" font-size="72" font-weight="700" fill="hsl(%d 55%% 28%%)">%s</text>`,
