@@ -85,9 +85,11 @@ function leasesTable(processors) {
     h("tbody", {}, rows)));
 }
 
-// words turns a camelCase key into words: "cartsUpdated" → "carts updated".
+// words turns a camelCase key into words: "cartsUpdated" → "Carts updated",
+// "queryRu" → "Query RU".
 function words(key) {
-  return key.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+  const w = key.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().replace(/\bru\b/, "RU");
+  return w.charAt(0).toUpperCase() + w.slice(1);
 }
 
 // statsList shows a flat object of figures as a list of "name: value".
