@@ -1,7 +1,8 @@
 // Package web is the shop's sample frontend: static HTML, JavaScript modules
 // and CSS with no build step, embedded in the binary and served at "/".
-// Every screen calls one /v1 endpoint and shows what that read cost, from
-// the X-Store-Operations, X-Request-Charge and Server-Timing headers.
+// Every screen calls one /v1 endpoint and shows what that read cost, and
+// what the write before it cost, from the X-Store-Operations,
+// X-Request-Charge, X-Request-Charge-Estimated and Server-Timing headers.
 package web
 
 import (

@@ -2,7 +2,7 @@
 // order detail (a point read). Order lines are a snapshot of the price paid:
 // a later price change never touches them.
 
-import { ApiError, get, query, request, user } from "../api.js";
+import { get, query, request, user } from "../api.js";
 import { date, go, h, money, needSignIn, pager, problemText, put, say, screenCost, showCost, showWrite } from "../ui.js";
 
 function statusBadge(status) {
