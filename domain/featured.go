@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -55,9 +56,9 @@ func FeaturedOf(s ProductSummary) FeaturedProduct {
 }
 
 // SetFeatured replaces the featured products of one category by best
-// (best first; sold-out ones are skipped, at most FeaturedPerCategory
-// kept), keeping the list in the order of the index's categories and
-// within MaxFeatured. It reports whether the list changed.
+// (best first, as ProductSummaries.Best ranks them; sold-out ones are
+// skipped, at most FeaturedPerCategory kept). It reports whether the list
+// changed.
 func (c *Categories) SetFeatured(categoryID string, best []ProductSummary) bool {
 	var mine []FeaturedProduct
 	for _, s := range best {
@@ -68,6 +69,64 @@ func (c *Categories) SetFeatured(categoryID string, best []ProductSummary) bool 
 			mine = append(mine, FeaturedOf(s))
 		}
 	}
+	return c.setCategory(categoryID, mine)
+}
+
+// PlaceFeatured puts the change of p (its current version) into its
+// category's featured list when the list alone can tell where it goes,
+// without looking at the category's other products: a featured product
+// that scores no less than before is updated in place, and one that was
+// not featured enters when it ranks above the last one of a full list.
+// It reports settled false when only a new ranking of the whole category
+// can tell (ProductSummaries.Best): a featured product fell, sold out or
+// went, or the list is not full.
+func (c *Categories) PlaceFeatured(p Product) (changed, settled bool) {
+	var mine []FeaturedProduct
+	for _, f := range c.Featured {
+		if f.CategoryID == p.CategoryID {
+			mine = append(mine, f)
+		}
+	}
+	eligible := !p.Deleted && p.Availability.Status != SoldOut
+	score := RatingScore(p.ReviewStats)
+	copyOfP := FeaturedOf(SummaryOfProduct(p))
+	switch i := slices.IndexFunc(mine, func(f FeaturedProduct) bool { return f.ID == p.ID }); {
+	case i >= 0 && (!eligible || score < featuredScore(mine[i])):
+		return false, false
+	case i >= 0:
+		mine[i] = copyOfP
+	case !eligible:
+		return false, true
+	case len(mine) < FeaturedPerCategory:
+		return false, false
+	case compareRank(copyOfP, mine[len(mine)-1]) >= 0:
+		return false, true
+	default:
+		mine[len(mine)-1] = copyOfP
+	}
+	slices.SortStableFunc(mine, compareRank)
+	return c.setCategory(p.CategoryID, mine), true
+}
+
+// featuredScore is the ranking score of a featured copy, the same as its
+// summary's (RatingScore of the same stats).
+func featuredScore(f FeaturedProduct) float64 {
+	return RatingScore(ReviewStats{Count: f.ReviewCount, Average: f.AverageRating})
+}
+
+// compareRank orders featured products as the featured query does: by
+// score, then by id, both descending. Negative: a ranks above b.
+func compareRank(a, b FeaturedProduct) int {
+	if c := cmp.Compare(featuredScore(b), featuredScore(a)); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.ID, a.ID)
+}
+
+// setCategory replaces the featured products of one category by mine,
+// keeping the list in the order of the index's categories and within
+// MaxFeatured. It reports whether the list changed.
+func (c *Categories) setCategory(categoryID string, mine []FeaturedProduct) bool {
 	var out []FeaturedProduct
 	for _, cat := range c.Items {
 		if cat.ID == categoryID {

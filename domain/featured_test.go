@@ -47,3 +47,55 @@ func TestSetFeatured(t *testing.T) {
 		t.Error("the same featured books reported a change")
 	}
 }
+
+// TestPlaceFeatured: what the featured list alone can settle, it settles
+// without a query; a product that falls, sells out or leaves, or a list
+// that is not full, needs the category ranked again.
+func TestPlaceFeatured(t *testing.T) {
+	product := func(id string, count int, avg float64, status string) domain.Product {
+		return domain.Product{Meta: domain.Meta{ID: id}, CategoryID: "audio", Name: "Name of " + id,
+			ReviewStats: domain.ReviewStats{Count: count, Average: avg}, Availability: domain.Availability{Status: status}}
+	}
+	full := func() domain.Categories {
+		c := domain.Categories{Items: []domain.Category{{ID: "audio"}}}
+		c.SetFeatured("audio", []domain.ProductSummary{
+			domain.SummaryOfProduct(product("a1", 20, 4.8, "")),
+			domain.SummaryOfProduct(product("a2", 10, 4.5, "")),
+		})
+		return c
+	}
+	tests := []struct {
+		name             string
+		cats             domain.Categories
+		p                domain.Product
+		changed, settled bool
+		want             []string
+	}{
+		{"FeaturedRisesInPlace", full(), product("a2", 40, 4.9, ""), true, true, []string{"a2", "a1"}},
+		{"FeaturedFallsNeedsARanking", full(), product("a1", 21, 4.0, ""), false, false, nil},
+		{"FeaturedSellsOutNeedsARanking", full(), product("a1", 20, 4.8, domain.SoldOut), false, false, nil},
+		{"OutsiderAboveTheLastEnters", full(), product("a3", 30, 4.6, ""), true, true, []string{"a1", "a3"}},
+		{"OutsiderBelowChangesNothing", full(), product("a3", 2, 3.5, ""), false, true, []string{"a1", "a2"}},
+		{"SoldOutOutsiderChangesNothing", full(), product("a3", 90, 5, domain.SoldOut), false, true, []string{"a1", "a2"}},
+		{"ListNotFullNeedsARanking", domain.Categories{Items: []domain.Category{{ID: "audio"}}}, product("a3", 2, 3.5, ""), false, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.cats
+			changed, settled := c.PlaceFeatured(tt.p)
+			if changed != tt.changed || settled != tt.settled {
+				t.Fatalf("PlaceFeatured = (changed %v, settled %v), want (%v, %v)", changed, settled, tt.changed, tt.settled)
+			}
+			if !settled {
+				return
+			}
+			var ids []string
+			for _, f := range c.Featured {
+				ids = append(ids, f.ID)
+			}
+			if diff := cmp.Diff(tt.want, ids); diff != "" {
+				t.Errorf("featured (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -189,20 +189,37 @@ func (h *Handlers) recountCategories(ctx context.Context, c *domain.Categories, 
 	return changed, nil
 }
 
-// featureCategories ranks again each category the batch touched: ONE
-// single-partition TOP query on its view partition, ordered by
-// ratingScore (ProductSummaries.Best), whose best products replace the
+// featureCategories keeps the featured products of each category the
+// batch touched. A change the list alone can place is placed
+// (domain.Categories.PlaceFeatured: a featured product that did not fall,
+// or one that enters a full list above its last); otherwise the category
+// is ranked again by ONE single-partition TOP query on its view partition,
+// ordered by ratingScore (ProductSummaries.Best), whose best replace the
 // category's featured copies (absolute values, so a replay is harmless).
 // Inside the index's read-modify-write for the same reason as the
-// recount. A category is skipped, at no query, when no product of the
-// batch could enter or leave its list: none is featured in it, and each
-// scores below its lowest featured product (or is sold out) while the
-// list is full. It reports whether the featured list changed.
+// recount. It reports whether the featured list changed.
 func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, rc *recount) (bool, error) {
 	changed := false
 	for id, products := range rc.changed {
-		if !slices.ContainsFunc(c.Items, func(cat domain.Category) bool { return cat.ID == id }) ||
-			!mayChangeFeatured(c.Featured, id, products) {
+		if !slices.ContainsFunc(c.Items, func(cat domain.Category) bool { return cat.ID == id }) {
+			continue
+		}
+		settled := true
+		for _, p := range products {
+			if p.ID == "" {
+				// A product left the category: only a new ranking tells
+				// what takes its place.
+				settled = false
+				break
+			}
+			placed, ok := c.PlaceFeatured(p)
+			changed = changed || placed
+			if !ok {
+				settled = false
+				break
+			}
+		}
+		if settled {
 			continue
 		}
 		// A few more than shown: sold-out products are skipped.
@@ -215,32 +232,6 @@ func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, 
 		}
 	}
 	return changed, nil
-}
-
-// mayChangeFeatured reports whether the changed products of category id
-// could enter or leave its featured list (see featureCategories).
-func mayChangeFeatured(featured []domain.FeaturedProduct, id string, changed []domain.Product) bool {
-	lowest, n := 0.0, 0
-	for _, f := range featured {
-		if f.CategoryID != id {
-			continue
-		}
-		score := domain.RatingScore(domain.ReviewStats{Count: f.ReviewCount, Average: f.AverageRating})
-		if n == 0 || score < lowest {
-			lowest = score
-		}
-		n++
-	}
-	for _, p := range changed {
-		if p.ID == "" || n < domain.FeaturedPerCategory ||
-			slices.ContainsFunc(featured, func(f domain.FeaturedProduct) bool { return f.ID == p.ID }) {
-			return true
-		}
-		if !p.Deleted && p.Availability.Status != domain.SoldOut && domain.RatingScore(p.ReviewStats) >= lowest {
-			return true
-		}
-	}
-	return false
 }
 
 // RenameCategories pushes each category's name into its products'
