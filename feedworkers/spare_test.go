@@ -125,8 +125,10 @@ func TestReviewOnlyChangeCostsFivePointOperations(t *testing.T) {
 }
 
 // A review-only change of a featured product also rewrites its copy in
-// the categories index: the five operations above, the category's TOP
-// query and the index's replace.
+// the categories index. p1's score falls here (more reviews at an average
+// of 0, below the prior), so what follows it is unknown to the list and
+// its category is ranked again: the five operations above, the category's
+// TOP query and the index's replace.
 func TestFeaturedProductReviewChangeRewritesTheIndex(t *testing.T) {
 	c := newCatalog(t)
 	reviewOnly(t, c)
