@@ -66,8 +66,8 @@ func TestOrderLifecycle(t *testing.T) {
 	})
 	t.Run("CancelAfterShippingIs409", func(t *testing.T) {
 		r := s.do(req{method: "POST", path: "/v1/orders/" + o3.ID + "/cancel", token: alice}).want(409)
-		if p := decodeBody[problemBody](t, r); p.Detail != fmt.Sprintf("order %s is delivered and cannot become cancelled", o3.ID) {
-			t.Errorf("detail = %q, want both statuses named", p.Detail)
+		if p := decodeBody[problemBody](t, r); p.Detail != fmt.Sprintf("order %s is delivered, which is final: it can no longer be cancelled", o3.ID) {
+			t.Errorf("detail = %q, want the final status named", p.Detail)
 		}
 	})
 	t.Run("AdminBadTransitions", func(t *testing.T) {

@@ -62,6 +62,11 @@ type Deps struct {
 	// and reports (withSession). The embedded store is strongly
 	// consistent and issues none, so its requests skip the carrying.
 	SessionTokens bool
+	// ChargesEstimated says the store's Request Units are an estimate
+	// (the embedded store's model, store/embedded/charge.go), not a charge
+	// the database reported: every /v1 response then says so in
+	// X-Request-Charge-Estimated, so a client labels the figure honestly.
+	ChargesEstimated bool
 }
 
 // server holds what the handlers share: the repositories built once over

@@ -132,7 +132,7 @@ func TestOrderSetStatus(t *testing.T) {
 					t.Fatalf("code = %q, want %q", got, want)
 				}
 				msg := domain.ErrorMessage(err)
-				if !strings.Contains(msg, "is "+from) || !strings.Contains(msg, "become "+to) {
+				if !strings.Contains(msg, from) || !strings.Contains(msg, to) {
 					t.Errorf("message %q does not name both %q and %q", msg, from, to)
 				}
 				if o.Status != from || o.Version != 4 || !o.LastUpdated.Equal(now) {

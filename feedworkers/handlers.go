@@ -94,7 +94,8 @@ func decodeItem[T any](item []byte) (T, error) {
 // Products is the handler of the products feed: the categories index
 // document drives the category rename; each product drives the view, the
 // cart lines and, once deleted, the removal of its reviews. The category
-// counts the batch's products changed are recomputed once, at the end.
+// counts and featured products the batch's products changed are
+// recomputed once, at the end, in one write of the categories index.
 func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var products []domain.Product
 	for _, it := range b.Items {
@@ -135,7 +136,7 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 			return err
 		}
 	}
-	return h.recountCategories(ctx, &rc)
+	return h.updateIndex(ctx, &rc)
 }
 
 // currentProducts replaces each changed product of the batch by its

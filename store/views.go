@@ -39,6 +39,21 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 	})
 }
 
+// Best returns the n best-rated products of a category (by ratingScore,
+// domain.RatingScore), for the home page's featured list: ONE
+// single-partition query, TOP n, served by the composite index
+// (ratingScore desc, id desc) the migrations declare.
+func (r *ProductSummaries) Best(ctx context.Context, categoryID string, n int) ([]domain.ProductSummary, error) {
+	items, _, err := queryPage[domain.ProductSummary](ctx, r.c, Query{
+		PartitionKey: categoryID,
+		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
+		OrderBy:      "ratingScore",
+		Desc:         true,
+		Limit:        n,
+	})
+	return items, err
+}
+
 // IDs returns the ids of every product in a category (for pushing a
 // category rename to the products): single-partition, projected to id.
 func (r *ProductSummaries) IDs(ctx context.Context, categoryID string) ([]string, error) {

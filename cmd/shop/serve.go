@@ -86,6 +86,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Telemetry:      tel,
 		CORSOrigins:    cfg.CORSOrigins,
 		SessionTokens:  cfg.Cosmos,
+		// The embedded store's charges are its documented estimate.
+		ChargesEstimated: !cfg.Cosmos,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
