@@ -213,7 +213,11 @@ type Category struct {
 
 // CategoryList defines model for CategoryList.
 type CategoryList struct {
-	Items []Category `json:"items"`
+	// Featured The best-rated products of each category (at most 2 each, 24 in all, none sold out),
+	// copies the products feed keeps in the same document, so the home page shows them
+	// from this one point read.
+	Featured []ProductSummary `json:"featured"`
+	Items    []Category       `json:"items"`
 }
 
 // CategoryRequest defines model for CategoryRequest.
@@ -457,12 +461,15 @@ type ProductSummary struct {
 	Availability  Availability `json:"availability"`
 	AverageRating float32      `json:"averageRating"`
 	CategoryID    ID           `json:"categoryId"`
-	Currency      string       `json:"currency"`
-	ID            ID           `json:"id"`
-	ImageURL      string       `json:"imageUrl"`
-	Name          string       `json:"name"`
-	PriceCents    int          `json:"priceCents"`
-	ReviewCount   int          `json:"reviewCount"`
+
+	// CategoryName The category's name, copied with the product.
+	CategoryName string `json:"categoryName"`
+	Currency     string `json:"currency"`
+	ID           ID     `json:"id"`
+	ImageURL     string `json:"imageUrl"`
+	Name         string `json:"name"`
+	PriceCents   int    `json:"priceCents"`
+	ReviewCount  int    `json:"reviewCount"`
 }
 
 // ProductSummaryPage defines model for ProductSummaryPage.
@@ -713,6 +720,19 @@ type DeleteCartItemParams struct {
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
+// AddCartItemParams defines parameters for AddCartItem.
+type AddCartItemParams struct {
+	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
+	// ETag is one of them (strong comparison: a weak `W/` tag never matches). `*` matches any
+	// current version: the write goes ahead if the resource exists and is 412 if it does not
+	// (a user without a cart).
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
+	// reads what the earlier ones wrote, whichever instance serves it.
+	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
+}
+
 // PutCartItemParams defines parameters for PutCartItem.
 type PutCartItemParams struct {
 	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
@@ -855,6 +875,16 @@ type PatchProductParams struct {
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
+// GetProductImageParams defines parameters for GetProductImage.
+type GetProductImageParams struct {
+	// V The picture's version, as `imageUrl` gives it.
+	V *string `form:"v,omitempty" json:"v,omitempty"`
+
+	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
+	// reads what the earlier ones wrote, whichever instance serves it.
+	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
+}
+
 // ListReviewsParams defines parameters for ListReviews.
 type ListReviewsParams struct {
 	// Limit Page size.
@@ -880,6 +910,9 @@ type SetOrderStatusJSONRequestBody = OrderStatusRequest
 
 // SetStockJSONRequestBody defines body for SetStock for application/json ContentType.
 type SetStockJSONRequestBody = StockRequest
+
+// AddCartItemJSONRequestBody defines body for AddCartItem for application/json ContentType.
+type AddCartItemJSONRequestBody = CartItemRequest
 
 // PutCartItemJSONRequestBody defines body for PutCartItem for application/json ContentType.
 type PutCartItemJSONRequestBody = CartItemRequest
@@ -1082,6 +1115,28 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/cart/items/{productId} (the `DeleteCartItem` operationId).
 	DeleteCartItem(ctx context.Context, productID ProductID, params *DeleteCartItemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AddCartItemWithBody Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItemWithBody(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddCartItem Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItem(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PutCartItemWithBody Set a line's quantity.
 	//
 	// Reads the product once for the name and price copies. With `If-Match` a stale cart
@@ -1263,6 +1318,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/products/{productId} (the `PatchProduct` operationId).
 	PatchProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productID ProductID, params *PatchProductParams, body PatchProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProductImage The product's picture, drawn from its category and name. One point read in products.
+	//
+	// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+	// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+	// from; with the current one the answer is cached for a year and never revalidated
+	// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+	// other `v` answers the current picture with `Cache-Control: no-cache`.
+	//
+	// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+	GetProductImage(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListReviews All reviews, newest first. One single-partition query on reviews.
 	//
@@ -1512,6 +1578,48 @@ func (c *Client) GetCart(ctx context.Context, params *GetCartParams, reqEditors 
 // Corresponds with DELETE /v1/cart/items/{productId} (the `DeleteCartItem` operationId).
 func (c *Client) DeleteCartItem(ctx context.Context, productID ProductID, params *DeleteCartItemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteCartItemRequest(c.Server, productID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddCartItemWithBody Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *Client) AddCartItemWithBody(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCartItemRequestWithBody(c.Server, productID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddCartItem Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *Client) AddCartItem(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCartItemRequest(c.Server, productID, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1894,6 +2002,27 @@ func (c *Client) PatchProductWithBody(ctx context.Context, productID ProductID, 
 // Corresponds with PATCH /v1/products/{productId} (the `PatchProduct` operationId).
 func (c *Client) PatchProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productID ProductID, params *PatchProductParams, body PatchProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchProductRequestWithApplicationMergePatchPlusJSONBody(c.Server, productID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProductImage The product's picture, drawn from its category and name. One point read in products.
+//
+// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+// from; with the current one the answer is cached for a year and never revalidated
+// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+// other `v` answers the current picture with `Cache-Control: no-cache`.
+//
+// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+func (c *Client) GetProductImage(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductImageRequest(c.Server, productID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2523,6 +2652,79 @@ func NewDeleteCartItemRequest(server string, productID ProductID, params *Delete
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.XSessionToken != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Session-Token", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAddCartItemRequest calls the generic AddCartItem builder with application/json body
+func NewAddCartItemRequest(server string, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddCartItemRequestWithBody(server, productID, params, "application/json", bodyReader)
+}
+
+// NewAddCartItemRequestWithBody constructs an http.Request for the AddCartItem method, with any body, and a specified content type
+func NewAddCartItemRequestWithBody(server string, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/cart/items/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -3418,6 +3620,82 @@ func NewPatchProductRequestWithBody(server string, productID ProductID, params *
 	return req, nil
 }
 
+// NewGetProductImageRequest constructs an http.Request for the GetProductImage method
+func NewGetProductImageRequest(server string, productID ProductID, params *GetProductImageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/image.svg", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.V != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "v", *params.V, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSessionToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Session-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListReviewsRequest constructs an http.Request for the ListReviews method
 func NewListReviewsRequest(server string, productID ProductID, params *ListReviewsParams) (*http.Request, error) {
 	var err error
@@ -3736,6 +4014,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/cart/items/{productId} (the `DeleteCartItem` operationId).
 	DeleteCartItemWithResponse(ctx context.Context, productID ProductID, params *DeleteCartItemParams, reqEditors ...RequestEditorFn) (*DeleteCartItemResponse, error)
 
+	// AddCartItemWithBodyWithResponse Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItemWithBodyWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error)
+
+	// AddCartItemWithResponse Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItemWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error)
+
 	// PutCartItemWithBodyWithResponse Set a line's quantity.
 	//
 	// Reads the product once for the name and price copies. With `If-Match` a stale cart
@@ -3934,6 +4234,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/products/{productId} (the `PatchProduct` operationId).
 	PatchProductWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, productID ProductID, params *PatchProductParams, body PatchProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchProductResponse, error)
 
+	// GetProductImageWithResponse The product's picture, drawn from its category and name. One point read in products.
+	//
+	// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+	// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+	// from; with the current one the answer is cached for a year and never revalidated
+	// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+	// other `v` answers the current picture with `Cache-Control: no-cache`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+	GetProductImageWithResponse(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*GetProductImageResponse, error)
+
 	// ListReviewsWithResponse All reviews, newest first. One single-partition query on reviews.
 	//
 	// An unknown product has no reviews, so it answers an empty page.
@@ -4090,64 +4403,71 @@ func (r ReadyResponse) ContentType() string {
 
 // FeedStatusResponse200Headers the declared response headers of an HTTP 200 response for FeedStatus
 type FeedStatusResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse400Headers the declared response headers of an HTTP 400 response for FeedStatus
 type FeedStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse401Headers the declared response headers of an HTTP 401 response for FeedStatus
 type FeedStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse403Headers the declared response headers of an HTTP 403 response for FeedStatus
 type FeedStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse429Headers the declared response headers of an HTTP 429 response for FeedStatus
 type FeedStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse500Headers the declared response headers of an HTTP 500 response for FeedStatus
 type FeedStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse503Headers the declared response headers of an HTTP 503 response for FeedStatus
 type FeedStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type FeedStatusResponse struct {
@@ -4249,64 +4569,71 @@ func (r FeedStatusResponse) ContentType() string {
 
 // ListOrdersByStatusResponse200Headers the declared response headers of an HTTP 200 response for ListOrdersByStatus
 type ListOrdersByStatusResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse400Headers the declared response headers of an HTTP 400 response for ListOrdersByStatus
 type ListOrdersByStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse401Headers the declared response headers of an HTTP 401 response for ListOrdersByStatus
 type ListOrdersByStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse403Headers the declared response headers of an HTTP 403 response for ListOrdersByStatus
 type ListOrdersByStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse429Headers the declared response headers of an HTTP 429 response for ListOrdersByStatus
 type ListOrdersByStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse500Headers the declared response headers of an HTTP 500 response for ListOrdersByStatus
 type ListOrdersByStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse503Headers the declared response headers of an HTTP 503 response for ListOrdersByStatus
 type ListOrdersByStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListOrdersByStatusResponse struct {
@@ -4408,113 +4735,126 @@ func (r ListOrdersByStatusResponse) ContentType() string {
 
 // SetOrderStatusResponse200Headers the declared response headers of an HTTP 200 response for SetOrderStatus
 type SetOrderStatusResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse400Headers the declared response headers of an HTTP 400 response for SetOrderStatus
 type SetOrderStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse401Headers the declared response headers of an HTTP 401 response for SetOrderStatus
 type SetOrderStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse403Headers the declared response headers of an HTTP 403 response for SetOrderStatus
 type SetOrderStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse404Headers the declared response headers of an HTTP 404 response for SetOrderStatus
 type SetOrderStatusResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse409Headers the declared response headers of an HTTP 409 response for SetOrderStatus
 type SetOrderStatusResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse412Headers the declared response headers of an HTTP 412 response for SetOrderStatus
 type SetOrderStatusResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse413Headers the declared response headers of an HTTP 413 response for SetOrderStatus
 type SetOrderStatusResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse415Headers the declared response headers of an HTTP 415 response for SetOrderStatus
 type SetOrderStatusResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse429Headers the declared response headers of an HTTP 429 response for SetOrderStatus
 type SetOrderStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse500Headers the declared response headers of an HTTP 500 response for SetOrderStatus
 type SetOrderStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse503Headers the declared response headers of an HTTP 503 response for SetOrderStatus
 type SetOrderStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse507Headers the declared response headers of an HTTP 507 response for SetOrderStatus
 type SetOrderStatusResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type SetOrderStatusResponse struct {
@@ -4670,73 +5010,81 @@ func (r SetOrderStatusResponse) ContentType() string {
 
 // GetStockResponse200Headers the declared response headers of an HTTP 200 response for GetStock
 type GetStockResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse400Headers the declared response headers of an HTTP 400 response for GetStock
 type GetStockResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse401Headers the declared response headers of an HTTP 401 response for GetStock
 type GetStockResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse403Headers the declared response headers of an HTTP 403 response for GetStock
 type GetStockResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse404Headers the declared response headers of an HTTP 404 response for GetStock
 type GetStockResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse429Headers the declared response headers of an HTTP 429 response for GetStock
 type GetStockResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse500Headers the declared response headers of an HTTP 500 response for GetStock
 type GetStockResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse503Headers the declared response headers of an HTTP 503 response for GetStock
 type GetStockResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetStockResponse struct {
@@ -4847,105 +5195,117 @@ func (r GetStockResponse) ContentType() string {
 
 // SetStockResponse200Headers the declared response headers of an HTTP 200 response for SetStock
 type SetStockResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse400Headers the declared response headers of an HTTP 400 response for SetStock
 type SetStockResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse401Headers the declared response headers of an HTTP 401 response for SetStock
 type SetStockResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse403Headers the declared response headers of an HTTP 403 response for SetStock
 type SetStockResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse404Headers the declared response headers of an HTTP 404 response for SetStock
 type SetStockResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse412Headers the declared response headers of an HTTP 412 response for SetStock
 type SetStockResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse413Headers the declared response headers of an HTTP 413 response for SetStock
 type SetStockResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse415Headers the declared response headers of an HTTP 415 response for SetStock
 type SetStockResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse429Headers the declared response headers of an HTTP 429 response for SetStock
 type SetStockResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse500Headers the declared response headers of an HTTP 500 response for SetStock
 type SetStockResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse503Headers the declared response headers of an HTTP 503 response for SetStock
 type SetStockResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse507Headers the declared response headers of an HTTP 507 response for SetStock
 type SetStockResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type SetStockResponse struct {
@@ -5092,64 +5452,71 @@ func (r SetStockResponse) ContentType() string {
 
 // ThroughputStatusResponse200Headers the declared response headers of an HTTP 200 response for ThroughputStatus
 type ThroughputStatusResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse400Headers the declared response headers of an HTTP 400 response for ThroughputStatus
 type ThroughputStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse401Headers the declared response headers of an HTTP 401 response for ThroughputStatus
 type ThroughputStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse403Headers the declared response headers of an HTTP 403 response for ThroughputStatus
 type ThroughputStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse429Headers the declared response headers of an HTTP 429 response for ThroughputStatus
 type ThroughputStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse500Headers the declared response headers of an HTTP 500 response for ThroughputStatus
 type ThroughputStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse503Headers the declared response headers of an HTTP 503 response for ThroughputStatus
 type ThroughputStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ThroughputStatusResponse struct {
@@ -5251,57 +5618,63 @@ func (r ThroughputStatusResponse) ContentType() string {
 
 // GetCartResponse200Headers the declared response headers of an HTTP 200 response for GetCart
 type GetCartResponse200Headers struct {
-	ETag             *string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    *string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse400Headers the declared response headers of an HTTP 400 response for GetCart
 type GetCartResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse401Headers the declared response headers of an HTTP 401 response for GetCart
 type GetCartResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse429Headers the declared response headers of an HTTP 429 response for GetCart
 type GetCartResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse500Headers the declared response headers of an HTTP 500 response for GetCart
 type GetCartResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse503Headers the declared response headers of an HTTP 503 response for GetCart
 type GetCartResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetCartResponse struct {
@@ -5394,73 +5767,81 @@ func (r GetCartResponse) ContentType() string {
 
 // DeleteCartItemResponse200Headers the declared response headers of an HTTP 200 response for DeleteCartItem
 type DeleteCartItemResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse400Headers the declared response headers of an HTTP 400 response for DeleteCartItem
 type DeleteCartItemResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse401Headers the declared response headers of an HTTP 401 response for DeleteCartItem
 type DeleteCartItemResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse412Headers the declared response headers of an HTTP 412 response for DeleteCartItem
 type DeleteCartItemResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse429Headers the declared response headers of an HTTP 429 response for DeleteCartItem
 type DeleteCartItemResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse500Headers the declared response headers of an HTTP 500 response for DeleteCartItem
 type DeleteCartItemResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse503Headers the declared response headers of an HTTP 503 response for DeleteCartItem
 type DeleteCartItemResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse507Headers the declared response headers of an HTTP 507 response for DeleteCartItem
 type DeleteCartItemResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type DeleteCartItemResponse struct {
@@ -5569,107 +5950,376 @@ func (r DeleteCartItemResponse) ContentType() string {
 	return ""
 }
 
+// AddCartItemResponse200Headers the declared response headers of an HTTP 200 response for AddCartItem
+type AddCartItemResponse200Headers struct {
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse400Headers the declared response headers of an HTTP 400 response for AddCartItem
+type AddCartItemResponse400Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse401Headers the declared response headers of an HTTP 401 response for AddCartItem
+type AddCartItemResponse401Headers struct {
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse404Headers the declared response headers of an HTTP 404 response for AddCartItem
+type AddCartItemResponse404Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse409Headers the declared response headers of an HTTP 409 response for AddCartItem
+type AddCartItemResponse409Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse412Headers the declared response headers of an HTTP 412 response for AddCartItem
+type AddCartItemResponse412Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse413Headers the declared response headers of an HTTP 413 response for AddCartItem
+type AddCartItemResponse413Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse415Headers the declared response headers of an HTTP 415 response for AddCartItem
+type AddCartItemResponse415Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse429Headers the declared response headers of an HTTP 429 response for AddCartItem
+type AddCartItemResponse429Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse500Headers the declared response headers of an HTTP 500 response for AddCartItem
+type AddCartItemResponse500Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse503Headers the declared response headers of an HTTP 503 response for AddCartItem
+type AddCartItemResponse503Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse507Headers the declared response headers of an HTTP 507 response for AddCartItem
+type AddCartItemResponse507Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+type AddCartItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Cart
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationProblemJSON412 *PreconditionFailed
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMediaType
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *Internal
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// ApplicationProblemJSON507 the response for an HTTP 507 `application/problem+json` response
+	ApplicationProblemJSON507 *PartitionFull
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AddCartItemResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddCartItemResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddCartItemResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AddCartItemResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AddCartItemResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *AddCartItemResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AddCartItemResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AddCartItemResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddCartItemResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AddCartItemResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddCartItemResponse503Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *AddCartItemResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddCartItemResponse) GetJSON200() *Cart {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON412() *PreconditionFailed {
+	return r.ApplicationProblemJSON412
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON500() *Internal {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetApplicationProblemJSON507 returns the response for an HTTP 507 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON507() *PartitionFull {
+	return r.ApplicationProblemJSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r AddCartItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddCartItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddCartItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddCartItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PutCartItemResponse200Headers the declared response headers of an HTTP 200 response for PutCartItem
 type PutCartItemResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse400Headers the declared response headers of an HTTP 400 response for PutCartItem
 type PutCartItemResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse401Headers the declared response headers of an HTTP 401 response for PutCartItem
 type PutCartItemResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse404Headers the declared response headers of an HTTP 404 response for PutCartItem
 type PutCartItemResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse409Headers the declared response headers of an HTTP 409 response for PutCartItem
 type PutCartItemResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse412Headers the declared response headers of an HTTP 412 response for PutCartItem
 type PutCartItemResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse413Headers the declared response headers of an HTTP 413 response for PutCartItem
 type PutCartItemResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse415Headers the declared response headers of an HTTP 415 response for PutCartItem
 type PutCartItemResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse429Headers the declared response headers of an HTTP 429 response for PutCartItem
 type PutCartItemResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse500Headers the declared response headers of an HTTP 500 response for PutCartItem
 type PutCartItemResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse503Headers the declared response headers of an HTTP 503 response for PutCartItem
 type PutCartItemResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse507Headers the declared response headers of an HTTP 507 response for PutCartItem
 type PutCartItemResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type PutCartItemResponse struct {
@@ -5816,47 +6466,52 @@ func (r PutCartItemResponse) ContentType() string {
 
 // ListCategoriesResponse200Headers the declared response headers of an HTTP 200 response for ListCategories
 type ListCategoriesResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse400Headers the declared response headers of an HTTP 400 response for ListCategories
 type ListCategoriesResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse429Headers the declared response headers of an HTTP 429 response for ListCategories
 type ListCategoriesResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse500Headers the declared response headers of an HTTP 500 response for ListCategories
 type ListCategoriesResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse503Headers the declared response headers of an HTTP 503 response for ListCategories
 type ListCategoriesResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListCategoriesResponse struct {
@@ -5940,97 +6595,108 @@ func (r ListCategoriesResponse) ContentType() string {
 
 // PutCategoryResponse200Headers the declared response headers of an HTTP 200 response for PutCategory
 type PutCategoryResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse201Headers the declared response headers of an HTTP 201 response for PutCategory
 type PutCategoryResponse201Headers struct {
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse400Headers the declared response headers of an HTTP 400 response for PutCategory
 type PutCategoryResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse401Headers the declared response headers of an HTTP 401 response for PutCategory
 type PutCategoryResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse403Headers the declared response headers of an HTTP 403 response for PutCategory
 type PutCategoryResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse413Headers the declared response headers of an HTTP 413 response for PutCategory
 type PutCategoryResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse415Headers the declared response headers of an HTTP 415 response for PutCategory
 type PutCategoryResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse429Headers the declared response headers of an HTTP 429 response for PutCategory
 type PutCategoryResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse500Headers the declared response headers of an HTTP 500 response for PutCategory
 type PutCategoryResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse503Headers the declared response headers of an HTTP 503 response for PutCategory
 type PutCategoryResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse507Headers the declared response headers of an HTTP 507 response for PutCategory
 type PutCategoryResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type PutCategoryResponse struct {
@@ -6168,55 +6834,61 @@ func (r PutCategoryResponse) ContentType() string {
 
 // ListCategoryProductsResponse200Headers the declared response headers of an HTTP 200 response for ListCategoryProducts
 type ListCategoryProductsResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse400Headers the declared response headers of an HTTP 400 response for ListCategoryProducts
 type ListCategoryProductsResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse404Headers the declared response headers of an HTTP 404 response for ListCategoryProducts
 type ListCategoryProductsResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse429Headers the declared response headers of an HTTP 429 response for ListCategoryProducts
 type ListCategoryProductsResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse500Headers the declared response headers of an HTTP 500 response for ListCategoryProducts
 type ListCategoryProductsResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse503Headers the declared response headers of an HTTP 503 response for ListCategoryProducts
 type ListCategoryProductsResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListCategoryProductsResponse struct {
@@ -6309,97 +6981,108 @@ func (r ListCategoryProductsResponse) ContentType() string {
 
 // CheckoutResponse201Headers the declared response headers of an HTTP 201 response for Checkout
 type CheckoutResponse201Headers struct {
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse400Headers the declared response headers of an HTTP 400 response for Checkout
 type CheckoutResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse401Headers the declared response headers of an HTTP 401 response for Checkout
 type CheckoutResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse409Headers the declared response headers of an HTTP 409 response for Checkout
 type CheckoutResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse413Headers the declared response headers of an HTTP 413 response for Checkout
 type CheckoutResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse415Headers the declared response headers of an HTTP 415 response for Checkout
 type CheckoutResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse422Headers the declared response headers of an HTTP 422 response for Checkout
 type CheckoutResponse422Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse429Headers the declared response headers of an HTTP 429 response for Checkout
 type CheckoutResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse500Headers the declared response headers of an HTTP 500 response for Checkout
 type CheckoutResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse503Headers the declared response headers of an HTTP 503 response for Checkout
 type CheckoutResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse507Headers the declared response headers of an HTTP 507 response for Checkout
 type CheckoutResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CheckoutResponse struct {
@@ -6537,54 +7220,60 @@ func (r CheckoutResponse) ContentType() string {
 
 // DevTokenResponse200Headers the declared response headers of an HTTP 200 response for DevToken
 type DevTokenResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse400Headers the declared response headers of an HTTP 400 response for DevToken
 type DevTokenResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse404Headers the declared response headers of an HTTP 404 response for DevToken
 type DevTokenResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse413Headers the declared response headers of an HTTP 413 response for DevToken
 type DevTokenResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse415Headers the declared response headers of an HTTP 415 response for DevToken
 type DevTokenResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse429Headers the declared response headers of an HTTP 429 response for DevToken
 type DevTokenResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type DevTokenResponse struct {
@@ -6677,56 +7366,62 @@ func (r DevTokenResponse) ContentType() string {
 
 // GetMySummaryResponse200Headers the declared response headers of an HTTP 200 response for GetMySummary
 type GetMySummaryResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse400Headers the declared response headers of an HTTP 400 response for GetMySummary
 type GetMySummaryResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse401Headers the declared response headers of an HTTP 401 response for GetMySummary
 type GetMySummaryResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse429Headers the declared response headers of an HTTP 429 response for GetMySummary
 type GetMySummaryResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse500Headers the declared response headers of an HTTP 500 response for GetMySummary
 type GetMySummaryResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse503Headers the declared response headers of an HTTP 503 response for GetMySummary
 type GetMySummaryResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetMySummaryResponse struct {
@@ -6819,56 +7514,62 @@ func (r GetMySummaryResponse) ContentType() string {
 
 // ListOrdersResponse200Headers the declared response headers of an HTTP 200 response for ListOrders
 type ListOrdersResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse400Headers the declared response headers of an HTTP 400 response for ListOrders
 type ListOrdersResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse401Headers the declared response headers of an HTTP 401 response for ListOrders
 type ListOrdersResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse429Headers the declared response headers of an HTTP 429 response for ListOrders
 type ListOrdersResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse500Headers the declared response headers of an HTTP 500 response for ListOrders
 type ListOrdersResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse503Headers the declared response headers of an HTTP 503 response for ListOrders
 type ListOrdersResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListOrdersResponse struct {
@@ -6961,65 +7662,72 @@ func (r ListOrdersResponse) ContentType() string {
 
 // GetOrderResponse200Headers the declared response headers of an HTTP 200 response for GetOrder
 type GetOrderResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse400Headers the declared response headers of an HTTP 400 response for GetOrder
 type GetOrderResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse401Headers the declared response headers of an HTTP 401 response for GetOrder
 type GetOrderResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse404Headers the declared response headers of an HTTP 404 response for GetOrder
 type GetOrderResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse429Headers the declared response headers of an HTTP 429 response for GetOrder
 type GetOrderResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse500Headers the declared response headers of an HTTP 500 response for GetOrder
 type GetOrderResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse503Headers the declared response headers of an HTTP 503 response for GetOrder
 type GetOrderResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetOrderResponse struct {
@@ -7121,89 +7829,99 @@ func (r GetOrderResponse) ContentType() string {
 
 // CancelOrderResponse200Headers the declared response headers of an HTTP 200 response for CancelOrder
 type CancelOrderResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse400Headers the declared response headers of an HTTP 400 response for CancelOrder
 type CancelOrderResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse401Headers the declared response headers of an HTTP 401 response for CancelOrder
 type CancelOrderResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse404Headers the declared response headers of an HTTP 404 response for CancelOrder
 type CancelOrderResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse409Headers the declared response headers of an HTTP 409 response for CancelOrder
 type CancelOrderResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse412Headers the declared response headers of an HTTP 412 response for CancelOrder
 type CancelOrderResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse429Headers the declared response headers of an HTTP 429 response for CancelOrder
 type CancelOrderResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse500Headers the declared response headers of an HTTP 500 response for CancelOrder
 type CancelOrderResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse503Headers the declared response headers of an HTTP 503 response for CancelOrder
 type CancelOrderResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse507Headers the declared response headers of an HTTP 507 response for CancelOrder
 type CancelOrderResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CancelOrderResponse struct {
@@ -7332,98 +8050,109 @@ func (r CancelOrderResponse) ContentType() string {
 
 // CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
 type CreateProductResponse201Headers struct {
-	ETag             string
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse400Headers the declared response headers of an HTTP 400 response for CreateProduct
 type CreateProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse401Headers the declared response headers of an HTTP 401 response for CreateProduct
 type CreateProductResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse403Headers the declared response headers of an HTTP 403 response for CreateProduct
 type CreateProductResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse409Headers the declared response headers of an HTTP 409 response for CreateProduct
 type CreateProductResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse413Headers the declared response headers of an HTTP 413 response for CreateProduct
 type CreateProductResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse415Headers the declared response headers of an HTTP 415 response for CreateProduct
 type CreateProductResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse429Headers the declared response headers of an HTTP 429 response for CreateProduct
 type CreateProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse500Headers the declared response headers of an HTTP 500 response for CreateProduct
 type CreateProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse503Headers the declared response headers of an HTTP 503 response for CreateProduct
 type CreateProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse507Headers the declared response headers of an HTTP 507 response for CreateProduct
 type CreateProductResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CreateProductResponse struct {
@@ -7561,88 +8290,98 @@ func (r CreateProductResponse) ContentType() string {
 
 // DeleteProductResponse204Headers the declared response headers of an HTTP 204 response for DeleteProduct
 type DeleteProductResponse204Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse400Headers the declared response headers of an HTTP 400 response for DeleteProduct
 type DeleteProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse401Headers the declared response headers of an HTTP 401 response for DeleteProduct
 type DeleteProductResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse403Headers the declared response headers of an HTTP 403 response for DeleteProduct
 type DeleteProductResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse404Headers the declared response headers of an HTTP 404 response for DeleteProduct
 type DeleteProductResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse412Headers the declared response headers of an HTTP 412 response for DeleteProduct
 type DeleteProductResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse429Headers the declared response headers of an HTTP 429 response for DeleteProduct
 type DeleteProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse500Headers the declared response headers of an HTTP 500 response for DeleteProduct
 type DeleteProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse503Headers the declared response headers of an HTTP 503 response for DeleteProduct
 type DeleteProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse507Headers the declared response headers of an HTTP 507 response for DeleteProduct
 type DeleteProductResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type DeleteProductResponse struct {
@@ -7764,56 +8503,62 @@ func (r DeleteProductResponse) ContentType() string {
 
 // GetProductResponse200Headers the declared response headers of an HTTP 200 response for GetProduct
 type GetProductResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse400Headers the declared response headers of an HTTP 400 response for GetProduct
 type GetProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse404Headers the declared response headers of an HTTP 404 response for GetProduct
 type GetProductResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse429Headers the declared response headers of an HTTP 429 response for GetProduct
 type GetProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse500Headers the declared response headers of an HTTP 500 response for GetProduct
 type GetProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse503Headers the declared response headers of an HTTP 503 response for GetProduct
 type GetProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetProductResponse struct {
@@ -7906,105 +8651,117 @@ func (r GetProductResponse) ContentType() string {
 
 // PatchProductResponse200Headers the declared response headers of an HTTP 200 response for PatchProduct
 type PatchProductResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse400Headers the declared response headers of an HTTP 400 response for PatchProduct
 type PatchProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse401Headers the declared response headers of an HTTP 401 response for PatchProduct
 type PatchProductResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse403Headers the declared response headers of an HTTP 403 response for PatchProduct
 type PatchProductResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse404Headers the declared response headers of an HTTP 404 response for PatchProduct
 type PatchProductResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse412Headers the declared response headers of an HTTP 412 response for PatchProduct
 type PatchProductResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse413Headers the declared response headers of an HTTP 413 response for PatchProduct
 type PatchProductResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse415Headers the declared response headers of an HTTP 415 response for PatchProduct
 type PatchProductResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse429Headers the declared response headers of an HTTP 429 response for PatchProduct
 type PatchProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse500Headers the declared response headers of an HTTP 500 response for PatchProduct
 type PatchProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse503Headers the declared response headers of an HTTP 503 response for PatchProduct
 type PatchProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse507Headers the declared response headers of an HTTP 507 response for PatchProduct
 type PatchProductResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type PatchProductResponse struct {
@@ -8149,49 +8906,195 @@ func (r PatchProductResponse) ContentType() string {
 	return ""
 }
 
+// GetProductImageResponse200Headers the declared response headers of an HTTP 200 response for GetProductImage
+type GetProductImageResponse200Headers struct {
+	CacheControl            string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse400Headers the declared response headers of an HTTP 400 response for GetProductImage
+type GetProductImageResponse400Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse404Headers the declared response headers of an HTTP 404 response for GetProductImage
+type GetProductImageResponse404Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse429Headers the declared response headers of an HTTP 429 response for GetProductImage
+type GetProductImageResponse429Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse500Headers the declared response headers of an HTTP 500 response for GetProductImage
+type GetProductImageResponse500Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse503Headers the declared response headers of an HTTP 503 response for GetProductImage
+type GetProductImageResponse503Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+type GetProductImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *Internal
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductImageResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProductImageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductImageResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetProductImageResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductImageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductImageResponse503Headers
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON500() *Internal {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductImageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductImageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListReviewsResponse200Headers the declared response headers of an HTTP 200 response for ListReviews
 type ListReviewsResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse400Headers the declared response headers of an HTTP 400 response for ListReviews
 type ListReviewsResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse429Headers the declared response headers of an HTTP 429 response for ListReviews
 type ListReviewsResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse500Headers the declared response headers of an HTTP 500 response for ListReviews
 type ListReviewsResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse503Headers the declared response headers of an HTTP 503 response for ListReviews
 type ListReviewsResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListReviewsResponse struct {
@@ -8275,98 +9178,109 @@ func (r ListReviewsResponse) ContentType() string {
 
 // CreateReviewResponse201Headers the declared response headers of an HTTP 201 response for CreateReview
 type CreateReviewResponse201Headers struct {
-	ETag             string
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse400Headers the declared response headers of an HTTP 400 response for CreateReview
 type CreateReviewResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse401Headers the declared response headers of an HTTP 401 response for CreateReview
 type CreateReviewResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse404Headers the declared response headers of an HTTP 404 response for CreateReview
 type CreateReviewResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse409Headers the declared response headers of an HTTP 409 response for CreateReview
 type CreateReviewResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse413Headers the declared response headers of an HTTP 413 response for CreateReview
 type CreateReviewResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse415Headers the declared response headers of an HTTP 415 response for CreateReview
 type CreateReviewResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse429Headers the declared response headers of an HTTP 429 response for CreateReview
 type CreateReviewResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse500Headers the declared response headers of an HTTP 500 response for CreateReview
 type CreateReviewResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse503Headers the declared response headers of an HTTP 503 response for CreateReview
 type CreateReviewResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse507Headers the declared response headers of an HTTP 507 response for CreateReview
 type CreateReviewResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CreateReviewResponse struct {
@@ -8704,6 +9618,40 @@ func (c *ClientWithResponses) DeleteCartItemWithResponse(ctx context.Context, pr
 	return ParseDeleteCartItemResponse(rsp)
 }
 
+// AddCartItemWithBodyWithResponse Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *ClientWithResponses) AddCartItemWithBodyWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error) {
+	rsp, err := c.AddCartItemWithBody(ctx, productID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddCartItemResponse(rsp)
+}
+
+// AddCartItemWithResponse Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *ClientWithResponses) AddCartItemWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error) {
+	rsp, err := c.AddCartItem(ctx, productID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddCartItemResponse(rsp)
+}
+
 // PutCartItemWithBodyWithResponse Set a line's quantity.
 //
 // Reads the product once for the name and price copies. With `If-Match` a stale cart
@@ -9022,6 +9970,25 @@ func (c *ClientWithResponses) PatchProductWithApplicationMergePatchPlusJSONBodyW
 	return ParsePatchProductResponse(rsp)
 }
 
+// GetProductImageWithResponse The product's picture, drawn from its category and name. One point read in products.
+//
+// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+// from; with the current one the answer is cached for a year and never revalidated
+// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+// other `v` answers the current picture with `Cache-Control: no-cache`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+func (c *ClientWithResponses) GetProductImageWithResponse(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*GetProductImageResponse, error) {
+	rsp, err := c.GetProductImage(ctx, productID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductImageResponse(rsp)
+}
+
 // ListReviewsWithResponse All reviews, newest first. One single-partition query on reviews.
 //
 // An unknown product has no reviews, so it answers an empty page.
@@ -9233,6 +10200,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9263,6 +10237,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9302,6 +10283,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9332,6 +10320,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9392,6 +10387,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9422,6 +10424,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9460,6 +10469,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9563,6 +10579,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9593,6 +10616,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9632,6 +10662,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9662,6 +10699,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9722,6 +10766,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9752,6 +10803,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9790,6 +10848,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9942,6 +11007,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9972,6 +11044,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10011,6 +11090,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10041,6 +11127,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10073,6 +11166,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10103,6 +11203,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10135,6 +11242,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10166,6 +11280,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10196,6 +11317,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10256,6 +11384,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10286,6 +11421,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10325,6 +11467,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10355,6 +11504,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10472,6 +11628,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10502,6 +11665,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10541,6 +11711,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10572,6 +11749,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10602,6 +11786,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10662,6 +11853,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10692,6 +11890,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10730,6 +11935,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10875,6 +12087,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10905,6 +12124,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10944,6 +12170,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10974,6 +12207,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11006,6 +12246,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11036,6 +12283,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11068,6 +12322,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11098,6 +12359,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11158,6 +12426,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11188,6 +12463,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11227,6 +12509,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11257,6 +12546,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11360,6 +12656,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11390,6 +12693,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11429,6 +12739,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11459,6 +12776,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11519,6 +12843,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11549,6 +12880,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11587,6 +12925,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11690,6 +13035,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11720,6 +13072,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11758,6 +13117,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11818,6 +13184,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11848,6 +13221,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11886,6 +13266,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12003,6 +13390,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12033,6 +13427,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12072,6 +13473,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12102,6 +13510,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12162,6 +13577,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12192,6 +13614,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12231,6 +13660,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12261,6 +13697,624 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddCartItemResponse parses an HTTP response from a AddCartItemWithResponse call
+func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddCartItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Cart
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest PartitionFull
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AddCartItemResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddCartItemResponse400Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AddCartItemResponse401Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers AddCartItemResponse404Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AddCartItemResponse409Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers AddCartItemResponse412Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers AddCartItemResponse413Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AddCartItemResponse415Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers AddCartItemResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AddCartItemResponse500Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddCartItemResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 507:
+		var headers AddCartItemResponse507Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12406,6 +14460,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12436,6 +14497,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12475,6 +14543,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12505,6 +14580,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12537,6 +14619,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12567,6 +14656,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12599,6 +14695,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12629,6 +14732,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12689,6 +14799,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12719,6 +14836,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12758,6 +14882,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12788,6 +14919,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12877,6 +15015,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12907,6 +15052,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12967,6 +15119,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12997,6 +15156,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13035,6 +15201,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13166,6 +15339,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13204,6 +15384,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13234,6 +15421,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13273,6 +15467,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13303,6 +15504,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13335,6 +15543,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13365,6 +15580,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13425,6 +15647,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13455,6 +15684,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13494,6 +15730,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13524,6 +15767,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13620,6 +15870,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13651,6 +15908,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13681,6 +15945,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13741,6 +16012,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13771,6 +16049,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13809,6 +16094,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13947,6 +16239,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13977,6 +16276,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14016,6 +16322,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14046,6 +16359,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14078,6 +16398,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14109,6 +16436,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14139,6 +16473,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14199,6 +16540,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14229,6 +16577,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14268,6 +16623,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14298,6 +16660,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14394,6 +16763,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14424,6 +16800,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14456,6 +16839,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14487,6 +16877,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14517,6 +16914,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14576,6 +16980,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14672,6 +17083,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14702,6 +17120,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14740,6 +17165,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14800,6 +17232,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14830,6 +17269,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14868,6 +17314,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14964,6 +17417,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14994,6 +17454,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15032,6 +17499,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15092,6 +17566,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15122,6 +17603,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15160,6 +17648,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15270,6 +17765,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15300,6 +17802,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15339,6 +17848,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15369,6 +17885,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15429,6 +17952,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15459,6 +17989,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15497,6 +18034,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15628,6 +18172,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15658,6 +18209,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15697,6 +18255,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15727,6 +18292,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15759,6 +18331,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15789,6 +18368,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15849,6 +18435,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15879,6 +18472,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15918,6 +18518,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15948,6 +18555,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16093,6 +18707,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16123,6 +18744,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16162,6 +18790,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16192,6 +18827,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16224,6 +18866,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16255,6 +18904,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16285,6 +18941,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16345,6 +19008,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16375,6 +19045,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16414,6 +19091,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16444,6 +19128,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16564,6 +19255,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16594,6 +19292,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16633,6 +19338,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16663,6 +19375,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16695,6 +19414,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16725,6 +19451,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16785,6 +19518,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16815,6 +19555,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16854,6 +19601,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16884,6 +19638,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16987,6 +19748,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17018,6 +19786,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17048,6 +19823,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17108,6 +19890,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17138,6 +19927,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17176,6 +19972,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17321,6 +20124,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17351,6 +20161,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17390,6 +20207,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17420,6 +20244,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17452,6 +20283,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17482,6 +20320,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17514,6 +20359,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17544,6 +20396,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17604,6 +20463,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17634,6 +20500,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17673,6 +20546,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17704,6 +20584,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17719,6 +20606,333 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.XStoreOperations = value
 		}
 		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductImageResponse parses an HTTP response from a GetProductImageWithResponse call
+func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductImageResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProductImageResponse400Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductImageResponse404Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetProductImageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductImageResponse500Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductImageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17792,6 +21006,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17822,6 +21043,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17882,6 +21110,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17912,6 +21147,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17950,6 +21192,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18095,6 +21344,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18125,6 +21381,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18164,6 +21427,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18194,6 +21464,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18226,6 +21503,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18257,6 +21541,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18287,6 +21578,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18347,6 +21645,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18377,6 +21682,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18416,6 +21728,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18446,6 +21765,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
