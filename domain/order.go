@@ -129,7 +129,7 @@ func (s *CustomerSummary) recompute(now time.Time) {
 func SummaryOf(o Order) OrderSummary {
 	return OrderSummary{
 		Meta:          Meta{ID: o.ID, Type: TypeOrderSummary, SchemaVersion: SchemaVersion},
-		StatusDay:     StatusDay(o.Status, o.CreatedAt),
+		StatusDay:     StatusDayKey(o.Status, o.CreatedAt, o.ID),
 		Status:        o.Status,
 		UserID:        o.UserID,
 		CreatedAt:     o.CreatedAt,

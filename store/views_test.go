@@ -124,14 +124,14 @@ func TestOrderSummariesPutVersionGuard(t *testing.T) {
 	if wrote, err := views.Put(ctx, domain.SummaryOf(older)); err != nil || wrote {
 		t.Errorf("Put of an older version = %v, %v; want false, nil", wrote, err)
 	}
-	got, err := views.Get(ctx, domain.StatusDay(o.Status, o.CreatedAt), "o1")
+	got, err := views.Get(ctx, domain.StatusDayKey(o.Status, o.CreatedAt, o.ID), "o1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.SourceVersion != 3 || got.TotalCents != 1000 {
 		t.Errorf("stored summary v%d %d cents, want v3 1000", got.SourceVersion, got.TotalCents)
 	}
-	page, _, err := views.Page(ctx, "placed:2026-11-29", 20, "")
+	page, _, err := views.DayPage(ctx, domain.StatusPlaced, now, 20, "")
 	if err != nil {
 		t.Fatal(err)
 	}
