@@ -16,7 +16,7 @@ import (
 const MaxOrderDays = 31
 
 // handleAdminOrders lists the orders of one status. With day (default
-// today, UTC) it reads the day's domain.StatusBuckets partitions of
+// today, UTC) it reads the day's partitions (OrderSummaries.Buckets) of
 // ordersByStatus under the synthetic key status:day:bucket
 // (partition-synthetic-key): one single-partition query per bucket, run
 // concurrently and merged newest first, with a continuation that holds
@@ -70,10 +70,10 @@ func handleAdminOrders(summaries *store.OrderSummaries, now func() time.Time) ht
 
 // maxDayContinuation bounds the continuation of the day query: one store
 // continuation per bucket.
-const maxDayContinuation = domain.StatusBuckets * maxContinuation
+const maxDayContinuation = domain.MaxStatusBuckets * maxContinuation
 
 // daysAtOnce bounds the days read concurrently by a from..to query, each
-// of which reads its domain.StatusBuckets partitions concurrently.
+// of which reads its buckets concurrently.
 const daysAtOnce = 4
 
 // acrossDays reads each day's first page concurrently (daysAtOnce at a

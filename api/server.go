@@ -58,6 +58,10 @@ type Deps struct {
 	// and reports (withSession). The embedded store is strongly
 	// consistent and issues none, so its requests skip the carrying.
 	SessionTokens bool
+	// StatusBuckets is the partitions of one status on one day of
+	// ordersByStatus (default domain.DefaultStatusBuckets); the feed
+	// workers that write the view must use the same number.
+	StatusBuckets int
 }
 
 // server holds what the handlers share: the repositories built once over
@@ -86,6 +90,7 @@ func NewServer(d Deps) http.Handler {
 	// Metered: every store call adds its Request Units to the request's
 	// Meter, which the cost middleware turns into response headers.
 	repos := store.NewRepos(store.Metered(d.Store))
+	repos.OrderSummaries = store.NewOrderSummariesIn(store.Metered(d.Store), d.StatusBuckets)
 	s := &server{
 		repos:  repos,
 		writes: writes.New(repos, d.Now),

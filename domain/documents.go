@@ -305,7 +305,7 @@ type CustomerSummary struct {
 // OrderSummary lives in `ordersByStatus` under the synthetic partition key
 // statusDay ("placed:2026-11-29:07", StatusDayKey): status alone would be
 // four hot partitions; the day spreads them over time and the bucket
-// spreads one day's checkouts over StatusBuckets partitions.
+// spreads one day's checkouts over several partitions (DefaultStatusBuckets).
 type OrderSummary struct {
 	Meta
 	StatusDay     string    `json:"statusDay"`

@@ -9,12 +9,13 @@ import (
 	"shop/store"
 )
 
-// BucketOrderSummaries moves the order summaries written before the
-// status view was bucketed (pk "placed:2026-11-29", domain.StatusDay)
-// into their buckets ("placed:2026-11-29:07", domain.StatusDayKey). The
-// admin day query reads only the buckets, so until this has run the
-// orders placed before the change are missing from it (the orders
-// themselves are untouched: the view is a copy).
+// BucketOrderSummaries moves every order summary that is not under its
+// key among n buckets ("placed:2026-11-29:07", domain.StatusDayKey) to
+// it: the summaries written before the status view was bucketed (pk
+// "placed:2026-11-29", domain.StatusDay), or under another number of
+// buckets (SHOP_STATUS_BUCKETS changed). The admin day query reads only
+// the n buckets, so until this has run those orders are missing from it
+// (the orders themselves are untouched: the view is a copy).
 //
 // Each old summary is replaced by the projection of its CURRENT order
 // (the orders feed's rule: the order is the truth, so an order whose
@@ -23,14 +24,15 @@ import (
 // scan. The scan is a cross-partition query (every physical partition is
 // asked), acceptable once, at a deploy: `shop migrate` runs it, never the
 // shop's requests.
-func BucketOrderSummaries(ctx context.Context, s store.Store, log io.Writer) (moved int, err error) {
+func BucketOrderSummaries(ctx context.Context, s store.Store, n int, log io.Writer) (moved int, err error) {
 	c := s.Container(store.OrdersByStatusContainer)
 	repos := store.NewRepos(s)
+	repos.OrderSummaries = store.NewOrderSummariesIn(s, n)
 	cont := ""
 	for {
 		page, err := c.Query(ctx, store.Query{
 			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrderSummary}},
-			Select:       []string{"id", "userId", "statusDay"},
+			Select:       []string{"id", "userId", "statusDay", "status", "createdAt"},
 			Limit:        store.MaxQueryPageSize,
 			Continuation: cont,
 		})
@@ -42,7 +44,7 @@ func BucketOrderSummaries(ctx context.Context, s store.Store, log io.Writer) (mo
 			if err != nil {
 				return moved, err
 			}
-			if domain.IsBucketedStatusDay(sum.StatusDay) {
+			if sum.StatusDay == domain.StatusDayKey(sum.Status, sum.CreatedAt, sum.ID, repos.OrderSummaries.Buckets()) {
 				continue
 			}
 			if err := rebucket(ctx, repos, sum); err != nil {
@@ -55,12 +57,12 @@ func BucketOrderSummaries(ctx context.Context, s store.Store, log io.Writer) (mo
 		}
 		cont = page.Continuation
 	}
-	fmt.Fprintf(log, "view %-20s %d order summaries moved into their buckets\n", store.OrdersByStatusContainer, moved)
+	fmt.Fprintf(log, "view %-20s %d order summaries moved into their %d buckets\n", store.OrdersByStatusContainer, moved, repos.OrderSummaries.Buckets())
 	return moved, nil
 }
 
 // rebucket projects the summary's current order into its bucket, then
-// deletes the unbucketed copy (an order deleted since leaves no copy).
+// deletes the misplaced copy (an order deleted since leaves no copy).
 func rebucket(ctx context.Context, repos *store.Repos, sum domain.OrderSummary) error {
 	o, err := repos.Orders.Get(ctx, sum.UserID, sum.ID)
 	switch {

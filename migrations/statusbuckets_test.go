@@ -45,7 +45,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 	}
 	// What the shop wrote before the buckets: the summary under status:day.
 	legacy := func(o domain.Order) {
-		sum := domain.SummaryOf(o)
+		sum := domain.SummaryOf(o, domain.DefaultStatusBuckets)
 		sum.StatusDay = domain.StatusDay(o.Status, o.CreatedAt)
 		raw, err := json.Marshal(sum)
 		if err != nil {
@@ -65,7 +65,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 	gone := domain.Order{Meta: domain.Meta{ID: "o-gone"}, UserID: "u3", Status: domain.StatusPlaced, CreatedAt: at, Version: 1}
 	legacy(gone)
 
-	moved, err := migrations.BucketOrderSummaries(ctx, s, io.Discard)
+	moved, err := migrations.BucketOrderSummaries(ctx, s, domain.DefaultStatusBuckets, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,25 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 			t.Errorf("unbucketed summary of %s: %v, want it deleted", o.ID, err)
 		}
 	}
-	if moved, err := migrations.BucketOrderSummaries(ctx, s, io.Discard); err != nil || moved != 0 {
+	if moved, err := migrations.BucketOrderSummaries(ctx, s, domain.DefaultStatusBuckets, io.Discard); err != nil || moved != 0 {
 		t.Errorf("second run moved %d, %v; want 0, nil", moved, err)
+	}
+	// Another number of buckets moves every summary whose key differs,
+	// and the day query with that number finds them all.
+	differ := 0
+	for _, o := range []domain.Order{stillPlaced, shippedSince} {
+		if domain.StatusBucket(o.ID, 3) != domain.StatusBucket(o.ID, domain.DefaultStatusBuckets) {
+			differ++
+		}
+	}
+	if moved, err := migrations.BucketOrderSummaries(ctx, s, 3, io.Discard); err != nil || moved != differ {
+		t.Errorf("run with 3 buckets moved %d, %v; want %d, nil", moved, err, differ)
+	}
+	three := store.NewOrderSummariesIn(s, 3)
+	for status, want := range map[string]string{domain.StatusPlaced: "o-placed", domain.StatusShipped: "o-shipped"} {
+		items, _, err := three.DayPage(ctx, status, at, 100, "")
+		if err != nil || len(items) != 1 || items[0].ID != want {
+			t.Errorf("%s orders among 3 buckets = %+v, %v; want %s", status, items, err, want)
+		}
 	}
 }

@@ -11,13 +11,36 @@ import (
 
 // OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,
 // synthetic "placed:2026-11-29:07": status, UTC day, bucket). One day of
-// one status is domain.StatusBuckets logical partitions, so that every
-// checkout's summary does not land in one partition (docs/order-views.md).
-type OrderSummaries struct{ c Container }
+// one status is Buckets() logical partitions, so that every checkout's
+// summary does not land in one partition (docs/order-views.md).
+type OrderSummaries struct {
+	c       Container
+	buckets int
+}
 
-// NewOrderSummaries returns the view's repository over s.
+// NewOrderSummaries returns the view's repository over s, with the
+// default number of buckets (domain.DefaultStatusBuckets).
 func NewOrderSummaries(s Store) *OrderSummaries {
-	return &OrderSummaries{s.Container(OrdersByStatusContainer)}
+	return NewOrderSummariesIn(s, domain.DefaultStatusBuckets)
+}
+
+// NewOrderSummariesIn returns the view's repository over s with n
+// buckets per status and day (1..domain.MaxStatusBuckets; out of range
+// is the default). Every writer and reader of one store must use the
+// same n.
+func NewOrderSummariesIn(s Store, n int) *OrderSummaries {
+	if n < 1 || n > domain.MaxStatusBuckets {
+		n = domain.DefaultStatusBuckets
+	}
+	return &OrderSummaries{c: s.Container(OrdersByStatusContainer), buckets: n}
+}
+
+// Buckets is the number of partitions of one status on one day.
+func (r *OrderSummaries) Buckets() int { return r.buckets }
+
+// Key is the partition key of o's summary when o has the given status.
+func (r *OrderSummaries) Key(status string, o domain.Order) string {
+	return domain.StatusDayKey(status, o.CreatedAt, o.ID, r.buckets)
 }
 
 // DayPage returns one page of one status on one day, newest first (ties
@@ -27,7 +50,7 @@ func NewOrderSummaries(s Store) *OrderSummaries {
 // the last page. A page holds at most limit orders, and fewer only when a
 // bucket's store page came back short (see Query.Limit).
 func (r *OrderSummaries) DayPage(ctx context.Context, status string, day time.Time, limit int, continuation string) (items []domain.OrderSummary, next string, err error) {
-	keys := domain.StatusDayKeys(status, day)
+	keys := domain.StatusDayKeys(status, day, r.buckets)
 	cur, err := decodeDayCursor(continuation, domain.StatusDay(status, day), len(keys))
 	if err != nil {
 		return nil, "", err
@@ -178,11 +201,11 @@ var earlier = map[string][]string{
 // per partition, so an older version would re-create its old status's
 // copy. Projecting the current order again writes and deletes nothing.
 func (r *OrderSummaries) Project(ctx context.Context, o domain.Order) error {
-	if _, err := r.Put(ctx, domain.SummaryOf(o)); err != nil {
+	if _, err := r.Put(ctx, domain.SummaryOf(o, r.buckets)); err != nil {
 		return err
 	}
 	for _, s := range earlier[o.Status] {
-		if err := r.Delete(ctx, domain.StatusDayKey(s, o.CreatedAt, o.ID), o.ID); err != nil {
+		if err := r.Delete(ctx, r.Key(s, o), o.ID); err != nil {
 			return err
 		}
 	}

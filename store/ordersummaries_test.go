@@ -107,7 +107,7 @@ func TestOrderSummariesDayPageIsTheDaysOrdersInOrder(t *testing.T) {
 }
 
 // TestOrderSummariesProjectKeepsOneSummaryPerOrder: after every move the
-// order's summary is in exactly one of the 4 × StatusBuckets partitions of
+// order's summary is in exactly one of the 4 × Buckets() partitions of
 // its day, and projecting the current version again changes nothing.
 func TestOrderSummariesProjectKeepsOneSummaryPerOrder(t *testing.T) {
 	ctx := t.Context()
@@ -124,7 +124,7 @@ func TestOrderSummariesProjectKeepsOneSummaryPerOrder(t *testing.T) {
 		}
 		var holders []string
 		for _, s := range []string{domain.StatusPlaced, domain.StatusShipped, domain.StatusDelivered, domain.StatusCancelled} {
-			for _, key := range domain.StatusDayKeys(s, now) {
+			for _, key := range domain.StatusDayKeys(s, now, views.Buckets()) {
 				if _, err := views.Get(ctx, key, o.ID); err == nil {
 					holders = append(holders, key)
 				} else if !domain.IsCode(err, domain.ENOTFOUND) {
@@ -132,7 +132,7 @@ func TestOrderSummariesProjectKeepsOneSummaryPerOrder(t *testing.T) {
 				}
 			}
 		}
-		if want := []string{domain.StatusDayKey(v.Status, now, o.ID)}; !slices.Equal(holders, want) {
+		if want := []string{views.Key(v.Status, v)}; !slices.Equal(holders, want) {
 			t.Errorf("after projecting v%d (%s): held by %v, want %v", v.Version, v.Status, holders, want)
 		}
 	}
@@ -150,7 +150,7 @@ func TestOrderSummariesDayPageRefusesAForeignContinuation(t *testing.T) {
 	if err != nil || next == "" {
 		t.Fatalf("first page: next %q, %v; want a continuation", next, err)
 	}
-	if len(next) > domain.StatusBuckets*4096 {
+	if len(next) > domain.MaxStatusBuckets*4096 {
 		t.Errorf("continuation of %d bytes, more than the API accepts", len(next))
 	}
 	for name, cont := range map[string]string{

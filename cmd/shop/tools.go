@@ -37,7 +37,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err := migrations.Apply(ctx, s, stdout); err != nil {
 		return err
 	}
-	_, err = migrations.BucketOrderSummaries(ctx, s, stdout)
+	_, err = migrations.BucketOrderSummaries(ctx, s, cfg.StatusBuckets, stdout)
 	return err
 }
 
@@ -182,7 +182,9 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer s.Close()
-	wk, err := feedworkers.Start(ctx, store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg)), feedConfig(logger, tel))
+	fc := feedConfig(logger, tel)
+	fc.StatusBuckets = cfg.StatusBuckets
+	wk, err := feedworkers.Start(ctx, store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg)), fc)
 	if err != nil {
 		return err
 	}

@@ -332,7 +332,7 @@ func (l *lab) sizes(ctx context.Context, s store.Store, sizes map[string]int, pr
 		sizeProductSummary: {store.ProductsByCategoryContainer, category, product},
 		sizeCart:           {store.CartsContainer, cartUser, cartUser},
 		sizeOrder:          {store.OrdersContainer, buyer, o.ID},
-		sizeOrderSummary:   {store.OrdersByStatusContainer, domain.StatusDayKey(domain.StatusPlaced, o.CreatedAt, o.ID), o.ID},
+		sizeOrderSummary:   {store.OrdersByStatusContainer, domain.StatusDayKey(domain.StatusPlaced, o.CreatedAt, o.ID, domain.DefaultStatusBuckets), o.ID},
 		sizeStock:          {store.InventoryContainer, product, domain.StockID},
 	} {
 		it, err := s.Container(at.container).Read(ctx, at.pk, at.id)

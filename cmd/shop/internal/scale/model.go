@@ -107,7 +107,7 @@ type ScenarioModel struct {
 	Logical    []LogicalExtreme `json:"logicalPartitions"`
 	HotSpots   []HotSpot        `json:"hotSpots"`
 	// StatusBuckets is the buckets today's placed orders need (by
-	// throughput and by storage) against domain.StatusBuckets.
+	// throughput and by storage) against domain.DefaultStatusBuckets.
 	StatusBucketsNeeded int `json:"statusBucketsNeeded"`
 }
 
@@ -166,8 +166,8 @@ func Model(ch Charges, a Assumptions, sc Scenario) ScenarioModel {
 		extreme("the largest category", store.ProductsByCategoryContainer, a.LargestCategory, "product summaries", ch.Sizes[sizeProductSummary]),
 		extreme(fmt.Sprintf("today's placed orders, one key (%s/s × %s h)", count(checkouts), count(a.PeakHoursPerDay)), store.OrdersByStatusContainer,
 			checkouts*3600*a.PeakHoursPerDay, "order summaries", ch.Sizes[sizeOrderSummary]),
-		extreme(fmt.Sprintf("today's placed orders, one of %d buckets", domain.StatusBuckets), store.OrdersByStatusContainer,
-			checkouts*3600*a.PeakHoursPerDay/domain.StatusBuckets, "order summaries", ch.Sizes[sizeOrderSummary]),
+		extreme(fmt.Sprintf("today's placed orders, one of %d buckets", domain.DefaultStatusBuckets), store.OrdersByStatusContainer,
+			checkouts*3600*a.PeakHoursPerDay/domain.DefaultStatusBuckets, "order summaries", ch.Sizes[sizeOrderSummary]),
 	}
 
 	homeRU := ch.Home.RU(store.ProductsContainer)
@@ -189,10 +189,10 @@ func Model(ch Charges, a Assumptions, sc Scenario) ScenarioModel {
 		spot("today's placed orders, unbucketed", store.OrdersByStatusContainer, "placed:<today>",
 			fmt.Sprintf("%s checkouts/s × %s RU (the orders feed's summary)", count(checkouts), ru(placedRU)), checkouts*placedRU,
 			fmt.Sprintf("%s checkouts/s", count(partitionRUs/placedRU)),
-			fmt.Sprintf(answerBuckets, domain.StatusBuckets, ru(checkouts*placedRU/domain.StatusBuckets)+" RU/s", domain.StatusBuckets)),
+			fmt.Sprintf(answerBuckets, domain.DefaultStatusBuckets, ru(checkouts*placedRU/domain.DefaultStatusBuckets)+" RU/s", domain.DefaultStatusBuckets)),
 		spot("today's placed orders, one bucket", store.OrdersByStatusContainer, "placed:<today>:<bucket>",
-			fmt.Sprintf("%s checkouts/s × %s RU ÷ %d buckets", count(checkouts), ru(placedRU), domain.StatusBuckets), checkouts*placedRU/domain.StatusBuckets,
-			fmt.Sprintf("%s checkouts/s", count(partitionRUs*domain.StatusBuckets/placedRU)), "the fix above"),
+			fmt.Sprintf("%s checkouts/s × %s RU ÷ %d buckets", count(checkouts), ru(placedRU), domain.DefaultStatusBuckets), checkouts*placedRU/domain.DefaultStatusBuckets,
+			fmt.Sprintf("%s checkouts/s", count(partitionRUs*domain.DefaultStatusBuckets/placedRU)), "the fix above"),
 		spot("a popular product's document: product pages", store.ProductsContainer, "/id of the product",
 			fmt.Sprintf("%s product pages/s × %s × %s RU", count(rate[classProduct]), pct(a.HotProductShare), ru(productRU)), hotPages*productRU,
 			fmt.Sprintf("%s pages/s of one product", count(partitionRUs/productRU)), answerReadCache),

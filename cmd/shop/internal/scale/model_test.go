@@ -92,14 +92,14 @@ func TestModelFindsTheStatusViewHotSpotAndTheBucketsItNeeds(t *testing.T) {
 		if math.Abs(un.RUs-tc.unbucketed) > 1e-6 || un.Over != tc.over {
 			t.Errorf("peak %v: unbucketed placed partition %.2f RU/s (over %v), want %.2f (over %v)", tc.peak, un.RUs, un.Over, tc.unbucketed, tc.over)
 		}
-		if math.Abs(b.RUs*domain.StatusBuckets-un.RUs) > 1e-6 || b.Over {
-			t.Errorf("peak %v: one bucket %.2f RU/s, want %.2f ÷ %d", tc.peak, b.RUs, un.RUs, domain.StatusBuckets)
+		if math.Abs(b.RUs*domain.DefaultStatusBuckets-un.RUs) > 1e-6 || b.Over {
+			t.Errorf("peak %v: one bucket %.2f RU/s, want %.2f ÷ %d", tc.peak, b.RUs, un.RUs, domain.DefaultStatusBuckets)
 		}
 		if m.StatusBucketsNeeded != tc.bucketsNeed {
 			t.Errorf("peak %v: %d buckets needed, want %d", tc.peak, m.StatusBucketsNeeded, tc.bucketsNeed)
 		}
-		if m.StatusBucketsNeeded > domain.StatusBuckets {
-			t.Errorf("peak %v: the shop's %d buckets are fewer than the %d needed", tc.peak, domain.StatusBuckets, m.StatusBucketsNeeded)
+		if m.StatusBucketsNeeded > domain.DefaultStatusBuckets {
+			t.Errorf("peak %v: the shop's %d buckets are fewer than the %d needed", tc.peak, domain.DefaultStatusBuckets, m.StatusBucketsNeeded)
 		}
 	}
 }
