@@ -21,13 +21,13 @@ import (
 // environment, then the default. The README's configuration table lists
 // the same settings; keep them together.
 type config struct {
-	Addr           string
-	DataDir        string
-	Partitions     int
-	Throughput     int // RU/s per container of the embedded store (0: unlimited)
+	Addr       string
+	DataDir    string
+	Partitions int
+	Throughput int // RU/s per container of the embedded store (0: unlimited)
 	// StatusBuckets is the partitions of one status on one day of
 	// ordersByStatus, the same for every writer and reader.
-	StatusBuckets int
+	StatusBuckets  int
 	Dev            bool
 	DevSet         bool // --dev or SHOP_DEV was given, not defaulted
 	Workers        bool
