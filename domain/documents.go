@@ -303,7 +303,7 @@ type CustomerSummary struct {
 }
 
 // OrderSummary lives in `ordersByStatus` under the synthetic partition key
-// statusDay ("placed:2026-11-29:07", StatusDayKey): status alone would be
+// statusDay ("placed:07:2026-11-29", StatusDayKey): status alone would be
 // four hot partitions; the day spreads them over time and the bucket
 // spreads one day's checkouts over several partitions (DefaultStatusBuckets).
 type OrderSummary struct {

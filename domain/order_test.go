@@ -227,7 +227,7 @@ func TestSummaryOf(t *testing.T) {
 	}
 	want := domain.OrderSummary{
 		Meta:      domain.Meta{ID: "o1", Type: domain.TypeOrderSummary, SchemaVersion: domain.SchemaVersion},
-		StatusDay: fmt.Sprintf("shipped:2026-11-29:%02d", domain.StatusBucket("o1", 16)), Status: domain.StatusShipped, UserID: "u1",
+		StatusDay: fmt.Sprintf("shipped:%02d:2026-11-29", domain.StatusBucket("o1", 16)), Status: domain.StatusShipped, UserID: "u1",
 		CreatedAt: created, TotalCents: 4200, ItemCount: 3, SourceVersion: 2,
 	}
 	if diff := cmp.Diff(want, domain.SummaryOf(o, 16)); diff != "" {

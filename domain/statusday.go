@@ -28,8 +28,7 @@ const DefaultStatusBuckets = 16
 const MaxStatusBuckets = 32
 
 // StatusDay is the status and UTC day of an order, "placed:2026-11-29":
-// the prefix of every bucket of that day (and the unbucketed key the
-// shop used before the buckets).
+// the unbucketed key the shop used before the buckets.
 func StatusDay(status string, createdAt time.Time) string {
 	return status + ":" + createdAt.UTC().Format(time.DateOnly)
 }
@@ -44,23 +43,27 @@ func StatusBucket(orderID string, n int) int {
 }
 
 // StatusDayKey is the synthetic partition key of an order's summary among
-// n buckets: status, UTC day of creation and bucket,
-// "placed:2026-11-29:07".
+// n buckets: status, bucket and UTC day of creation,
+// "placed:07:2026-11-29". The bucket comes before the day so that the
+// keys of one day differ early: a partition-key hash then sends them to
+// different physical partitions. Cosmos's hash mixes every character, but
+// the embedded store's FNV-1a places keys that differ only in their last
+// characters on one physical partition, where the buckets would gain
+// nothing.
 func StatusDayKey(status string, createdAt time.Time, orderID string, n int) string {
-	return statusDayBucket(StatusDay(status, createdAt), StatusBucket(orderID, n))
+	return statusDayBucket(status, StatusBucket(orderID, n), createdAt)
 }
 
 // StatusDayKeys are the keys of the n buckets of one status on one day,
 // in bucket order: the partitions the admin day query reads.
 func StatusDayKeys(status string, day time.Time, n int) []string {
-	prefix := StatusDay(status, day)
 	keys := make([]string, n)
 	for b := range keys {
-		keys[b] = statusDayBucket(prefix, b)
+		keys[b] = statusDayBucket(status, b, day)
 	}
 	return keys
 }
 
-func statusDayBucket(statusDay string, bucket int) string {
-	return fmt.Sprintf("%s:%02d", statusDay, bucket)
+func statusDayBucket(status string, bucket int, day time.Time) string {
+	return fmt.Sprintf("%s:%02d:%s", status, bucket, day.UTC().Format(time.DateOnly))
 }

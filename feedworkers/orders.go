@@ -22,7 +22,7 @@ func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) err
 }
 
 // OrdersToStatusView keeps exactly one summary of each order in
-// ordersByStatus (pk statusDay, "shipped:2026-11-29:07"). A status change
+// ordersByStatus (pk statusDay, "shipped:07:2026-11-29"). A status change
 // moves the summary to the same bucket of another status, and a partition
 // key never changes in place: the summary is written in the new partition
 // and deleted in the old ones (OrderSummaries.Project).

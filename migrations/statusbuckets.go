@@ -10,7 +10,7 @@ import (
 )
 
 // BucketOrderSummaries moves every order summary that is not under its
-// key among n buckets ("placed:2026-11-29:07", domain.StatusDayKey) to
+// key among n buckets ("placed:07:2026-11-29", domain.StatusDayKey) to
 // it: the summaries written before the status view was bucketed (pk
 // "placed:2026-11-29", domain.StatusDay), or under another number of
 // buckets (SHOP_STATUS_BUCKETS changed). The admin day query reads only

@@ -10,7 +10,7 @@ import (
 )
 
 // OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,
-// synthetic "placed:2026-11-29:07": status, UTC day, bucket). One day of
+// synthetic "placed:07:2026-11-29": status, UTC day, bucket). One day of
 // one status is Buckets() logical partitions, so that every checkout's
 // summary does not land in one partition (docs/order-views.md).
 type OrderSummaries struct {

@@ -302,8 +302,21 @@ func (l *lab) token(userID string, admin bool) string {
 	return tok
 }
 
+// status sends one request to the API in process and returns its status.
+func (l *lab) status(method, path, token, body string, headers map[string]string) int {
+	return l.send(method, path, token, body, headers).Code
+}
+
 // call sends one request to the API in process and checks its status.
 func (l *lab) call(method, path, token, body string, headers map[string]string, want int) error {
+	w := l.send(method, path, token, body, headers)
+	if w.Code != want {
+		return fmt.Errorf("%s %s: %d %s, want %d", method, path, w.Code, bytes.TrimSpace(w.Body.Bytes()), want)
+	}
+	return nil
+}
+
+func (l *lab) send(method, path, token, body string, headers map[string]string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))
 	r.Header.Set("Authorization", "Bearer "+token)
 	if body != "" {
@@ -314,10 +327,7 @@ func (l *lab) call(method, path, token, body string, headers map[string]string, 
 	}
 	w := httptest.NewRecorder()
 	l.h.ServeHTTP(w, r)
-	if w.Code != want {
-		return fmt.Errorf("%s %s: %d %s, want %d", method, path, w.Code, bytes.TrimSpace(w.Body.Bytes()), want)
-	}
-	return nil
+	return w
 }
 
 // sizes reads one document of each kind and records its stored bytes.

@@ -121,7 +121,7 @@ var modelContainers = []string{
 // Answers to the hot spots, the same at every scale.
 const (
 	answerReadCache = "fixed by the read cache (see the section below)"
-	answerBuckets   = "fixed: %d buckets (status:day:bucket), %s per bucket; the admin day query reads %d partitions"
+	answerBuckets   = "fixed: %d buckets (status:bucket:day), %s per bucket; the admin day query reads %d partitions"
 )
 
 // Model computes one scenario from the measured charges.
@@ -190,7 +190,7 @@ func Model(ch Charges, a Assumptions, sc Scenario) ScenarioModel {
 			fmt.Sprintf("%s checkouts/s × %s RU (the orders feed's summary)", count(checkouts), ru(placedRU)), checkouts*placedRU,
 			fmt.Sprintf("%s checkouts/s", count(partitionRUs/placedRU)),
 			fmt.Sprintf(answerBuckets, domain.DefaultStatusBuckets, ru(checkouts*placedRU/domain.DefaultStatusBuckets)+" RU/s", domain.DefaultStatusBuckets)),
-		spot("today's placed orders, one bucket", store.OrdersByStatusContainer, "placed:<today>:<bucket>",
+		spot("today's placed orders, one bucket", store.OrdersByStatusContainer, "placed:<bucket>:<today>",
 			fmt.Sprintf("%s checkouts/s × %s RU ÷ %d buckets", count(checkouts), ru(placedRU), domain.DefaultStatusBuckets), checkouts*placedRU/domain.DefaultStatusBuckets,
 			fmt.Sprintf("%s checkouts/s", count(partitionRUs*domain.DefaultStatusBuckets/placedRU)), "the fix above"),
 		spot("a popular product's document: product pages", store.ProductsContainer, "/id of the product",

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"io"
 	"strings"
+	"time"
 
 	"shop/cmd/shop/internal/report"
 	"shop/cmd/shop/internal/shopstore"
@@ -36,6 +37,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	markdown := fs.Bool("markdown", false, "print the report as a markdown section")
 	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's scale section (docs/scale.md)")
+	statusView := fs.Bool("status-view", false, "instead of the model: checkouts against a throttled embedded store, with each number of --buckets of the status view (the before and after of its hot partition); --write-docs writes its own section")
+	t := ThrottleOptions{Duration: 10 * time.Second}
+	fs.IntVar(&t.Throughput, "throughput", 800, "with --status-view: provisioned RU/s of ordersByStatus")
+	fs.IntVar(&t.Others, "others", 4000, "with --status-view: provisioned RU/s of every other container")
+	fs.IntVar(&t.Rate, "rate", 40, "with --status-view: checkouts per second")
+	fs.DurationVar(&t.Duration, "duration", t.Duration, "with --status-view: length of the load")
+	buckets := fs.String("buckets", "1,16", "with --status-view: comma-separated numbers of status buckets to run")
 	reps := fs.Int("reps", 20, "runs of each measured operation")
 	partitions := fs.Int("partitions", 4, "simulated physical partitions of the embedded store")
 	a := DefaultAssumptions
@@ -60,21 +68,29 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := a.check(); err != nil {
 		return err
 	}
+	command := strings.TrimSpace("go run ./cmd/shop scale " + strings.Join(args, " "))
+	out := report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs}
+	if *statusView {
+		t.Partitions = *partitions
+		if err := t.parseBuckets(*buckets); err != nil {
+			return err
+		}
+		return runStatusView(ctx, t, command, out, stdout)
+	}
 	s, desc, estimate, closeStore, err := shopstore.OpenScratch(ctx, getenv, "scale", *partitions)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	rep := Report{Store: desc, Estimate: estimate, Machine: report.ThisMachine(), Repetitions: *reps, Assumptions: a,
-		Command: strings.TrimSpace("go run ./cmd/shop scale " + strings.Join(args, " "))}
+		Command: command}
 	if rep.Charges, err = measureCharges(ctx, s, *reps); err != nil {
 		return err
 	}
 	for _, sc := range Scenarios {
 		rep.Scenarios = append(rep.Scenarios, Model(rep.Charges, a, sc))
 	}
-	return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
-		"scale", func(w io.Writer) { writeMarkdown(w, rep) }, func(w io.Writer) { writeText(w, rep) })
+	return report.Write(stdout, rep, out, "scale", func(w io.Writer) { writeMarkdown(w, rep) }, func(w io.Writer) { writeText(w, rep) })
 }
 
 // check refuses shares outside 0..1 and negative counts.
