@@ -40,3 +40,21 @@ func TestRunRefusesBadAssumptions(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusViewRunsEachBucketCount(t *testing.T) {
+	var out strings.Builder
+	args := []string{"--status-view", "--duration", "1s", "--rate", "10", "--buckets", "1,4", "--markdown"}
+	if err := Run(t.Context(), args, func(string) string { return "" }, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| status buckets | checkouts | success rate | 503s | p99 (ms) |", "\n| 1 | 10 | ", "\n| 4 | 10 | "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, bad := range [][]string{{"--status-view", "--buckets", "0"}, {"--status-view", "--buckets", "1,99"}, {"--status-view", "--duration", "5m"}, {"--status-view", "--rate", "0"}} {
+		if err := Run(t.Context(), bad, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("scale %v: no error", bad)
+		}
+	}
+}
