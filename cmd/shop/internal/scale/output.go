@@ -51,7 +51,7 @@ func writeMarkdown(w io.Writer, rep Report) {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", e.What, e.Container, e.Arithmetic, gb(e.GB), yes(e.Over))
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "Hot spots (10,000 RU/s at most on one logical partition); today's placed orders need %d buckets here, the shop has %d by default (`SHOP_STATUS_BUCKETS`, `domain.DefaultStatusBuckets`):\n\n", m.StatusBucketsNeeded, domain.DefaultStatusBuckets)
+		fmt.Fprintf(w, "Hot spots (10,000 RU/s at most on one logical partition). Buckets today's placed orders need here, by throughput and by storage: %d; the shop has %d by default (`SHOP_STATUS_BUCKETS`, `domain.DefaultStatusBuckets`).\n\n", m.StatusBucketsNeeded, domain.DefaultStatusBuckets)
 		fmt.Fprintln(w, "| hot spot | container, key | arithmetic | RU/s on the key | over | 10,000 RU/s at | answer |")
 		fmt.Fprintln(w, "|---|---|---|---:|---|---|---|")
 		for _, h := range m.HotSpots {
