@@ -93,6 +93,11 @@ type HotSpot struct {
 	RUs        float64 `json:"ruPerSecond"`
 	// Over is RUs above the 10,000 RU/s of one physical partition.
 	Over bool `json:"over10000"`
+	// Provision is the RU/s the container must be provisioned so that
+	// the physical partition holding the key gets, from the even split,
+	// the key's RU/s plus its share of the other keys'; 0 when no
+	// provisioning can (Over).
+	Provision float64 `json:"provisionRuPerSecond"`
 	// Limit is the load at which the key reaches 10,000 RU/s.
 	Limit string `json:"limit"`
 	// Answer is the fix, or why none is needed.
@@ -206,14 +211,42 @@ func Model(ch Charges, a Assumptions, sc Scenario) ScenarioModel {
 			"none needed: one write per cart, each in its own partition; the feed's 16 writers pace the burst"),
 		spot("the stock document of a product on flash sale", store.InventoryContainer, "/productId of the product",
 			fmt.Sprintf("%s checkouts/s × %s × %s RU (take and settle)", count(checkouts), pct(a.FlashShare), ru(takeRU)), checkouts*a.FlashShare*takeRU,
-			fmt.Sprintf("%s sales/s of one product", count(partitionRUs/takeRU)), flashAnswer(checkouts*a.FlashShare*takeRU, partitionRUs/takeRU)),
+			fmt.Sprintf("%s sales/s of one product", count(partitionRUs/takeRU)), ""),
 	}
+	for i, h := range m.HotSpots {
+		m.HotSpots[i].Provision = provisionFor(h, containerOf(m.Containers, h.Container))
+	}
+	flash := &m.HotSpots[len(m.HotSpots)-1]
+	flash.Answer = flashAnswer(*flash, containerOf(m.Containers, store.InventoryContainer), partitionRUs/takeRU)
 	return m
 }
 
-func flashAnswer(rus, ceiling float64) string {
-	if rus > partitionRUs {
-		return fmt.Sprintf("over: one product sells at most %s/s; split its stock into several documents under their own keys (units divided among them) to go past it", count(ceiling))
+// provisionFor is the container throughput under which the key's
+// physical partition is not throttled. With P partitions and the
+// container's RU/s C, that partition carries the key plus (C − key) ÷ P
+// of the others and is given R ÷ P: R ≥ P × key + C − key, with P at
+// least the container's and at least (C − key) ÷ (10,000 − key), for no
+// partition serves more than 10,000 RU/s.
+func provisionFor(h HotSpot, c ContainerLoad) float64 {
+	if h.Over {
+		return 0
+	}
+	key, rest := h.RUs, max(c.RUs-h.RUs, 0)
+	p := max(float64(c.Partitions), math.Ceil(rest/(partitionRUs-key)))
+	return max(c.RUs, p*key+rest)
+}
+
+// flashAnswer judges the stock document: over one partition, it needs
+// splitting; under it, provisioning may still have to grow for its
+// partition's even share to cover it.
+func flashAnswer(h HotSpot, c ContainerLoad, ceiling float64) string {
+	split := "split the product's stock into several documents under their own keys, the units divided among them"
+	switch {
+	case h.Over:
+		return fmt.Sprintf("over: one product sells at most %s/s; %s", count(ceiling), split)
+	case h.Provision > 1.5*c.RUs:
+		return fmt.Sprintf("no change of the design at this scale, but of the provisioning: %s RU/s instead of %s, so that the even split gives the product's partition its load; past %s sales/s of one product none can: %s",
+			count(h.Provision), count(c.RUs), count(ceiling), split)
 	}
 	return fmt.Sprintf("none needed at this scale: the partition refuses (429, then the API's 503 with Retry-After) only past %s sales/s of one product", count(ceiling))
 }

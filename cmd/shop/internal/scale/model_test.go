@@ -104,6 +104,37 @@ func TestModelFindsTheStatusViewHotSpotAndTheBucketsItNeeds(t *testing.T) {
 	}
 }
 
+func TestProvisionCoversTheHotKeysPartition(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		key, total float64
+		partitions int
+		want       float64
+	}{
+		// 4 partitions of 10,000: the key's partition carries 2,000 +
+		// 6,000 ÷ 4 = 3,500 of its 2,000 share: 4 × 2,000 + 6,000.
+		{"a key over its even share", 2000, 8000, 4, 14000},
+		// One partition holds everything: 8,000 RU/s fit in it.
+		{"one partition", 2000, 8000, 1, 8000},
+		// 9,000 on one key leaves 1,000 for the others' share on its
+		// partition: 31,000 ÷ 1,000 = 31 partitions.
+		{"a key near the limit", 9000, 40000, 4, 31*9000 + 31000},
+		// 4 partitions at 10,000 leave the key's partition 100 + 39,900
+		// ÷ 4 = 10,075: a fifth partition.
+		{"a key on partitions at their limit", 100, 40000, 4, 5*100 + 39900},
+		{"a key of no load", 0, 30000, 4, 30000},
+	} {
+		h := HotSpot{RUs: tc.key}
+		got := provisionFor(h, ContainerLoad{RUs: tc.total, Partitions: tc.partitions})
+		if math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("%s: provision %.0f RU/s, want %.0f", tc.name, got, tc.want)
+		}
+	}
+	if got := provisionFor(HotSpot{RUs: 12000, Over: true}, ContainerLoad{RUs: 12000, Partitions: 2}); got != 0 {
+		t.Errorf("a key over 10,000 RU/s: provision %.0f, want 0 (none can)", got)
+	}
+}
+
 func TestMarkdownNamesEveryContainerAndHotSpot(t *testing.T) {
 	rep := Report{Store: "test store", Command: "go run ./cmd/shop scale", Repetitions: 1, Charges: charges(), Assumptions: DefaultAssumptions}
 	for _, sc := range Scenarios {

@@ -52,10 +52,14 @@ func writeMarkdown(w io.Writer, rep Report) {
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "Hot spots (10,000 RU/s at most on one logical partition). Buckets today's placed orders need here, by throughput and by storage: %d; the shop has %d by default (`SHOP_STATUS_BUCKETS`, `domain.DefaultStatusBuckets`).\n\n", m.StatusBucketsNeeded, domain.DefaultStatusBuckets)
-		fmt.Fprintln(w, "| hot spot | container, key | arithmetic | RU/s on the key | over | 10,000 RU/s at | answer |")
-		fmt.Fprintln(w, "|---|---|---|---:|---|---|---|")
+		fmt.Fprintln(w, "| hot spot | container, key | arithmetic | RU/s on the key | over | container RU/s its partition needs | 10,000 RU/s at | answer |")
+		fmt.Fprintln(w, "|---|---|---|---:|---|---:|---|---|")
 		for _, h := range m.HotSpots {
-			fmt.Fprintf(w, "| %s | %s, %s | %s | %s | %s | %s | %s |\n", h.Name, h.Container, h.Key, h.Arithmetic, count(h.RUs), yes(h.Over), h.Limit, h.Answer)
+			need := "no provisioning can"
+			if !h.Over {
+				need = count(h.Provision)
+			}
+			fmt.Fprintf(w, "| %s | %s, %s | %s | %s | %s | %s | %s | %s |\n", h.Name, h.Container, h.Key, h.Arithmetic, count(h.RUs), yes(h.Over), need, h.Limit, h.Answer)
 		}
 	}
 }
