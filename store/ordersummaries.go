@@ -10,7 +10,7 @@ import (
 )
 
 // OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,
-// synthetic "placed:07:2026-11-29": status, UTC day, bucket). One day of
+// synthetic "placed:07:2026-11-29": status, bucket, UTC day). One day of
 // one status is Buckets() logical partitions, so that every checkout's
 // summary does not land in one partition (docs/order-views.md).
 type OrderSummaries struct {
@@ -46,9 +46,9 @@ func (r *OrderSummaries) Key(status string, o domain.Order) string {
 // DayPage returns one page of one status on one day, newest first (ties
 // by id, descending) across every bucket of the day: one single-partition
 // query per bucket, run concurrently and merged. continuation is "" for
-// the first page, else the next of the previous one (a dayCursor); next is "" on
-// the last page. A page holds at most limit orders, and fewer only when a
-// bucket's store page came back short (see Query.Limit).
+// the first page, else the previous page's next (a dayCursor); next is ""
+// on the last page. A page holds at most limit orders, and fewer only
+// when a bucket's store page came back short (see Query.Limit).
 func (r *OrderSummaries) DayPage(ctx context.Context, status string, day time.Time, limit int, continuation string) (items []domain.OrderSummary, next string, err error) {
 	keys := domain.StatusDayKeys(status, day, r.buckets)
 	cur, err := decodeDayCursor(continuation, domain.StatusDay(status, day), len(keys))
