@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -43,7 +44,6 @@ func screensReadOnce(t *testing.T, cache *api.ReadCache) {
 		{"Orders", "/v1/orders", alice, false},
 		{"OrderDetail", "/v1/orders/" + placed.ID, alice, false},
 		{"Summary", "/v1/me/summary", alice, false},
-		{"AdminOrdersOneDay", "/v1/admin/orders?status=placed&day=2026-11-29", admin, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.do(req{method: "GET", path: tc.path, token: tc.token}).want(200)
@@ -75,6 +75,15 @@ func screensReadOnce(t *testing.T, cache *api.ReadCache) {
 			}
 		})
 	}
+	// The one exception: a day of one status is several partitions
+	// (every checkout writes today's placed orders, too much for one), and
+	// the admin screen reads each once (docs/order-views.md).
+	t.Run("AdminOrdersOneDayReadsEachBucketOnce", func(t *testing.T) {
+		r := s.do(req{method: "GET", path: "/v1/admin/orders?status=placed&day=2026-11-29", token: admin}).want(200)
+		if got, want := r.ops(), fmt.Sprint(s.repos.OrderSummaries.Buckets()); got != want {
+			t.Errorf("X-Store-Operations = %s, want %s", got, want)
+		}
+	})
 }
 
 func TestCatalog(t *testing.T) {

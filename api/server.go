@@ -67,6 +67,10 @@ type Deps struct {
 	// the database reported: every /v1 response then says so in
 	// X-Request-Charge-Estimated, so a client labels the figure honestly.
 	ChargesEstimated bool
+	// StatusBuckets is the partitions of one status on one day of
+	// ordersByStatus (default domain.DefaultStatusBuckets); the feed
+	// workers that write the view must use the same number.
+	StatusBuckets int
 }
 
 // server holds what the handlers share: the repositories built once over
@@ -95,6 +99,7 @@ func NewServer(d Deps) http.Handler {
 	// Metered: every store call adds its Request Units to the request's
 	// Meter, which the cost middleware turns into response headers.
 	repos := store.NewRepos(store.Metered(d.Store))
+	repos.OrderSummaries = store.NewOrderSummariesIn(store.Metered(d.Store), d.StatusBuckets)
 	s := &server{
 		repos:  repos,
 		writes: writes.New(repos, d.Now),

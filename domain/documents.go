@@ -313,8 +313,9 @@ type CustomerSummary struct {
 }
 
 // OrderSummary lives in `ordersByStatus` under the synthetic partition key
-// statusDay ("placed:2026-11-29"): status alone would be four hot
-// partitions; the day spreads them.
+// statusDay ("placed:07:2026-11-29", StatusDayKey): status alone would be
+// four hot partitions; the day spreads them over time and the bucket
+// spreads one day's checkouts over several partitions (DefaultStatusBuckets).
 type OrderSummary struct {
 	Meta
 	StatusDay     string    `json:"statusDay"`
@@ -324,9 +325,4 @@ type OrderSummary struct {
 	TotalCents    int64     `json:"totalCents"`
 	ItemCount     int       `json:"itemCount"`
 	SourceVersion int64     `json:"sourceVersion"`
-}
-
-// StatusDay is the synthetic partition key of an order summary.
-func StatusDay(status string, createdAt time.Time) string {
-	return status + ":" + createdAt.UTC().Format(time.DateOnly)
 }

@@ -138,11 +138,11 @@ func (s *CustomerSummary) recompute(now time.Time) {
 	s.LastUpdated = now.UTC()
 }
 
-// SummaryOf is the order's copy in ordersByStatus.
-func SummaryOf(o Order) OrderSummary {
+// SummaryOf is the order's copy in ordersByStatus, among n buckets.
+func SummaryOf(o Order, n int) OrderSummary {
 	return OrderSummary{
 		Meta:          Meta{ID: o.ID, Type: TypeOrderSummary, SchemaVersion: SchemaVersion},
-		StatusDay:     StatusDay(o.Status, o.CreatedAt),
+		StatusDay:     StatusDayKey(o.Status, o.CreatedAt, o.ID, n),
 		Status:        o.Status,
 		UserID:        o.UserID,
 		CreatedAt:     o.CreatedAt,

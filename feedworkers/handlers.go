@@ -45,6 +45,10 @@ type HandlersConfig struct {
 	FanoutConcurrency int
 	// Now is the clock for lastUpdated (default time.Now).
 	Now func() time.Time
+	// StatusBuckets is the partitions of one status on one day of
+	// ordersByStatus (default domain.DefaultStatusBuckets); the API that
+	// reads the view must use the same number.
+	StatusBuckets int
 }
 
 // NewHandlers returns the handlers over st.
@@ -56,6 +60,7 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 		cfg.Now = time.Now
 	}
 	repos := store.NewRepos(st)
+	repos.OrderSummaries = store.NewOrderSummariesIn(st, cfg.StatusBuckets)
 	return &Handlers{
 		repos: repos, writes: writes.New(repos, cfg.Now),
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},

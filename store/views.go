@@ -116,50 +116,6 @@ func (r *ProductSummaries) Delete(ctx context.Context, categoryID, productID str
 	return err
 }
 
-// OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,
-// synthetic "placed:2026-11-29").
-type OrderSummaries struct{ c Container }
-
-// NewOrderSummaries returns the view's repository over s.
-func NewOrderSummaries(s Store) *OrderSummaries {
-	return &OrderSummaries{s.Container(OrdersByStatusContainer)}
-}
-
-// Page returns one page of one status on one day, newest first: ONE
-// single-partition query.
-func (r *OrderSummaries) Page(ctx context.Context, statusDay string, limit int, continuation string) ([]domain.OrderSummary, string, error) {
-	return queryPage[domain.OrderSummary](ctx, r.c, Query{
-		PartitionKey: statusDay,
-		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrderSummary}},
-		OrderBy:      "createdAt",
-		Desc:         true,
-		Limit:        limit,
-		Continuation: continuation,
-	})
-}
-
-// Get point-reads one summary.
-func (r *OrderSummaries) Get(ctx context.Context, statusDay, orderID string) (domain.OrderSummary, error) {
-	return ReadDoc[domain.OrderSummary](ctx, r.c, statusDay, orderID)
-}
-
-// Put writes the summary under the version guard (see ProductSummaries.Put).
-func (r *OrderSummaries) Put(ctx context.Context, s domain.OrderSummary) (bool, error) {
-	res, err := putGuarded(ctx, r.c, s.StatusDay, s.ID, orderSummaryVersion, s)
-	return res.Wrote, err
-}
-
-func orderSummaryVersion(s domain.OrderSummary) int64 { return s.SourceVersion }
-
-// Delete removes a summary; a missing one is fine (idempotent).
-func (r *OrderSummaries) Delete(ctx context.Context, statusDay, orderID string) error {
-	_, err := r.c.Delete(ctx, statusDay, orderID, nil)
-	if domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
-	}
-	return err
-}
-
 // PutResult says what a guarded put did.
 type PutResult struct {
 	// Wrote: the document was created or replaced.

@@ -68,6 +68,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// a restarted shop resumes from its checkpoints.
 		fc.Processor.StartFromNow = seeded
 		fc.Reaper = feedworkers.Reaper{Every: cfg.ReapEvery, Hold: cfg.ReservationHold}
+		fc.StatusBuckets = cfg.StatusBuckets
 		if wk, err = feedworkers.Start(ctx, s, fc); err != nil {
 			return fmt.Errorf("feed workers: %w", err)
 		}
@@ -88,6 +89,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		SessionTokens:  cfg.Cosmos,
 		// The embedded store's charges are its documented estimate.
 		ChargesEstimated: !cfg.Cosmos,
+		StatusBuckets:    cfg.StatusBuckets,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")

@@ -1,6 +1,7 @@
-// Admin lists: orders of one status on one day (a single-partition query
-// on ordersByStatus, whose synthetic key "status:day" spreads a status
-// over many partitions), and the change-feed workers' state.
+// Admin lists: orders of one status on one day (one query per bucket of
+// ordersByStatus, whose synthetic key "status:bucket:day" spreads a status
+// over many partitions, merged by the API), and the change-feed workers'
+// state.
 
 import { get, query, request } from "../api.js";
 import { date, field, h, money, problemText, say, showCost, showWrite } from "../ui.js";
@@ -42,7 +43,7 @@ export function ordersSection() {
   }
 
   // move changes an order's status; the orders feed then moves its summary
-  // from the old status:day partition to the new one (delete + create: a
+  // from the old status:bucket:day partition to the new one (delete + create: a
   // partition key never changes in place).
   async function move(o, to) {
     try {
