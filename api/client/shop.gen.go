@@ -649,8 +649,8 @@ type ListOrdersByStatusParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continuation The opaque token of the previous page.
-	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
+	// Continuation The opaque token of the previous page (one store position per bucket).
+	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
 	// reads what the earlier ones wrote, whichever instance serves it.
@@ -1029,12 +1029,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
 	FeedStatus(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:day`).
+	// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 	//
-	// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-	// `to` (both included, at most 31 days): one single-partition query per day, run
-	// concurrently and merged newest first; at most `limit` orders and no continuation, and
-	// the cost headers count every partition touched.
+	// One status of one day is 16 partitions (buckets), so that every checkout's summary
+	// does not land in one. With `day` (default: today, UTC): one single-partition query per
+	// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+	// holds each bucket's position. A page holds fewer than `limit` orders only when a
+	// bucket's store page came back short; only a null continuation ends the list. With
+	// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+	// most `limit` orders and no continuation. The cost headers count every partition
+	// touched.
 	//
 	// Corresponds with GET /v1/admin/orders (the `ListOrdersByStatus` operationId).
 	ListOrdersByStatus(ctx context.Context, params *ListOrdersByStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1412,12 +1416,16 @@ func (c *Client) FeedStatus(ctx context.Context, params *FeedStatusParams, reqEd
 	return c.Client.Do(req)
 }
 
-// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:day`).
+// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 //
-// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-// `to` (both included, at most 31 days): one single-partition query per day, run
-// concurrently and merged newest first; at most `limit` orders and no continuation, and
-// the cost headers count every partition touched.
+// One status of one day is 16 partitions (buckets), so that every checkout's summary
+// does not land in one. With `day` (default: today, UTC): one single-partition query per
+// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+// holds each bucket's position. A page holds fewer than `limit` orders only when a
+// bucket's store page came back short; only a null continuation ends the list. With
+// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+// most `limit` orders and no continuation. The cost headers count every partition
+// touched.
 //
 // Corresponds with GET /v1/admin/orders (the `ListOrdersByStatus` operationId).
 func (c *Client) ListOrdersByStatus(ctx context.Context, params *ListOrdersByStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3918,12 +3926,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
 	FeedStatusWithResponse(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*FeedStatusResponse, error)
 
-	// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:day`).
+	// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 	//
-	// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-	// `to` (both included, at most 31 days): one single-partition query per day, run
-	// concurrently and merged newest first; at most `limit` orders and no continuation, and
-	// the cost headers count every partition touched.
+	// One status of one day is 16 partitions (buckets), so that every checkout's summary
+	// does not land in one. With `day` (default: today, UTC): one single-partition query per
+	// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+	// holds each bucket's position. A page holds fewer than `limit` orders only when a
+	// bucket's store page came back short; only a null continuation ends the list. With
+	// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+	// most `limit` orders and no continuation. The cost headers count every partition
+	// touched.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9468,12 +9480,16 @@ func (c *ClientWithResponses) FeedStatusWithResponse(ctx context.Context, params
 	return ParseFeedStatusResponse(rsp)
 }
 
-// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:day`).
+// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 //
-// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-// `to` (both included, at most 31 days): one single-partition query per day, run
-// concurrently and merged newest first; at most `limit` orders and no continuation, and
-// the cost headers count every partition touched.
+// One status of one day is 16 partitions (buckets), so that every checkout's summary
+// does not land in one. With `day` (default: today, UTC): one single-partition query per
+// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+// holds each bucket's position. A page holds fewer than `limit` orders only when a
+// bucket's store page came back short; only a null continuation ends the list. With
+// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+// most `limit` orders and no continuation. The cost headers count every partition
+// touched.
 //
 // Returns a wrapper object for the known response body format(s).
 //
