@@ -20,7 +20,7 @@ func ttl(seconds int) *int { return &seconds }
 // expire by TTL instead of being deleted by a job (Cosmos time to live).
 const CartTTL = 30 * 24 * 3600
 
-// Containers are the shop's eight containers as data, named by the store
+// Containers are the shop's nine containers as data, named by the store
 // package's constants (store.ProductsContainer, ...).
 var Containers = []store.ContainerDef{
 	{
@@ -88,6 +88,23 @@ var Containers = []store.ContainerDef{
 			CompositeIndexes: [][]store.CompositePath{
 				{{Path: "/name", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
 				{{Path: "/priceCents", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
+			},
+		},
+	},
+	{
+		// Search: an inverted index, a table per search term. The product
+		// copy is filtered only by type and terms and ordered by rank:
+		// nothing else is indexed, so an entry costs few index terms to
+		// write (index-exclude-unused). Tombstones and ledgers carry their
+		// own ttl.
+		ID:               store.ProductsByTermContainer,
+		PartitionKeyPath: "/term",
+		DefaultTTL:       ttl(-1),
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/type/?", "/terms/[]/?", "/rank/?"},
+			ExcludedPaths: []string{"/*"},
+			CompositeIndexes: [][]store.CompositePath{
+				{{Path: "/rank", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
 			},
 		},
 	},
