@@ -51,6 +51,7 @@ func (s *server) routes(d Deps) http.Handler {
 		// Public screens.
 		r.Get("/categories", handleCategories(s.repos.Products))
 		r.Get("/categories/{categoryId}/products", handleCategoryPage(s.repos.ProductSummaries, s.repos.Products))
+		r.Get("/search", handleSearch(s.repos.Search))
 		r.Get("/products/{productId}", handleProduct(s.repos.Products, s.rendered))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
 		if d.DevMode {

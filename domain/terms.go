@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
@@ -98,7 +99,7 @@ func SearchTerms(p Product) []string {
 }
 
 // ParseQuery checks a search query and returns its distinct terms. It is
-// EINVALID when q is empty, longer than MaxSearchBytes, holds a control
+// EINVALID when q is empty, not UTF-8, longer than MaxSearchBytes, holds a control
 // character or more than MaxSearchWords words, or when no word is left
 // once the stop words are out.
 func ParseQuery(q string) ([]string, error) {
@@ -108,6 +109,8 @@ func ParseQuery(q string) ([]string, error) {
 		return nil, invalid("is required")
 	case len(q) > MaxSearchBytes:
 		return nil, invalid("must be at most 200 bytes")
+	case !utf8.ValidString(q):
+		return nil, invalid("must be UTF-8")
 	case strings.IndexFunc(q, unicode.IsControl) >= 0:
 		return nil, invalid("must not hold control characters")
 	case len(Words(q)) > MaxSearchWords:

@@ -93,7 +93,8 @@ func decodeItem[T any](item []byte) (T, error) {
 
 // Products is the handler of the products feed: the categories index
 // document drives the category rename; each product drives the view, the
-// cart lines and, once deleted, the removal of its reviews. The category
+// search index, the cart lines and, once deleted, the removal of its
+// reviews. The category
 // counts the batch's products changed are recomputed once, at the end.
 func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var products []domain.Product
@@ -126,6 +127,9 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var rc recount
 	for _, p := range current {
 		if err := h.productToView(ctx, p, b.MayBeReplay, &rc); err != nil {
+			return err
+		}
+		if err := h.productToSearch(ctx, p); err != nil {
 			return err
 		}
 		if err := h.syncCarts(ctx, p); err != nil {
