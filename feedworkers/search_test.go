@@ -41,10 +41,10 @@ var searchCategories = []domain.Category{
 type searchModel struct {
 	repos    *store.Repos
 	h        *feedworkers.Handlers
-	versions [][]byte                  // every product version written, raw
-	pending  int                       // versions[pending:] are not delivered yet
+	versions [][]byte                    // every product version written, raw
+	pending  int                         // versions[pending:] are not delivered yet
 	byID     map[string][]domain.Product // each product's versions, oldest first
-	live     []string                  // ids of the products not deleted
+	live     []string                    // ids of the products not deleted
 }
 
 func phrase(t *rapid.T, label string, n int) string {
