@@ -29,15 +29,18 @@ var stopWords = map[string]bool{
 }
 
 // foldMarks decomposes (NFD), drops the combining marks and recomposes:
-// "café" becomes "cafe", "Ångström" "Angstrom".
-var foldMarks = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+// "café" becomes "cafe", "Ångström" "Angstrom". A chain keeps state
+// between calls, so each call makes its own.
+func foldMarks() transform.Transformer {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}
 
 // Fold is the text a word is compared by: Unicode NFKC (so the
 // full-width "ｍｕｇ" and the ligature "ﬁ" read as "mug" and "fi"), lower
 // case, diacritics removed. Products and queries are folded alike.
 func Fold(s string) string {
 	s = strings.ToLower(norm.NFKC.String(s))
-	out, _, err := transform.String(foldMarks, s)
+	out, _, err := transform.String(foldMarks(), s)
 	if err != nil {
 		return s
 	}
