@@ -129,7 +129,7 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 		if err := h.productToView(ctx, p, b.MayBeReplay, &rc); err != nil {
 			return err
 		}
-		if err := h.productToSearch(ctx, p); err != nil {
+		if err := h.ProductToSearch(ctx, p); err != nil {
 			return err
 		}
 		if err := h.syncCarts(ctx, p); err != nil {

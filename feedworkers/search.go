@@ -7,7 +7,7 @@ import (
 	"shop/domain"
 )
 
-// productToSearch keeps p's entries in productsByTerm, the inverted index
+// ProductToSearch keeps p's entries in productsByTerm, the inverted index
 // of search. p should be the product's current version (Products reads
 // it). Three steps, each idempotent and guarded by the product's version:
 //
@@ -24,7 +24,7 @@ import (
 //
 // A version the ledger has settled costs one read: a replayed batch
 // writes nothing.
-func (h *Handlers) productToSearch(ctx context.Context, p domain.Product) error {
+func (h *Handlers) ProductToSearch(ctx context.Context, p domain.Product) error {
 	idx := h.repos.Search
 	terms := domain.SearchTerms(p)
 	ledger, err := idx.Widen(ctx, p.ID, p.Version, terms)

@@ -103,7 +103,7 @@ func (m *searchModel) stale(t *rapid.T) {
 	for range rapid.IntRange(0, 2).Draw(t, "stale") {
 		id := rapid.SampledFrom(slices.Sorted(maps.Keys(m.byID))).Draw(t, "stale product")
 		old := rapid.SampledFrom(m.byID[id]).Draw(t, "stale version")
-		if err := feedworkers.ProductToSearch(m.h, context.Background(), old); err != nil {
+		if err := m.h.ProductToSearch(context.Background(), old); err != nil {
 			t.Fatalf("stale version: %v", err)
 		}
 	}
