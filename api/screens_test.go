@@ -25,6 +25,8 @@ func TestScreensReadOnce(t *testing.T) {
 		{"Categories", "/v1/categories", ""},
 		{"CategoryPage", "/v1/categories/books/products", ""},
 		{"CategoryPageByPrice", "/v1/categories/books/products?sort=price&limit=1", ""},
+		{"SearchOneWord", "/v1/search?q=books", ""},
+		{"SearchThreeWords", "/v1/search?q=Cosmos+patterns+book", ""},
 		{"ProductPage", "/v1/products/book-1", ""},
 		{"Reviews", "/v1/products/book-1/reviews", ""},
 		{"Cart", "/v1/cart", alice},
