@@ -23,21 +23,38 @@ import (
 //  3. Settle: drop the tombstoned terms from the ledger.
 //
 // A version the ledger has settled costs one read: a replayed batch
-// writes nothing.
+// writes nothing. A version whose terms are the ledger's skips steps 1
+// and 3: with nothing to add or remove the entries' guard is enough.
 func (h *Handlers) ProductToSearch(ctx context.Context, p domain.Product) error {
 	idx := h.repos.Search
 	terms := domain.SearchTerms(p)
-	ledger, err := idx.Widen(ctx, p.ID, p.Version, terms)
-	if err != nil {
+	ledger, err := idx.Ledger(ctx, p.ID)
+	missing := domain.IsCode(err, domain.ENOTFOUND)
+	if err != nil && !missing {
 		return err
 	}
 	if ledger.Settled >= p.Version {
 		return nil
 	}
+	// The usual change (a price, a rating, the stock) keeps the terms:
+	// nothing to add to the ledger, nothing to remove, so the ledger is
+	// neither widened nor settled, which saves its two writes.
+	same := !missing && !p.Deleted && sameTerms(ledger.Terms, terms)
+	if !same {
+		if ledger, err = idx.Widen(ctx, p.ID, p.Version, terms); err != nil {
+			return err
+		}
+		if ledger.Settled >= p.Version {
+			return nil
+		}
+	}
 	for _, t := range terms {
 		if _, err := idx.Put(ctx, domain.EntryOfProduct(p, t, terms)); err != nil {
 			return err
 		}
+	}
+	if same {
+		return nil
 	}
 	var removed []string
 	for _, t := range ledger.Terms {
@@ -54,4 +71,9 @@ func (h *Handlers) ProductToSearch(ctx context.Context, p domain.Product) error 
 		ttl = p.TTL
 	}
 	return idx.Settle(ctx, p.ID, p.Version, removed, ttl)
+}
+
+// sameTerms reports whether a and b hold the same terms.
+func sameTerms(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(t string) bool { return !slices.Contains(b, t) })
 }
