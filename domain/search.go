@@ -68,45 +68,46 @@ type SearchLedger struct {
 	Meta
 	Key   string   `json:"term"`
 	Terms []string `json:"terms"`
-	// Version is the newest product version that widened Terms; Settled
-	// the newest whose entries and tombstones were all written.
+	// Version is the newest product version indexed, or being indexed:
+	// an older version of the product is not indexed after it.
 	Version int64 `json:"version"`
-	Settled int64 `json:"settled"`
 }
 
 // SearchLedgerKey is the partition key of productID's ledger: a ':' never
 // appears in a term, so no search reads it.
 func SearchLedgerKey(productID string) string { return "product:" + productID }
 
-// Widen adds terms to the ledger for version. It reports whether
-// anything changed; a version already settled changes nothing.
+// Widen claims the ledger for version, before any entry of it is written,
+// and adds its terms. It reports whether anything changed; an older
+// version than the ledger's changes nothing (it is not to be indexed).
 func (l *SearchLedger) Widen(version int64, terms []string) bool {
-	if l.Settled >= version {
+	if version < l.Version {
 		return false
 	}
-	changed := false
+	changed := version > l.Version
+	l.Version = version
 	for _, t := range terms {
 		if !slices.Contains(l.Terms, t) {
 			l.Terms = append(l.Terms, t)
 			changed = true
 		}
 	}
-	if version > l.Version {
-		l.Version = version
-		changed = true
-	}
 	return changed
 }
 
-// Settle drops removed (their tombstones are written) and records version
-// as settled, unless a newer version has widened the ledger since: that
-// one settles it. ttl is set once the product is deleted.
+// Settle drops removed (their tombstones are written), unless a newer
+// version has claimed the ledger since: that one settles it. ttl is set
+// once the product is deleted.
 func (l *SearchLedger) Settle(version int64, removed []string, ttl *int) bool {
-	if l.Version != version || l.Settled >= version {
+	if l.Version != version {
 		return false
 	}
+	n := len(l.Terms)
 	l.Terms = slices.DeleteFunc(l.Terms, func(t string) bool { return slices.Contains(removed, t) })
-	l.Settled = version
+	sameTTL := (l.TTL == nil && ttl == nil) || (l.TTL != nil && ttl != nil && *l.TTL == *ttl)
+	if len(l.Terms) == n && sameTTL {
+		return false
+	}
 	l.TTL = ttl
 	return true
 }

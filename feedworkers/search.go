@@ -11,50 +11,44 @@ import (
 // of search. p should be the product's current version (Products reads
 // it). Three steps, each idempotent and guarded by the product's version:
 //
-//  1. Widen the product's ledger by the terms p holds, before writing any
-//     entry: a crash after step 2 leaves no entry the ledger does not
-//     name, so the next change still finds it to remove.
+//  1. Claim the product's ledger for p's version and widen it by the terms
+//     p holds, before writing any entry: a crash after step 2 leaves no
+//     entry the ledger does not name, so the next change still finds it
+//     to remove, and a version older than the ledger's is not indexed.
 //  2. Put an entry under each term p holds (the summary fields change with
 //     every version, so every entry is rewritten: the write amplification
 //     of an inverted index), and a tombstone under each term of the
 //     ledger p no longer holds: a rename, a category move, a tag change,
 //     a delete. Entries and tombstones share the version guard, so an
 //     older version never brings back what a newer one removed.
-//  3. Settle: drop the tombstoned terms from the ledger.
+//  3. Settle: drop the tombstoned terms from the ledger, when there are.
 //
-// A version the ledger has settled costs one read: a replayed batch
-// writes nothing. A version whose terms are the ledger's skips steps 1
-// and 3: with nothing to add or remove the entries' guard is enough.
+// The ledger is read once and written with If-Match on that read. A
+// replayed batch writes nothing: each write finds its version there.
 func (h *Handlers) ProductToSearch(ctx context.Context, p domain.Product) error {
 	idx := h.repos.Search
 	terms := domain.SearchTerms(p)
-	ledger, err := idx.Ledger(ctx, p.ID)
-	missing := domain.IsCode(err, domain.ENOTFOUND)
-	if err != nil && !missing {
+	var from *domain.SearchLedger
+	switch read, err := idx.Ledger(ctx, p.ID); {
+	case err == nil:
+		from = &read
+	case !domain.IsCode(err, domain.ENOTFOUND):
 		return err
 	}
-	if ledger.Settled >= p.Version {
+	if from != nil && from.Version > p.Version {
 		return nil
 	}
-	// The usual change (a price, a rating, the stock) keeps the terms:
-	// nothing to add to the ledger, nothing to remove, so the ledger is
-	// neither widened nor settled, which saves its two writes.
-	same := !missing && !p.Deleted && sameTerms(ledger.Terms, terms)
-	if !same {
-		if ledger, err = idx.Widen(ctx, p.ID, p.Version, terms); err != nil {
-			return err
-		}
-		if ledger.Settled >= p.Version {
-			return nil
-		}
+	ledger, err := idx.Widen(ctx, p.ID, p.Version, terms, from)
+	if err != nil {
+		return err
+	}
+	if ledger.Version > p.Version {
+		return nil
 	}
 	for _, t := range terms {
 		if _, err := idx.Put(ctx, domain.EntryOfProduct(p, t, terms)); err != nil {
 			return err
 		}
-	}
-	if same {
-		return nil
 	}
 	var removed []string
 	for _, t := range ledger.Terms {
@@ -66,14 +60,12 @@ func (h *Handlers) ProductToSearch(ctx context.Context, p domain.Product) error 
 		}
 		removed = append(removed, t)
 	}
+	if len(removed) == 0 && !p.Deleted {
+		return nil
+	}
 	var ttl *int
 	if p.Deleted {
 		ttl = p.TTL
 	}
 	return idx.Settle(ctx, p.ID, p.Version, removed, ttl)
-}
-
-// sameTerms reports whether a and b hold the same terms.
-func sameTerms(a, b []string) bool {
-	return len(a) == len(b) && !slices.ContainsFunc(a, func(t string) bool { return !slices.Contains(b, t) })
 }

@@ -288,3 +288,31 @@ func TestSearchReplayWritesNothing(t *testing.T) {
 		t.Errorf("search glass = %v, want [p-1]", got)
 	}
 }
+
+// TestSearchIgnoresAVersionOlderThanTheIndexed: the feed skipped v2 (a
+// rename adding a word), v3 took the word away again and was indexed;
+// then v2 reaches the handler late. The word must not come back.
+func TestSearchIgnoresAVersionOlderThanTheIndexed(t *testing.T) {
+	st := newStore(t)
+	repos := store.NewRepos(st)
+	ctx := context.Background()
+	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{Now: func() time.Time { return now }})
+	v1 := createProduct(t, repos, "p-1", "kitchen", 500)
+	if err := h.ProductToSearch(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	withWalnut, plain := "Walnut bowl", v1.Name
+	v2 := changeProduct(t, repos, v1.ID, domain.ProductChange{Name: &withWalnut})
+	v3 := changeProduct(t, repos, v1.ID, domain.ProductChange{Name: &plain})
+	for _, p := range []domain.Product{v3, v2} {
+		if err := h.ProductToSearch(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := search(t, repos.Search, []string{"walnut"}, 10); len(got) != 0 {
+		t.Errorf("search walnut = %v after v3 dropped the word, want none", got)
+	}
+	if got := search(t, repos.Search, []string{"name", "p"}, 10); !slices.Equal(got, []string{"p-1"}) {
+		t.Errorf("search name p = %v, want [p-1]", got)
+	}
+}

@@ -86,15 +86,20 @@ func (s *SearchIndex) Ledger(ctx context.Context, productID string) (domain.Sear
 	return ReadDoc[domain.SearchLedger](ctx, s.c, domain.SearchLedgerKey(productID), productID)
 }
 
-// Widen records, before any entry of version is written, the terms it
-// will hold (domain.SearchLedger.Widen), creating the ledger if needed,
-// and returns the ledger as it now is.
-func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64, terms []string) (domain.SearchLedger, error) {
+// Widen claims productID's ledger for version and adds terms
+// (domain.SearchLedger.Widen), creating the ledger if needed, and returns
+// it as it now is. from, when not nil, is the ledger as the caller just
+// read it: the write then goes out with If-Match on its _etag, without a
+// second read (a lost race reads again).
+func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64, terms []string, from *domain.SearchLedger) (domain.SearchLedger, error) {
 	key := domain.SearchLedgerKey(productID)
-	fresh := func() domain.SearchLedger {
+	o := rmw[domain.SearchLedger]{create: func() domain.SearchLedger {
 		return domain.SearchLedger{Meta: domain.Meta{ID: productID, Type: domain.TypeSearchLedger, SchemaVersion: domain.SchemaVersion}, Key: key}
+	}}
+	if from != nil {
+		o.from, o.fromETag = from, from.ETag
 	}
-	l, _, err := update(ctx, s.c, key, productID, rmw[domain.SearchLedger]{create: fresh}, func(l *domain.SearchLedger) error {
+	l, _, err := update(ctx, s.c, key, productID, o, func(l *domain.SearchLedger) error {
 		if !l.Widen(version, terms) {
 			return ErrUnchanged
 		}
@@ -106,7 +111,7 @@ func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64
 	return l, err
 }
 
-// Settle records that version's entries and tombstones are all written
+// Settle drops the terms whose tombstones version wrote
 // (domain.SearchLedger.Settle).
 func (s *SearchIndex) Settle(ctx context.Context, productID string, version int64, removed []string, ttl *int) error {
 	_, _, err := update(ctx, s.c, domain.SearchLedgerKey(productID), productID, rmw[domain.SearchLedger]{}, func(l *domain.SearchLedger) error {

@@ -260,8 +260,8 @@ func (w *sampleWriter) writeSummaries(batches [][]domain.ProductSummary) func(co
 	}
 }
 
-// writeSearch writes product i's entries in productsByTerm and its ledger,
-// settled at the product's version: what the products feed would write.
+// writeSearch writes product i's entries in productsByTerm and its ledger:
+// what the products feed would write.
 func (w *sampleWriter) writeSearch(p *samplePlan) func(context.Context, int) error {
 	index := w.s.Container(store.ProductsByTermContainer)
 	put := func(ctx context.Context, pk string, doc any) error {
@@ -286,7 +286,7 @@ func (w *sampleWriter) writeSearch(p *samplePlan) func(context.Context, int) err
 		}
 		return put(ctx, domain.SearchLedgerKey(prod.ID), domain.SearchLedger{
 			Meta: domain.Meta{ID: prod.ID, Type: domain.TypeSearchLedger, SchemaVersion: domain.SchemaVersion},
-			Key:  domain.SearchLedgerKey(prod.ID), Terms: terms, Version: prod.Version, Settled: prod.Version,
+			Key:  domain.SearchLedgerKey(prod.ID), Terms: terms, Version: prod.Version,
 		})
 	}
 }

@@ -142,7 +142,7 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 }
 
 // searchWritesNote says what the search write rows measure.
-const searchWritesNote = "the products feed's index step (feedworkers.Handlers.ProductToSearch) after a product write: the ledger widened, one entry per term (every version rewrites them all: they copy the summary), one tombstone per term dropped, the ledger settled; each entry and tombstone is a guarded write (a point read, then the write)"
+const searchWritesNote = "the products feed's index step (feedworkers.Handlers.ProductToSearch) after a product write: the product's ledger read and claimed for the version (a write with If-Match on that read), one entry per term (every version rewrites them all: they copy the summary), one tombstone per term dropped and the ledger settled (read and replace) when terms were dropped; each entry and tombstone is a guarded write (a point read, then the write)"
 
 // inventoryBefore says what the "before" figures of the checkouts are.
 const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its reservation step still sends one batch per line, which fails on the missing stock document; without the step is that figure less the measured failed batches, the checkout as it was before inventory (cart marker, order batch, cart settle). After: products with stock, one take per line (lines reserved concurrently)"
