@@ -76,11 +76,6 @@ func (s *SearchIndex) Remove(ctx context.Context, term, productID string, versio
 	return s.Put(ctx, domain.TombstoneOf(term, productID, version))
 }
 
-// Entry point-reads productID's entry or tombstone under term.
-func (s *SearchIndex) Entry(ctx context.Context, term, productID string) (domain.SearchEntry, error) {
-	return ReadDoc[domain.SearchEntry](ctx, s.c, term, productID)
-}
-
 // Ledger point-reads productID's ledger (ENOTFOUND when none).
 func (s *SearchIndex) Ledger(ctx context.Context, productID string) (domain.SearchLedger, error) {
 	return ReadDoc[domain.SearchLedger](ctx, s.c, domain.SearchLedgerKey(productID), productID)
