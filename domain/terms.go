@@ -55,22 +55,31 @@ func Words(s string) []string {
 }
 
 // Stem is the simple plural fold of a folded word: "mugs" and "mug",
-// "glasses" and "glass", "berries" and "berry", "boxes" and "box" share a
-// term. It is deliberately small: an English plural, no other inflection,
-// and short words are left alone ("bus", "gas", "is").
+// "glasses" and "glass", "berries" and "berry", "boxes" and "box",
+// "caches" and "cache" share a term. It is deliberately small: an English
+// plural, no other inflection, and short words are left alone ("bus",
+// "gas", "is"). A term is never shown, so it need not be a word: "cache"
+// and "caches" both become "cach", as "es" after ch, sh, x or z is taken
+// for the plural's ("watches"), and a singular ending in those and an e
+// loses the e to meet its plural.
 func Stem(w string) string {
-	switch {
-	case len(w) <= 3:
+	if len(w) <= 3 {
 		return w
+	}
+	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		return w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"),
-		strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "zes"):
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zes"),
+		strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"):
 		return w[:len(w)-2]
 	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
-		return w
 	case strings.HasSuffix(w, "s"):
-		return w[:len(w)-1]
+		w = w[:len(w)-1]
+	}
+	for _, e := range []string{"che", "she", "xe", "ze"} {
+		if strings.HasSuffix(w, e) {
+			return w[:len(w)-1]
+		}
 	}
 	return w
 }

@@ -32,6 +32,23 @@ func TestTermsFoldBothSides(t *testing.T) {
 	}
 }
 
+func TestStemFoldsASingularAndItsPlural(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"mug", "mugs"}, {"glass", "glasses"}, {"berry", "berries"}, {"box", "boxes"},
+		{"dish", "dishes"}, {"watch", "watches"}, {"cache", "caches"}, {"niche", "niches"},
+		{"size", "sizes"}, {"shoe", "shoes"}, {"lamp", "lamps"}, {"case", "cases"},
+	} {
+		if a, b := Stem(pair[0]), Stem(pair[1]); a != b {
+			t.Errorf("Stem(%q) = %q, Stem(%q) = %q: want the same term", pair[0], a, pair[1], b)
+		}
+	}
+	for _, pair := range [][2]string{{"pan", "pane"}, {"cap", "cape"}, {"bat", "bath"}} {
+		if a, b := Stem(pair[0]), Stem(pair[1]); a == b {
+			t.Errorf("Stem(%q) = Stem(%q) = %q: two words, want two terms", pair[0], pair[1], a)
+		}
+	}
+}
+
 func TestParseQueryRefusesBadInput(t *testing.T) {
 	long := make([]byte, 1000)
 	for i := range long {
