@@ -129,7 +129,7 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 }
 
 // inventoryBefore says what the "before" figures of the checkouts are.
-const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its reservation step still sends one batch per line, which fails on the missing stock document; without the step is that figure less the measured failed batches, the checkout as it was before inventory (cart marker, order batch, cart settle). After: products with stock, one take per line (lines reserved concurrently)"
+const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its reservation step still sends one batch per line, which fails on the missing stock document; without the step is that figure less the measured failed batches, the checkout as it was before inventory (cart marker, order batch). After: products with stock, one take per line (lines reserved concurrently). Each figure is what the checkout's answer counts (its X-Request-Charge): the cart's settle, one cart replace once the answer has gone, is not in it"
 
 // ceilingText states the arithmetic of one product's sales ceiling.
 func ceilingText(r inventoryResult) string {
