@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"shop/domain"
@@ -45,16 +46,21 @@ func keyOf(s domain.OrderSummary) *summaryKey {
 }
 
 // unseen reports whether s comes after the position's last shown summary
-// (older, ties by id descending): not shown yet.
+// in the query's order, createdAt then id, both descending: not shown
+// yet. createdAt is compared as its JSON text, as the index compares it
+// (a trimmed fraction can order two instants 10 ns apart the other way).
 func (p BucketPos) unseen(s domain.OrderSummary) bool {
 	if p.Last == nil {
 		return true
 	}
-	if c := s.CreatedAt.Compare(p.Last.CreatedAt); c != 0 {
+	if c := strings.Compare(jsonTime(s.CreatedAt), jsonTime(p.Last.CreatedAt)); c != 0 {
 		return c < 0
 	}
 	return s.ID < p.Last.ID
 }
+
+// jsonTime is t as encoding/json writes it in a document.
+func jsonTime(t time.Time) string { return t.Format(time.RFC3339Nano) }
 
 // decodeDayCursor reads the continuation of a day query on statusDay over
 // n buckets; "" is the start of every bucket.
