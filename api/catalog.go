@@ -43,9 +43,9 @@ func handleCategoryPage(summaries *store.ProductSummaries, products *store.Produ
 		switch sort {
 		case "":
 			sort = store.SortByName
-		case store.SortByName, store.SortByPrice:
+		case store.SortByName, store.SortByPrice, store.SortByRating:
 		default:
-			writeProblem(w, r, domain.Errorf(domain.EINVALID, "sort must be name or price"))
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "sort must be name, price or rating"))
 			return
 		}
 		items, next, err := summaries.Page(r.Context(), categoryID, sort, limit, cont)

@@ -25,6 +25,7 @@ func TestScreensReadOnce(t *testing.T) {
 		{"Categories", "/v1/categories", ""},
 		{"CategoryPage", "/v1/categories/books/products", ""},
 		{"CategoryPageByPrice", "/v1/categories/books/products?sort=price&limit=1", ""},
+		{"CategoryPageByRating", "/v1/categories/books/products?sort=rating&limit=1", ""},
 		{"ProductPage", "/v1/products/book-1", ""},
 		{"Reviews", "/v1/products/book-1/reviews", ""},
 		{"Cart", "/v1/cart", alice},
@@ -72,6 +73,21 @@ func TestCatalog(t *testing.T) {
 		second := decodeBody[page](t, s.do(req{method: "GET", path: "/v1/categories/books/products?sort=price&limit=1&continuation=" + *first.Continuation}).want(200))
 		if len(second.Items) != 1 || second.Items[0].ID != "book-1" {
 			t.Fatalf("second page = %+v, want book-1", second)
+		}
+	})
+	t.Run("CategoryPageByRatingPages", func(t *testing.T) {
+		type page struct {
+			Items        []struct{ ID string }
+			Continuation *string
+		}
+		// book-1 is rated 4.5 by the fixture's reviews, book-2 not at all.
+		first := decodeBody[page](t, s.do(req{method: "GET", path: "/v1/categories/books/products?sort=rating&limit=1"}).want(200))
+		if len(first.Items) != 1 || first.Items[0].ID != "book-1" || first.Continuation == nil {
+			t.Fatalf("first page = %+v, want book-1 and a continuation", first)
+		}
+		second := decodeBody[page](t, s.do(req{method: "GET", path: "/v1/categories/books/products?sort=rating&limit=1&continuation=" + *first.Continuation}).want(200))
+		if len(second.Items) != 1 || second.Items[0].ID != "book-2" || second.Continuation != nil {
+			t.Fatalf("second page = %+v, want book-2 and no continuation", second)
 		}
 	})
 	t.Run("EmptyCategoryIsAnEmptyPage", func(t *testing.T) {
@@ -125,7 +141,7 @@ func TestCatalog(t *testing.T) {
 		s.do(req{method: "GET", path: "/v1/products/book-1/reviews?limit=101"}).want(400)
 	})
 	t.Run("BadSortIs400", func(t *testing.T) {
-		s.do(req{method: "GET", path: "/v1/categories/books/products?sort=rating"}).want(400)
+		s.do(req{method: "GET", path: "/v1/categories/books/products?sort=popularity"}).want(400)
 	})
 	t.Run("ForgedContinuationIs400", func(t *testing.T) {
 		s.do(req{method: "GET", path: "/v1/categories/books/products?continuation=forged"}).want(400)
