@@ -105,7 +105,7 @@ func (c *Container) batchOp(tx *bolt.Tx, st *containerState, pk string, op store
 		case store.BatchReplace:
 			mode = modeReplace
 		}
-		created, err := c.commit(tx, st, pk, w, mode, op.IfMatch)
+		created, err := c.commit(tx, st, pk, &w, mode, op.IfMatch)
 		if err != nil {
 			return store.BatchResult{}, 0, err
 		}

@@ -2,32 +2,56 @@ package embedded
 
 import "math"
 
-// Request Units on the embedded store are an ESTIMATE, built from the
-// figures Microsoft publishes for Azure Cosmos DB for NoSQL
-// (learn.microsoft.com/azure/cosmos-db/request-units and
-// .../optimize-cost-reads-writes):
+// Request Units on the embedded store are an ESTIMATE, calibrated against
+// the figures Microsoft publishes for Azure Cosmos DB for NoSQL. The table
+// of those figures, each beside the estimate for the same operation and
+// the page it comes from, is in docs/cosmos.md ("Request Units on the
+// embedded store"); charge_sources_test.go holds every estimate within 25%
+// of its figure and writes that table.
 //
-//   - A point read of a 1 KB item costs 1 RU; a 100 KB item about 10 RU.
-//     Estimate: 1 RU + 0.09 RU per KB beyond the first.
-//   - A write (create, replace, upsert, patch) of a 1 KB item with the
-//     default indexing policy costs about 5 RU, a 100 KB item about 50 RU,
-//     and every indexed property adds to it (excluding paths from the index
-//     lowers the charge). Estimate: 5 RU + 0.45 RU per KB beyond the
-//     first, plus 0.1 RU per indexed scalar property.
-//   - A delete costs about what writing the item did; the estimate leaves
-//     out the index term (5 RU + 0.45 RU per extra KB).
-//   - A query costs about 2.3 RU of fixed work per physical partition it
-//     runs on (so a cross-partition query pays it once per partition
-//     touched), plus per document loaded and per KB returned. Estimate:
-//     2.3 RU per partition + 0.05 RU per document loaded + 0.05 RU per KB
-//     returned. The documents loaded are counted as the query reads them:
-//     a page served by an order index (a composite index, querywalk.go)
-//     loads what its walk reads, about the page plus one, however large
-//     the partition; an ORDER BY no index serves loads every document its
-//     filters match, to sort them; a query without ORDER BY loads its page
-//     (the filter's matches stream in order until the page is full).
+//   - A point read of a 1 KB item costs 1 RU, a 100 KB item 10 RU
+//     (optimize-cost-reads-writes). Estimate: 1 RU + 0.09 RU per KB beyond
+//     the first.
+//   - A write of a 1 KB item with indexing off costs 5 RU, of a 100 KB item
+//     50 RU (key-value-store-cost), and every index term it writes adds to
+//     that: the creates of model-partition-example (5.71 RU for a user of 2
+//     terms to 8.76 RU for a post of 7) and of the .NET tutorial (11.43 and
+//     14.29 RU for families of 15 and 21 terms) fit 0.45 RU a term.
+//     Estimate: 5 RU + 0.45 RU per KB beyond the first + 0.45 RU per index
+//     term written. A term is a scalar at its path under the container's
+//     indexing policy (index.go, indexterms.go): an excluded path makes none.
+//   - An overwrite (replace, upsert of an existing item, patch) pays the
+//     same base, and for the index only the terms that changed: each term
+//     of the old version the new one drops, each term of the new version
+//     the old one lacked. The only published figures with a replace in
+//     them, model-partition-example's stored procedures (read a post,
+//     replace it with one counter changed, create a comment or a like:
+//     15.27 and 14.67 RU), fit this within 2%. A patch is billed as the
+//     write it makes (partial-document-update-faq: "Users should not
+//     expect a significant reduction in RU").
+//   - A delete: 5 RU + 0.45 RU per KB beyond the first (a write of the
+//     item with indexing off; no figure with its index terms is published).
+//   - A query costs 2.3 RU of fixed work per physical partition it runs on
+//     (each has its own index, so a cross-partition query pays it once per
+//     partition: troubleshoot-query-performance), plus 0.065 RU per
+//     document loaded and 0.05 RU per KB returned: an index-served query
+//     for one 6.5 KB document costs 2.98 RU there, a scan of 60,951
+//     documents 4,059.95 RU. The documents loaded are counted as the query
+//     reads them: a page served by an order index (a composite index,
+//     querywalk.go) loads what its walk reads, about the page plus one,
+//     however large the partition; an ORDER BY no index serves loads every
+//     document its filters match, to sort them; a query without ORDER BY
+//     loads its page (the filter's matches stream in order until the page
+//     is full). The store simulates 4 physical partitions by default
+//     (Options.PhysicalPartitions), what a container of more than 150 GB
+//     or 30,000 RU/s has (one holds up to 50 GB and 10,000 RU/s); a small
+//     real container has one, so its cross-partition queries pay the
+//     2.3 RU once, not 4 times.
 //   - A change-feed page costs what reading its items does: the point-read
-//     estimate per item, and 1 RU for a page with nothing new.
+//     estimate per item, and 1 RU for a page with nothing new. The one
+//     published figure, "around 10 RUs per item" to copy posts through the
+//     change feed (model-partition-example), is the feed read plus the
+//     write of the copy (8.76 RU and up): about 1 RU per item read.
 //   - A request that finds nothing (404), conflicts (409), fails its
 //     If-Match (412) or is refused as too large (413) still costs about 1 RU.
 //   - A transactional batch costs the sum of its operations.
@@ -40,9 +64,9 @@ const (
 	readPerExtraKBRU  = 0.09
 	writeBaseRU       = 5.0
 	writePerExtraKBRU = 0.45
-	writePerIndexedRU = 0.1
+	indexTermRU       = 0.45
 	queryPartitionRU  = 2.3
-	queryPerDocRU     = 0.05
+	queryPerDocRU     = 0.065
 	queryPerKBRU      = 0.05
 	failedRU          = 1.0
 	emptyFeedPageRU   = 1.0
@@ -60,10 +84,11 @@ func readCharge(n int) float64 {
 	return round2(readBaseRU + readPerExtraKBRU*(kb(n)-1))
 }
 
-// writeCharge estimates writing an item of n bytes with indexed indexed
-// scalar properties.
-func writeCharge(n, indexed int) float64 {
-	return round2(writeBaseRU + writePerExtraKBRU*(kb(n)-1) + writePerIndexedRU*float64(indexed))
+// writeCharge estimates writing an item of n bytes that adds or removes
+// terms index terms: all of its terms for a create, the changed ones for
+// an overwrite (changedTerms).
+func writeCharge(n, terms int) float64 {
+	return round2(writeBaseRU + writePerExtraKBRU*(kb(n)-1) + indexTermRU*float64(terms))
 }
 
 // deleteCharge estimates deleting an item of n bytes.

@@ -7,9 +7,9 @@ import (
 )
 
 // indexPolicy decides, per property path, whether a write indexes it. Only
-// its effect on the write charge is simulated: Cosmos charges each indexed
-// property of a write, so excluding large unqueried fields from the index
-// (index-exclude-unused) makes every write cheaper, here as there.
+// its effect on the write charge is simulated: Cosmos charges each index
+// term a write adds or removes, so excluding large unqueried fields from
+// the index (index-exclude-unused) makes every write cheaper, here as there.
 type indexPolicy struct {
 	patterns []indexPattern
 }
@@ -42,7 +42,7 @@ func newIndexPolicy(p store.IndexingPolicy) indexPolicy {
 // (a scalar path "/?" over a subtree "/*" of the same prefix, excluded over
 // included on a tie). A path no pattern matches is indexed, as with the
 // default policy "/*".
-func (ip indexPolicy) indexed(path []string) bool {
+func (ip indexPolicy) indexed(path [][]byte) bool {
 	best, excluded := -1, false
 	for _, p := range ip.patterns {
 		if !p.matches(path) {
@@ -59,42 +59,14 @@ func (ip indexPolicy) indexed(path []string) bool {
 	return !excluded
 }
 
-func (p indexPattern) matches(path []string) bool {
+func (p indexPattern) matches(path [][]byte) bool {
 	if len(path) < len(p.prefix) || (!p.subtree && len(path) != len(p.prefix)) {
 		return false
 	}
 	for i, s := range p.prefix {
-		if s != path[i] {
+		if s != string(path[i]) {
 			return false
 		}
 	}
 	return true
-}
-
-// countIndexed counts the scalar properties of a document that the policy
-// indexes; the system properties are not counted.
-func (ip indexPolicy) countIndexed(m map[string]any) int {
-	n := 0
-	var walk func(v any, path []string)
-	walk = func(v any, path []string) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, child := range v {
-				if len(path) == 0 && (k == "_etag" || k == "_ts") {
-					continue
-				}
-				walk(child, append(path, k))
-			}
-		case []any:
-			for _, child := range v {
-				walk(child, append(path, "[]"))
-			}
-		default:
-			if ip.indexed(path) {
-				n++
-			}
-		}
-	}
-	walk(m, make([]string, 0, 8))
-	return n
 }

@@ -33,8 +33,25 @@ type pending struct {
 	etag    string
 	written int64
 	ttl     int64
-	charge  float64
-	uniq    []string // values of the unique key sets
+	terms   indexTerms // index terms of doc (indexPolicy.terms)
+	charge  float64    // set by price, once the stored version is known
+	uniq    []string   // values of the unique key sets
+}
+
+// price sets w's charge for writing over oldDoc, the stored document, if
+// exists says it is live: a create writes every index term of the item,
+// an overwrite only the terms that changed (charge.go).
+func (w *pending) price(st *containerState, oldDoc []byte, exists bool) error {
+	terms := w.terms.count()
+	if exists {
+		old, err := st.index.terms(oldDoc)
+		if err != nil {
+			return err
+		}
+		terms = changedTerms(old, w.terms)
+	}
+	w.charge = writeCharge(len(w.doc), terms)
+	return nil
 }
 
 // failedCharge is what a call that reached the "server" costs when it
@@ -159,7 +176,7 @@ func (c *Container) write(ctx context.Context, pk, id string, item []byte, mode 
 	w, err := c.prepare(st, pk, id, item)
 	if err == nil {
 		err = c.s.update(func(tx *bolt.Tx) error {
-			_, err := c.commit(tx, st, pk, w, mode, match)
+			_, err := c.commit(tx, st, pk, &w, mode, match)
 			return err
 		})
 	}
@@ -193,7 +210,9 @@ func (c *Container) prepareDoc(st *containerState, pk, wantID string, m map[stri
 	if w.doc, err = encodeDoc(m, w.etag, now.Unix()); err != nil {
 		return pending{}, err
 	}
-	w.charge = writeCharge(len(w.doc), st.index.countIndexed(m))
+	if w.terms, err = st.index.terms(w.doc); err != nil {
+		return pending{}, err
+	}
 	w.uniq = st.uniqueValues(m)
 	return w, nil
 }
@@ -214,8 +233,9 @@ func (c *Container) load(st *containerState, items *bolt.Bucket, key []byte) (he
 // commit checks the write against the stored item and puts it, moving the
 // item to the end of its partition's change feed: a new LSN replaces the
 // previous one, so the feed holds only each item's latest version. It
-// reports whether the item was created (an upsert may do either).
-func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending, mode int, match string) (bool, error) {
+// reports whether the item was created (an upsert may do either), and
+// prices w.
+func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w *pending, mode int, match string) (bool, error) {
 	pt := st.partitionTx(tx, st.partitionFor(pk))
 	old, oldDoc, exists, err := c.load(st, pt.items, w.key)
 	if err != nil {
@@ -229,10 +249,13 @@ func (c *Container) commit(tx *bolt.Tx, st *containerState, pk string, w pending
 	case match != "" && exists && string(old.etag) != match:
 		return false, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", w.id, match, old.etag)
 	}
-	if err := c.checkUnique(pt.items, st, pk, w); err != nil {
+	if err := c.checkUnique(pt.items, st, pk, *w); err != nil {
 		return false, err
 	}
-	return !exists, c.put(pt, st, pk, old.lsn, oldDoc, w)
+	if err := w.price(st, oldDoc, exists); err != nil {
+		return false, err
+	}
+	return !exists, c.put(pt, st, pk, old.lsn, oldDoc, *w)
 }
 
 // put stores w with the next LSN of its physical partition, removing the

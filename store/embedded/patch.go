@@ -86,6 +86,9 @@ func (c *Container) patchTx(tx *bolt.Tx, st *containerState, pk, id string, ops 
 	if err := c.checkUnique(pt.items, st, pk, w); err != nil {
 		return pending{}, err
 	}
+	if err := w.price(st, doc, true); err != nil {
+		return pending{}, err
+	}
 	return w, c.put(pt, st, pk, h.lsn, doc, w)
 }
 

@@ -108,7 +108,8 @@ func TestThrottle(t *testing.T) {
 	})
 	t.Run("Reported", func(t *testing.T) {
 		p := partitionOf(t, s, "c", 0)
-		if p.Provisioned != 10 || p.Throttled != 2 || p.RequestCharge != 5.2+10+1 {
+		// The create wrote two index terms, id and pk.
+		if p.Provisioned != 10 || p.Throttled != 2 || p.RequestCharge != round2(writeCharge(1, 2)+10+1) {
 			t.Errorf("hot partition = %+v, want 10 RU/s provisioned, 2 throttled, charged the create, ten reads and the read after", p)
 		}
 	})
@@ -127,10 +128,10 @@ func TestThrottle(t *testing.T) {
 // TestThrottleOverrunIsOwed: a call costing more than a whole second's
 // budget runs at the start of a second, and the next seconds pay it off.
 func TestThrottleOverrunIsOwed(t *testing.T) {
-	// 16 RU/s: 4 per partition; the replace costs 6.1 RU (5 + 11 indexed
-	// properties × 0.1).
+	// 16 RU/s: 4 per partition; the replace adds four index terms, so it
+	// costs writeCharge(1, 4) = 6.8 RU.
 	_, c, clk, hot, _ := throttled(t, 16)
-	big := doc(hot, "i", "a", 1, "b", 2, "c", 3, "d", 4, "e", 5, "f", 6, "g", 7, "h", 8, "j", 9)
+	big := doc(hot, "i", "a", 1, "b", 2, "c", 3, "d", 4)
 	r, err := c.Replace(bg, hot, "i", big, nil)
 	if err != nil {
 		t.Fatalf("a replace over the whole budget, at the start of a second: %v", err)
@@ -141,7 +142,7 @@ func TestThrottleOverrunIsOwed(t *testing.T) {
 	_, err = c.Read(bg, hot, "i")
 	wantThrottled(t, "read in the same second", err, 0, time.Second)
 	clk.Advance(time.Second)
-	// 6.1 − 4 = 2.1 still owed: below the budget, so calls run again.
+	// 6.8 − 4 = 2.8 still owed: below the budget, so calls run again.
 	if _, err := c.Read(bg, hot, "i"); err != nil {
 		t.Fatalf("read in the next second: %v", err)
 	}
@@ -213,7 +214,7 @@ func TestThrottleSplit(t *testing.T) {
 			t.Errorf("%s: %v RU/s, want 40/5", p.Partition, p.Provisioned)
 		}
 	}
-	if got := ps[2].RequestCharge; got != 5.2+1 {
+	if got := ps[2].RequestCharge; got != round2(writeCharge(1, 2)+1) {
 		t.Errorf("the partition after the halves was charged %v RU, want its create and read before the split", got)
 	}
 }
