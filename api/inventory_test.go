@@ -1,7 +1,11 @@
 package api_test
 
 import (
+	"errors"
+	"net/http"
 	"testing"
+
+	"shop/api/client"
 )
 
 type stockBody struct {
@@ -38,10 +42,11 @@ func TestStockAndCheckout(t *testing.T) {
 	// Three lamps and a book: refused whole, the lamp named, nothing taken.
 	s.do(req{method: "PUT", path: "/v1/cart/items/lamp", token: alice, body: map[string]int{"quantity": 3}}).want(200)
 	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 1}}).want(200)
-	p := decodeBody[problemBody](t, checkout(s, alice, "k1", address).want(409))
-	if p.Type != "https://shop.example/problems/out-of-stock" || len(p.Items) != 1 ||
+	_, err := client.OK(s.client(alice).CheckoutWithResponse(t.Context(), &client.CheckoutParams{IdempotencyKey: "k1"}, client.CheckoutRequest{ShippingAddress: clientAddress}))
+	var p *client.Error
+	if !errors.As(err, &p) || p.Status != http.StatusConflict || p.Type != client.ProblemOutOfStock || len(p.Items) != 1 ||
 		p.Items[0].ProductID != "lamp" || p.Items[0].Requested != 3 || p.Items[0].Available != 2 {
-		t.Errorf("out-of-stock problem = %+v", p)
+		t.Errorf("out-of-stock checkout: %v, want a 409 out-of-stock naming the lamp", err)
 	}
 	if got := stock("lamp"); got.Available != 2 {
 		t.Errorf("lamp stock after the refusal = %d, want 2: nothing reserved", got.Available)
@@ -69,13 +74,23 @@ func TestStockAndCheckout(t *testing.T) {
 		t.Errorf("lamp stock after the cancel = %d, want 2", got.Available)
 	}
 
-	// An admin's count, with If-Match.
-	r := s.do(req{method: "GET", path: "/v1/admin/products/lamp/stock", token: admin}).want(200)
-	etag := r.Header().Get("ETag")
-	s.do(req{method: "PUT", path: "/v1/admin/products/lamp/stock", token: admin, body: map[string]int{"available": 50},
-		header: map[string]string{"If-Match": etag}}).want(200)
-	s.do(req{method: "PUT", path: "/v1/admin/products/lamp/stock", token: admin, body: map[string]int{"available": 60},
-		header: map[string]string{"If-Match": etag}}).want(412)
+	// An admin's count, with If-Match: the ETag read, then a stale one.
+	boss := s.client(admin)
+	r, err := client.OK(boss.GetStockWithResponse(t.Context(), "lamp", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	etag := client.ETagOf(r.HTTPResponse)
+	count := func(n int) error {
+		_, err := client.OK(boss.SetStockWithResponse(t.Context(), "lamp", &client.SetStockParams{IfMatch: &etag}, client.StockRequest{Available: n}))
+		return err
+	}
+	if err := count(50); err != nil {
+		t.Fatalf("count with the ETag read: %v", err)
+	}
+	if err := count(60); !errors.As(err, &p) || p.Status != http.StatusPreconditionFailed {
+		t.Errorf("count with a stale ETag: %v, want a 412", err)
+	}
 	if got := stock("lamp"); got.Available != 50 || got.Status != "in_stock" {
 		t.Errorf("lamp stock after the count = %+v, want 50, in_stock", got)
 	}

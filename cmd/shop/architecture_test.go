@@ -117,6 +117,8 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("domain imports %s: it may import only the standard library", imp)
 			case strings.HasPrefix(imp, "github.com/Azure/") && p.ImportPath != "shop/store/cosmos":
 				t.Errorf("%s imports %s: only store/cosmos speaks to the Azure SDK", p.ImportPath, imp)
+			case p.ImportPath == "shop/api/client" && strings.HasPrefix(imp, "shop/"):
+				t.Errorf("api/client imports %s: a program outside the shop must be able to use it, so it knows the API only through openapi.yaml", imp)
 			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "shop/api") || strings.HasPrefix(p.ImportPath, "shop/feedworkers") || strings.HasPrefix(p.ImportPath, "shop/store/writes")):
 				t.Errorf("%s imports the adapter %s: it must work on the port alone", p.ImportPath, imp)
 			}

@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"shop/api/client"
 	"shop/domain"
 	"shop/feedworkers"
 	"shop/store/faults"
@@ -37,37 +35,6 @@ type saleAnswer struct {
 	charge    float64 // X-Request-Charge of the last answer
 	retries   int     // 503s (and checkouts called off) retried with the same key
 	err       error
-}
-
-// httpDoCharge is httpDo that also returns the answer's X-Request-Charge.
-func httpDoCharge(c *http.Client, method, url, tok string, body any, header map[string]string) (int, []byte, float64, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, 0, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	r, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return 0, nil, 0, err
-	}
-	if body != nil {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	r.Header.Set("Authorization", "Bearer "+tok)
-	for k, v := range header {
-		r.Header.Set(k, v)
-	}
-	resp, err := c.Do(r)
-	if err != nil {
-		return 0, nil, 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	charge, _ := strconv.ParseFloat(resp.Header.Get("X-Request-Charge"), 64)
-	return resp.StatusCode, b, charge, err
 }
 
 // retryable says whether a buyer sends the same request again: a 503 (the
@@ -108,12 +75,23 @@ func buyOne(s *liveShop, user, productID, key string) saleAnswer {
 	return checkoutRetrying(s, tok, a)
 }
 
-// checkoutRetrying posts the checkout of a.key until its answer is not
-// retryable.
+// checkoutRetrying posts the checkout of a.key, through the generated
+// client as a Go caller would, until its answer is not retryable.
 func checkoutRetrying(s *liveShop, tok string, a saleAnswer) saleAnswer {
+	api, err := client.NewClientWithResponses(s.URL, client.WithHTTPClient(s.client))
+	if err != nil {
+		a.err = err
+		return a
+	}
+	body := client.CheckoutRequest{ShippingAddress: client.Address{
+		Name: "Ada Lovelace", Line1: "1 Analytical St", City: "London", PostalCode: "N1 9GU", Country: "GB"}}
 	for try := 0; ; try++ {
-		a.code, a.body, a.charge, a.err = httpDoCharge(s.client, "POST", s.URL+"/v1/checkout", tok, addressBody,
-			map[string]string{"Idempotency-Key": a.key})
+		r, err := api.CheckoutWithResponse(context.Background(), &client.CheckoutParams{IdempotencyKey: a.key}, body, client.Bearer(tok))
+		if a.err = err; err == nil {
+			a.code, a.body = r.StatusCode(), r.Body
+			cost, _ := client.CostOf(r.HTTPResponse)
+			a.charge = cost.RequestUnits
+		}
 		if a.err != nil || !retryable(a.code, a.body) || try == 50 {
 			return a
 		}

@@ -1,24 +1,21 @@
 package loadbench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"shop/api/client"
 	"shop/cmd/shop/internal/report"
 )
 
 // flashGenerator names the load of the flash sale: not vegeta's constant
 // rate, but a burst.
-const flashGenerator = "one goroutine per buyer with its own net/http request, all released at once by one closed channel (a closed burst: every buyer sends its checkout the moment the sale opens, once)"
+const flashGenerator = "one goroutine per buyer sending its checkout through the generated Go client (api/client, on net/http), all released at once by one closed channel (a closed burst: every buyer sends its checkout the moment the sale opens, once)"
 
 // flashResult is the flash sale: Buyers distinct users, each with one
 // unit of one product of Units units in the cart, check out at once.
@@ -61,40 +58,44 @@ type flashAnswer struct {
 // token), the buyers' tokens and carts, then releases the burst.
 func runFlashSale(ctx context.Context, c benchClient, cat benchCatalog, buyers, units int, runID string) (flashResult, error) {
 	r := flashResult{Generator: flashGenerator, Buyers: buyers, Units: units, Status: map[string]int{}}
-	var admin struct {
-		Token string `json:"token"`
-	}
-	if err := c.do(ctx, http.MethodPost, "/v1/dev/token", "", map[string]any{"userId": "bench-" + runID + "-admin", "admin": true}, nil, &admin); err != nil {
-		return r, fmt.Errorf("admin dev token: %w", err)
+	admin, err := c.devToken(ctx, "bench-"+runID+"-admin", true)
+	if err != nil {
+		return r, err
 	}
 	if len(cat.categories) == 0 {
 		return r, fmt.Errorf("no category to put the flash sale's product in")
 	}
 	product := "flash-" + runID
-	if err := c.do(ctx, http.MethodPost, "/v1/products", admin.Token, map[string]any{
-		"productId": product, "name": "Flash sale " + runID, "priceCents": 1999, "categoryId": cat.categories[0], "stock": units,
-	}, nil, nil); err != nil {
-		return r, err
+	if _, err := call(ctx, func() (*client.CreateProductResponse, error) {
+		return c.api.CreateProductWithResponse(ctx, nil, client.ProductCreate{
+			ProductID: &product, Name: "Flash sale " + runID, PriceCents: 1999, CategoryID: cat.categories[0], Stock: &units,
+		}, client.Bearer(admin))
+	}); err != nil {
+		return r, fmt.Errorf("flash sale product: %w", err)
 	}
 	tokens := make([]string, buyers)
 	if err := parallel(buyers, func(i int) (err error) {
 		if tokens[i], err = c.token(ctx, fmt.Sprintf("bench-%s-flash-%05d", runID, i)); err != nil {
 			return err
 		}
-		return c.do(ctx, http.MethodPut, "/v1/cart/items/"+url.PathEscape(product), tokens[i], map[string]int{"quantity": 1}, nil, nil)
+		return c.putCartLine(ctx, tokens[i], product, 1)
 	}); err != nil {
 		return r, err
 	}
 
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: buyers, MaxConnsPerHost: 0}}
-	defer client.CloseIdleConnections()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: buyers, MaxConnsPerHost: 0}}
+	defer hc.CloseIdleConnections()
+	burst, err := client.NewClientWithResponses(c.base, client.WithHTTPClient(hc))
+	if err != nil {
+		return r, err
+	}
 	answers := make([]flashAnswer, buyers)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range buyers {
 		wg.Go(func() {
 			<-start
-			answers[i] = flashCheckout(ctx, client, c.base, tokens[i], fmt.Sprintf("flash-%s-%05d", runID, i))
+			answers[i] = flashCheckout(ctx, burst, tokens[i], fmt.Sprintf("flash-%s-%05d", runID, i))
 		})
 	}
 	began := time.Now()
@@ -139,38 +140,27 @@ func runFlashSale(ctx context.Context, c benchClient, cat benchCatalog, buyers, 
 	if r.Refused > 0 {
 		r.RUPerRefusal, r.OpsPerRefusal = report.Round2(refRU/float64(r.Refused)), report.Round2(refOps/float64(r.Refused))
 	}
-	var stock struct {
-		Available int64 `json:"available"`
+	stock, err := call(ctx, func() (*client.GetStockResponse, error) {
+		return c.api.GetStockWithResponse(ctx, product, nil, client.Bearer(admin))
+	})
+	if err != nil {
+		return r, fmt.Errorf("flash sale stock: %w", err)
 	}
-	if err := c.do(ctx, http.MethodGet, "/v1/admin/products/"+url.PathEscape(product)+"/stock", admin.Token, nil, nil, &stock); err != nil {
-		return r, err
-	}
-	r.AvailableAfter = stock.Available
+	r.AvailableAfter = int64(stock.JSON200.Available)
 	return r, nil
 }
 
 // flashCheckout sends one buyer's checkout.
-func flashCheckout(ctx context.Context, client *http.Client, base, token, key string) flashAnswer {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/checkout", bytes.NewReader(checkoutBody))
-	if err != nil {
-		return flashAnswer{err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Idempotency-Key", key)
+func flashCheckout(ctx context.Context, c *client.ClientWithResponses, token, key string) flashAnswer {
 	t := time.Now()
-	resp, err := client.Do(req)
+	r, err := c.CheckoutWithResponse(ctx, &client.CheckoutParams{IdempotencyKey: key}, client.CheckoutRequest{ShippingAddress: benchAddress}, client.Bearer(token))
 	if err != nil {
 		return flashAnswer{err: err}
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	a := flashAnswer{code: resp.StatusCode, latency: time.Since(t), err: err}
-	a.ru, _ = strconv.ParseFloat(resp.Header.Get("X-Request-Charge"), 64)
-	a.ops, _ = strconv.ParseFloat(resp.Header.Get("X-Store-Operations"), 64)
-	var p struct {
-		Type string `json:"type"`
+	a := flashAnswer{code: r.StatusCode(), latency: time.Since(t)}
+	if cost, err := client.CostOf(r.HTTPResponse); err == nil {
+		a.ru, a.ops = cost.RequestUnits, float64(cost.Operations)
 	}
-	a.outStock = json.Unmarshal(body, &p) == nil && p.Type == "https://shop.example/problems/out-of-stock"
+	a.outStock = r.ApplicationProblemJSON409 != nil && r.ApplicationProblemJSON409.Type == client.ProblemOutOfStock
 	return a
 }

@@ -2,9 +2,10 @@ package loadbench
 
 import (
 	"context"
-	"net/http"
+	"fmt"
 	"time"
 
+	"shop/api/client"
 	"shop/cmd/shop/internal/report"
 )
 
@@ -50,13 +51,22 @@ func (c benchClient) throughput(ctx context.Context) (throughputSnapshot, error)
 	if err != nil {
 		return throughputSnapshot{}, err
 	}
-	var body struct {
-		Containers []containerTotals `json:"containers"`
+	r, err := call(ctx, func() (*client.ThroughputStatusResponse, error) {
+		return c.api.ThroughputStatusWithResponse(ctx, nil, client.Bearer(tok))
+	})
+	if err != nil {
+		return throughputSnapshot{}, fmt.Errorf("throughput: %w", err)
 	}
-	if err := c.do(ctx, http.MethodGet, "/v1/admin/throughput", tok, nil, nil, &body); err != nil {
-		return throughputSnapshot{}, err
+	snap := throughputSnapshot{at: time.Now()}
+	for _, ct := range r.JSON200.Containers {
+		totals := containerTotals{Container: ct.Container}
+		for _, p := range ct.Partitions {
+			totals.Partitions = append(totals.Partitions, partitionTotals{
+				Partition: p.Partition, Provisioned: float64(p.Provisioned), RequestCharge: float64(p.RequestCharge), Throttled: int64(p.Throttled)})
+		}
+		snap.containers = append(snap.containers, totals)
 	}
-	return throughputSnapshot{at: time.Now(), containers: body.Containers}, nil
+	return snap, nil
 }
 
 // partitionsDuring is what each partition spent and refused between two

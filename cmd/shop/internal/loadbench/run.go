@@ -147,15 +147,18 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		defer sampler.Stop()
 	}
 
-	client := benchClient{base: shop.url, http: &http.Client{Timeout: 10 * time.Second}}
-	cat, err := client.discover(ctx)
+	calls, err := newBenchClient(shop.url)
+	if err != nil {
+		return rep, err
+	}
+	cat, err := calls.discover(ctx)
 	if err != nil {
 		return rep, err
 	}
 	runID := make([]byte, 4)
 	_, _ = rand.Read(runID)
 	hits := int(float64(o.mixRate)*o.duration.Seconds()) + 1
-	mix, err := prepareMix(ctx, client, cat, hits, hex.EncodeToString(runID))
+	mix, err := prepareMix(ctx, calls, cat, hits, hex.EncodeToString(runID))
 	if err != nil {
 		return rep, fmt.Errorf("preparing the mix: %w", err)
 	}
@@ -166,18 +169,27 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		return rep, err
 	}
 	defer closeBaseline()
+	// The product pages' URLs, built once: the runs only pick one.
+	shopPages, err := productURLs(shop.url, cat.products)
+	if err != nil {
+		return rep, err
+	}
+	basePages, err := productURLs(baseURL, cat.products[:1])
+	if err != nil {
+		return rep, err
+	}
 	rep.SetupTime = time.Since(start).Round(time.Millisecond).String()
 
 	constant := func(name string, rate int) load { return load{name: name, rate: rate, duration: o.duration} }
 	var before throughputSnapshot
 	if o.throughput > 0 {
-		if before, err = client.throughput(ctx); err != nil {
+		if before, err = calls.throughput(ctx); err != nil {
 			return rep, err
 		}
 	}
 	rep.Mix, rep.MixByKind = attack(ctx, constant("mix", o.mixRate), mix.targeter(), kindOf)
 	if o.throughput > 0 {
-		after, err := client.throughput(ctx)
+		after, err := calls.throughput(ctx)
 		if err != nil {
 			return rep, err
 		}
@@ -192,7 +204,7 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	const baselineName = "baseline (bare net/http, same bytes)"
 	rep.ProductPage, rep.Baseline = alternate(ctx, benchSegments,
 		constant("product page", o.rate), constant(baselineName, o.rate),
-		productTarget(shop.url, cat.products), productTarget(baseURL, cat.products[:1]))
+		productTarget(shopPages), productTarget(basePages))
 	if err := shop.settle(ctx); err != nil {
 		return rep, err
 	}
@@ -230,7 +242,7 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		// is not the shop's): the comparison the goal then reads.
 		closed := func(name string) load { return load{name: name, clients: o.workers, duration: o.closedTime} }
 		pc, bc := alternate(ctx, benchSegments, closed("product page"), closed(baselineName),
-			productTarget(shop.url, cat.products), productTarget(baseURL, cat.products[:1]))
+			productTarget(shopPages), productTarget(basePages))
 		rep.ProductClosed, rep.BaselineClosed = &pc, &bc
 		if bc.Throughput > 0 {
 			rep.ThroughputRatio = report.Round2(pc.Throughput / bc.Throughput)
@@ -245,13 +257,13 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 		rep.Memory.ServingMB, rep.Memory.ServingAnonMB = mb(rss), mb(anon)
 	}
 	rep.Ramp, rep.MaxSustainableRate, rep.RampStopped = ramp(ctx, o, "product page", func() vegeta.Targeter {
-		return productTarget(shop.url, cat.products)
+		return productTarget(shopPages)
 	})
 	if o.flashBuyers > 0 {
 		if err := shop.settle(ctx); err != nil {
 			return rep, err
 		}
-		f, err := runFlashSale(ctx, client, cat, o.flashBuyers, o.flashUnits, hex.EncodeToString(runID))
+		f, err := runFlashSale(ctx, calls, cat, o.flashBuyers, o.flashUnits, hex.EncodeToString(runID))
 		if err != nil {
 			return rep, fmt.Errorf("flash sale: %w", err)
 		}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"shop/api/client"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/migrations"
@@ -108,7 +108,12 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData, throu
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	client := benchClient{base: child.url, http: &http.Client{Timeout: 10 * time.Second}}
+	calls, err := newBenchClient(child.url)
+	if err != nil {
+		child.stop()
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
 	var fileKB int64
 	if fi, err := os.Stat(filepath.Join(dir, "shop.db")); err == nil {
 		fileKB = fi.Size() / 1024
@@ -122,14 +127,14 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData, throu
 			if err := child.alive(); err != nil {
 				return err
 			}
-			return waitCaughtUp(ctx, client, time.Minute)
+			return waitCaughtUp(ctx, calls, time.Minute)
 		},
 		close: func() {
 			child.stop()
 			_ = os.RemoveAll(dir)
 		},
 	}
-	if err := waitCaughtUp(ctx, client, time.Minute); err != nil {
+	if err := waitCaughtUp(ctx, calls, time.Minute); err != nil {
 		shop.close()
 		return nil, err
 	}
@@ -187,13 +192,19 @@ func waitCaughtUp(ctx context.Context, c benchClient, limit time.Duration) error
 		return err
 	}
 	return waitUntil(ctx, limit, func() (string, error) {
-		var feeds struct {
-			Processors []changefeed.ProcessorStatus `json:"processors"`
+		r, err := call(ctx, func() (*client.FeedStatusResponse, error) {
+			return c.api.FeedStatusWithResponse(ctx, nil, client.Bearer(tok))
+		})
+		if err != nil {
+			return "", fmt.Errorf("feed status: %w", err)
 		}
-		if err := c.do(ctx, http.MethodGet, "/v1/admin/feeds", tok, nil, nil, &feeds); err != nil {
-			return "", err
+		processors := make([]changefeed.ProcessorStatus, len(r.JSON200.Processors))
+		for i, p := range r.JSON200.Processors {
+			for _, l := range p.Leases {
+				processors[i].Leases = append(processors[i].Leases, changefeed.LeaseStatus{Lease: l.Lease, LagEstimate: int64(l.LagEstimate)})
+			}
 		}
-		return behind(feeds.Processors), nil
+		return behind(processors), nil
 	})
 }
 

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"shop/api"
+	"shop/migrations"
+	"shop/migrations/sample"
+	"shop/store/embedded"
+)
+
+// startShop serves the API as a first start of `go run ./cmd/shop` does:
+// dev mode, the sample catalog.
+func startShop(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sample.Load(ctx, st, sample.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte("example-test-secret-of-32-bytes!"), DevMode: true}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// callLine is one line of the example's output: method, path, cost, answer.
+var callLine = regexp.MustCompile(`^(GET|PUT|POST) +/v1/\S+ +\d+ ops?, \d+\.\d\d RU +\S`)
+
+// TestExampleRuns: the example browses, fills a cart and checks out twice
+// with one key against a shop, printing the cost of every call; it fails
+// itself if the second checkout is not the first's order.
+func TestExampleRuns(t *testing.T) {
+	url := startShop(t)
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"-url", url}, &out); err != nil {
+		t.Fatalf("example: %v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 7 {
+		t.Fatalf("example printed %d lines, want a line per call:\n%s", len(lines), out.String())
+	}
+	for _, l := range lines {
+		if !callLine.MatchString(l) {
+			t.Errorf("line %q is not a call with its cost", l)
+		}
+	}
+	if !strings.Contains(lines[len(lines)-1], "the same order") {
+		t.Errorf("last line %q, want the replayed checkout", lines[len(lines)-1])
+	}
+
+	// Twice: the second run's user has a cart again and a new key.
+	var second bytes.Buffer
+	if err := run(t.Context(), []string{"-url", url}, &second); err != nil {
+		t.Fatalf("example, second run: %v\n%s", err, second.String())
+	}
+
+	t.Run("READMEShowsIt", func(t *testing.T) {
+		readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const cmd = "$ go run ./api/client/example\n"
+		_, block, ok := strings.Cut(string(readme), cmd)
+		block, _, ok2 := strings.Cut(block, "```")
+		if !ok || !ok2 {
+			t.Fatalf("README.md has no console block starting %q", cmd)
+		}
+		if got, want := shape(block), shape(out.String()); got != want {
+			t.Errorf("README.md's example output is not what the example prints on a shop's first start (figures aside): rerun it against a fresh go run ./cmd/shop and paste it\nREADME:\n%s\nexample:\n%s", got, want)
+		}
+	})
+}
+
+var (
+	orderID = regexp.MustCompile(`o-\d{8}T\d{6}-[0-9a-f]+`)
+	figure  = regexp.MustCompile(`\d+(\.\d+)?`)
+	spaces  = regexp.MustCompile(`[ \t]+`)
+)
+
+// shape is the output without what changes from run to run: order ids,
+// figures (costs, prices, counts) and the padding around them.
+func shape(s string) string {
+	s = orderID.ReplaceAllString(s, "ORDER")
+	s = figure.ReplaceAllString(s, "N")
+	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+}

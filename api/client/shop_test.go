@@ -1,0 +1,67 @@
+package client_test
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"shop/api"
+	"shop/api/client"
+	"shop/migrations"
+	"shop/migrations/sample"
+	"shop/store/embedded"
+)
+
+// startShop serves the API in dev mode over HTTP on a fresh embedded
+// store holding a small sample catalog, and returns a client of it.
+func startShop(t *testing.T) *client.ClientWithResponses {
+	t.Helper()
+	ctx := context.Background()
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sample.Load(ctx, st, sample.Options{Categories: 2, Products: 12}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte("client-test-secret-of-32-bytes!!"), DevMode: true}))
+	t.Cleanup(srv.Close)
+	c, err := client.NewClientWithResponses(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// devToken signs userID in through the dev token route.
+func devToken(t *testing.T, c *client.ClientWithResponses, userID string) string {
+	t.Helper()
+	r, err := client.OK(c.DevTokenWithResponse(t.Context(), nil, client.DevTokenRequest{UserID: userID}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.JSON200.Token
+}
+
+// someProduct is the first product of the first category.
+func someProduct(t *testing.T, c *client.ClientWithResponses) client.ProductSummary {
+	t.Helper()
+	cats, err := client.OK(c.ListCategoriesWithResponse(t.Context(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := client.OK(c.ListCategoryProductsWithResponse(t.Context(), cats.JSON200.Items[0].ID, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.JSON200.Items) == 0 {
+		t.Fatal("the first category lists no product")
+	}
+	return page.JSON200.Items[0]
+}
