@@ -4,8 +4,9 @@ import (
 	"cmp"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"shop/domain"
 	"shop/store"
@@ -15,11 +16,13 @@ import (
 const MaxOrderDays = 31
 
 // handleAdminOrders lists the orders of one status. With day (default
-// today, UTC) it is ONE single-partition query on ordersByStatus under the
-// synthetic key status:day (partition-synthetic-key). With from and to it
-// runs one such query per day concurrently and merges them newest first,
-// returning at most limit orders and no continuation; the cost headers
-// count every partition touched.
+// today, UTC) it reads the day's partitions (OrderSummaries.Buckets) of
+// ordersByStatus under the synthetic key status:bucket:day
+// (partition-synthetic-key): one single-partition query per bucket, run
+// concurrently and merged newest first, with a continuation that holds
+// each bucket's position. With from and to it does that for each day and
+// merges the days, returning at most limit orders and no continuation;
+// the cost headers count every partition touched.
 func handleAdminOrders(summaries *store.OrderSummaries, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -31,7 +34,7 @@ func handleAdminOrders(summaries *store.OrderSummaries, now func() time.Time) ht
 			writeProblem(w, r, domain.Errorf(domain.EINVALID, "status must be placed, shipped, delivered or cancelled"))
 			return
 		}
-		limit, cont, err := pageParams(r)
+		limit, cont, err := pageParamsUpTo(r, maxDayContinuation)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -43,7 +46,7 @@ func handleAdminOrders(summaries *store.OrderSummaries, now func() time.Time) ht
 				writeProblem(w, r, err)
 				return
 			}
-			items, next, err := summaries.Page(r.Context(), domain.StatusDay(status, day), limit, cont)
+			items, next, err := summaries.DayPage(r.Context(), status, day, limit, cont)
 			if err != nil {
 				writeProblem(w, r, err)
 				return
@@ -65,24 +68,33 @@ func handleAdminOrders(summaries *store.OrderSummaries, now func() time.Time) ht
 	}
 }
 
-// acrossDays queries one partition per day concurrently: each query is
-// single-partition and cheap, and they do not wait on each other.
+// maxDayContinuation bounds the continuation of the day query: one store
+// continuation per bucket.
+const maxDayContinuation = domain.MaxStatusBuckets * maxContinuation
+
+// daysAtOnce bounds the days read concurrently by a from..to query, each
+// of which reads its buckets concurrently.
+const daysAtOnce = 4
+
+// acrossDays reads each day's first page concurrently (daysAtOnce at a
+// time): every query is single-partition and cheap, and they do not wait
+// on each other.
 func acrossDays(r *http.Request, summaries *store.OrderSummaries, status string, days []time.Time, limit int) ([]domain.OrderSummary, error) {
 	pages := make([][]domain.OrderSummary, len(days))
-	errs := make([]error, len(days))
-	var wg sync.WaitGroup
+	g, ctx := errgroup.WithContext(r.Context())
+	g.SetLimit(daysAtOnce)
 	for i, day := range days {
-		wg.Go(func() {
-			pages[i], _, errs[i] = summaries.Page(r.Context(), domain.StatusDay(status, day), limit, "")
+		g.Go(func() (err error) {
+			pages[i], _, err = summaries.DayPage(ctx, status, day, limit, "")
+			return err
 		})
 	}
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	var all []domain.OrderSummary
-	for i := range days {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		all = append(all, pages[i]...)
+	for _, p := range pages {
+		all = append(all, p...)
 	}
 	slices.SortFunc(all, func(a, b domain.OrderSummary) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {

@@ -105,7 +105,7 @@ func benchAdminOrders(b *testing.B, query string) {
 			o := domain.Order{Meta: domain.Meta{ID: fmt.Sprintf("o-%02d-%02d", d, i)}, UserID: fmt.Sprintf("u-%d", i),
 				Status: domain.StatusPlaced, CreatedAt: start.AddDate(0, 0, d).Add(time.Duration(i) * time.Minute),
 				TotalCents: 1000, ItemCount: 1, Version: 1}
-			if _, err := s.repos.OrderSummaries.Put(context.Background(), domain.SummaryOf(o)); err != nil {
+			if _, err := s.repos.OrderSummaries.Put(context.Background(), domain.SummaryOf(o, s.repos.OrderSummaries.Buckets())); err != nil {
 				b.Fatal(err)
 			}
 		}

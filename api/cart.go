@@ -49,6 +49,30 @@ func handleCartPut(ws *writes.Writes) http.HandlerFunc {
 	}
 }
 
+// handleCartAdd adds to a line's quantity (writes.AddCartLine), the
+// storefront's "Add to cart"; If-Match as on the PUT.
+func handleCartAdd(ws *writes.Writes) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathProductID(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		req, err := decode[cartItemRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		c, err := ws.AddCartLine(r.Context(), userFrom(r.Context()).ID, id, req.Quantity, ifMatch(r))
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		setETag(w, c.ETag)
+		encode(w, http.StatusOK, viewCart(c))
+	}
+}
+
 // handleCartDelete removes a line and answers the cart; removing a line
 // that is not there answers the cart too (DELETE is idempotent).
 func handleCartDelete(ws *writes.Writes) http.HandlerFunc {

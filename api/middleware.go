@@ -65,18 +65,27 @@ func withRecover(next http.Handler) http.Handler {
 // outer middleware, the telemetry, put there) and writes what the request
 // cost into its response headers: every /v1 response says how many store
 // operations and Request Units it took (docs/workshop/08-measure-the-cost.md).
-func withCost(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m := store.MeterFrom(r.Context())
-		if m == nil {
-			var ctx context.Context
-			ctx, m = store.WithMeter(r.Context())
-			r = r.WithContext(ctx)
-		}
-		hw := beforeHeader(w, func(h http.Header) { setCostHeaders(h, m) })
-		next.ServeHTTP(hw, r)
-		hw.flushHeader()
-	})
+// estimated adds X-Request-Charge-Estimated: true, for a store whose
+// charges are an estimate (Deps.ChargesEstimated).
+func withCost(estimated bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m := store.MeterFrom(r.Context())
+			if m == nil {
+				var ctx context.Context
+				ctx, m = store.WithMeter(r.Context())
+				r = r.WithContext(ctx)
+			}
+			hw := beforeHeader(w, func(h http.Header) {
+				setCostHeaders(h, m)
+				if estimated {
+					h["X-Request-Charge-Estimated"] = []string{"true"}
+				}
+			})
+			next.ServeHTTP(hw, r)
+			hw.flushHeader()
+		})
+	}
 }
 
 // headerWriter calls before once, as the headers are about to leave (the
@@ -127,8 +136,13 @@ func setCostHeaders(h http.Header, m *store.Meter) {
 	}
 	h["X-Store-Operations"] = []string{strconv.Itoa(ops)}
 	h["X-Request-Charge"] = []string{charge}
-	h["Server-Timing"] = []string{"store;dur=" + strconv.FormatFloat(float64(nanos)/1e6, 'f', 2, 64) +
-		`;desc="` + strconv.Itoa(ops) + opWord + charge + ` RU"`}
+	timing := "store;dur=" + strconv.FormatFloat(float64(nanos)/1e6, 'f', 2, 64) +
+		`;desc="` + strconv.Itoa(ops) + opWord + charge + ` RU"`
+	// A metric the handler wrote (the cache's, cached.go) goes first.
+	if prev := h.Get("Server-Timing"); prev != "" {
+		timing = prev + ", " + timing
+	}
+	h["Server-Timing"] = []string{timing}
 }
 
 // bearer is what a request's Bearer token proved: withBearer verifies it

@@ -6,7 +6,8 @@ import (
 )
 
 // TestAdminOrderStatusMachine: a status the machine does not allow from
-// the order's current one is a 409 naming both; only a value that is not
+// the order's current one is a 409 that says in words where the order
+// can go instead; only a value that is not
 // a status at all is a 400.
 func TestAdminOrderStatusMachine(t *testing.T) {
 	s := newShop(t)
@@ -17,17 +18,21 @@ func TestAdminOrderStatusMachine(t *testing.T) {
 	set := func(s *shop, status string) response {
 		return s.do(req{method: "PATCH", path: path, token: admin, body: map[string]string{"status": status}})
 	}
-	conflict := func(t *testing.T, from, to string) {
+	conflict := func(t *testing.T, to, want string) {
 		p := decodeBody[problemBody](t, set(s.on(t), to).want(409))
-		if want := fmt.Sprintf("order %s is %s and cannot become %s", o.ID, from, to); p.Detail != want {
+		if want := fmt.Sprintf(want, o.ID); p.Detail != want {
 			t.Errorf("detail = %q, want %q", p.Detail, want)
 		}
 	}
 
-	t.Run("PlacedToPlacedIs409", func(t *testing.T) { conflict(t, "placed", "placed") })
+	t.Run("PlacedToPlacedIs409", func(t *testing.T) { conflict(t, "placed", "order %s is already placed") })
 	set(s, "shipped").want(200)
-	t.Run("ShippedToPlacedIs409", func(t *testing.T) { conflict(t, "shipped", "placed") })
-	t.Run("ShippedToCancelledIs409", func(t *testing.T) { conflict(t, "shipped", "cancelled") })
+	t.Run("ShippedToPlacedIs409", func(t *testing.T) {
+		conflict(t, "placed", "order %s is shipped, so it can be delivered next, not placed")
+	})
+	t.Run("ShippedToCancelledIs409", func(t *testing.T) {
+		conflict(t, "cancelled", "order %s is shipped, so it can be delivered next, not cancelled")
+	})
 	t.Run("NotAStatusIs400", func(t *testing.T) {
 		for _, v := range []string{"bogus", "Shipped", "", " shipped"} {
 			p := decodeBody[problemBody](t, set(s.on(t), v).want(400))

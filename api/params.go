@@ -22,6 +22,12 @@ const (
 
 // pageParams reads ?limit= and ?continuation=.
 func pageParams(r *http.Request) (limit int, continuation string, err error) {
+	return pageParamsUpTo(r, maxContinuation)
+}
+
+// pageParamsUpTo is pageParams for a route whose continuation may be up
+// to maxCont bytes (one that merges several queries' continuations).
+func pageParamsUpTo(r *http.Request, maxCont int) (limit int, continuation string, err error) {
 	q := r.URL.Query()
 	limit = store.DefaultPageSize
 	if s := q.Get("limit"); s != "" {
@@ -32,7 +38,7 @@ func pageParams(r *http.Request) (limit int, continuation string, err error) {
 		limit = n
 	}
 	continuation = q.Get("continuation")
-	if len(continuation) > maxContinuation {
+	if len(continuation) > maxCont {
 		return 0, "", domain.Errorf(domain.EINVALID, "continuation is not one this server issued")
 	}
 	return limit, continuation, nil

@@ -132,7 +132,7 @@ func TestProductPageCache(t *testing.T) {
 	cache := newRenderCache(renderCacheEntries, renderCacheBytes)
 	router := func(c *renderCache) http.Handler {
 		r := chi.NewRouter()
-		r.With(withCost).Get("/v1/products/{productId}", handleProduct(repos.Products, c))
+		r.With(withCost(false)).Get("/v1/products/{productId}", handleProduct(repos.Products, c))
 		return r
 	}
 	cached, uncached := router(cache), router(nil)

@@ -43,16 +43,19 @@ func (s *server) routes(d Deps) http.Handler {
 
 	r.Route("/v1", func(r chi.Router) {
 		// Recovered inside withCost too, so a 500 still says what it cost.
-		r.Use(withCost, withRecover)
+		r.Use(withCost(d.ChargesEstimated), withRecover)
 		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withQuery, withSession(d.SessionTokens), withDeadline(d.RequestTimeout))
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())
 
 		// Public screens.
-		r.Get("/categories", handleCategories(s.repos.Products))
-		r.Get("/categories/{categoryId}/products", handleCategoryPage(s.repos.ProductSummaries, s.repos.Products))
-		r.Get("/products/{productId}", handleProduct(s.repos.Products, s.rendered))
+		// The hot catalog screens go through the read cache when it is on
+		// (cached.go).
+		r.Get("/categories", cached(d.Cache, categoriesKey, handleCategories(s.repos.Products)))
+		r.Get("/categories/{categoryId}/products", cached(d.Cache, categoryPageKey, handleCategoryPage(s.repos.ProductSummaries, s.repos.Products)))
+		r.Get("/products/{productId}", cached(d.Cache, productKey, handleProduct(s.repos.Products, s.rendered)))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
+		r.Get("/products/{productId}/image.svg", handleProductImage(s.repos.Products))
 		if d.DevMode {
 			r.Post("/dev/token", handleDevToken(s.secret, s.now))
 		}
@@ -63,6 +66,7 @@ func (s *server) routes(d Deps) http.Handler {
 			r.Post("/products/{productId}/reviews", handleReviewCreate(s.repos.Products, s.repos.Reviews, s.now))
 			r.Get("/cart", handleCartGet(s.writes))
 			r.Put("/cart/items/{productId}", handleCartPut(s.writes))
+			r.Post("/cart/items/{productId}", handleCartAdd(s.writes))
 			r.Delete("/cart/items/{productId}", handleCartDelete(s.writes))
 			r.Post("/checkout", handleCheckout(s.writes))
 			r.Get("/me/summary", handleSummary(s.repos.Orders))

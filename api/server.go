@@ -53,11 +53,24 @@ type Deps struct {
 	// CORSOrigins are the other origins a browser may call the API from
 	// (telemetry.CORS); none: same-origin only.
 	CORSOrigins []string
+	// Cache, when set, serves the home page, the category pages and the
+	// product pages from this process's memory (ReadCache); the caller
+	// runs its Follow. Nil: every visit reads the store.
+	Cache *ReadCache
 	// SessionTokens says the store keeps session tokens (Cosmos): each
 	// request then carries a store.Session, which X-Session-Token fills
 	// and reports (withSession). The embedded store is strongly
 	// consistent and issues none, so its requests skip the carrying.
 	SessionTokens bool
+	// ChargesEstimated says the store's Request Units are an estimate
+	// (the embedded store's model, store/embedded/charge.go), not a charge
+	// the database reported: every /v1 response then says so in
+	// X-Request-Charge-Estimated, so a client labels the figure honestly.
+	ChargesEstimated bool
+	// StatusBuckets is the partitions of one status on one day of
+	// ordersByStatus (default domain.DefaultStatusBuckets); the feed
+	// workers that write the view must use the same number.
+	StatusBuckets int
 }
 
 // server holds what the handlers share: the repositories built once over
@@ -86,6 +99,7 @@ func NewServer(d Deps) http.Handler {
 	// Metered: every store call adds its Request Units to the request's
 	// Meter, which the cost middleware turns into response headers.
 	repos := store.NewRepos(store.Metered(d.Store))
+	repos.OrderSummaries = store.NewOrderSummariesIn(store.Metered(d.Store), d.StatusBuckets)
 	s := &server{
 		repos:  repos,
 		writes: writes.New(repos, d.Now),

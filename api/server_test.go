@@ -57,6 +57,7 @@ type shop struct {
 	store   store.Store
 	repos   *store.Repos
 	feeds   api.FeedStatus
+	cache   *api.ReadCache
 }
 
 type options struct {
@@ -73,6 +74,11 @@ type options struct {
 	// throughput wires it as the server's Deps.Throughput.
 	storeNow   func() time.Time
 	throughput bool
+	// cache serves the catalog screens through a read cache (Deps.Cache).
+	cache *api.ReadCache
+	// estimated sets Deps.ChargesEstimated, as shop serve does on the
+	// embedded store.
+	estimated bool
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -93,7 +99,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit}
+	d := api.Deps{Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated}
 	if o.throughput {
 		d.Throughput = st
 	}
@@ -109,7 +115,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 		d.RequestTimeout = 10 * time.Second
 	}
 	h := api.NewServer(d)
-	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st)}
+	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st), cache: o.cache}
 }
 
 // req is one request of a test.
@@ -157,6 +163,12 @@ func (s *shop) do(r req) response {
 	s.handler.ServeHTTP(rec, hr)
 	checkSpec(s.t, r.method, r.path, hr.Header, raw, rec)
 	return response{rec, s.t}
+}
+
+// The product pictures (GET /v1/products/{id}/image.svg) are checked as
+// text, the schema openapi.yaml gives them.
+func init() {
+	openapi3filter.RegisterBodyDecoder("image/svg+xml", openapi3filter.FileBodyDecoder)
 }
 
 func checkSpec(t testing.TB, method, path string, reqHeader http.Header, reqBody []byte, rec *httptest.ResponseRecorder) {

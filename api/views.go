@@ -35,7 +35,8 @@ type categoryView struct {
 }
 
 type categoriesView struct {
-	Items []categoryView `json:"items"`
+	Items    []categoryView       `json:"items"`
+	Featured []productSummaryView `json:"featured"`
 }
 
 func viewCategory(c domain.Category) categoryView {
@@ -43,7 +44,7 @@ func viewCategory(c domain.Category) categoryView {
 }
 
 func viewCategories(c domain.Categories) categoriesView {
-	return categoriesView{Items: mapSlice(c.Items, viewCategory)}
+	return categoriesView{Items: mapSlice(c.Items, viewCategory), Featured: mapSlice(c.Featured, viewFeatured)}
 }
 
 type productView struct {
@@ -102,6 +103,7 @@ func viewProduct(p domain.Product) productView {
 type productSummaryView struct {
 	ID            string       `json:"id"`
 	CategoryID    string       `json:"categoryId"`
+	CategoryName  string       `json:"categoryName"`
 	Name          string       `json:"name"`
 	PriceCents    int64        `json:"priceCents"`
 	Currency      string       `json:"currency"`
@@ -113,9 +115,18 @@ type productSummaryView struct {
 
 func viewProductSummary(s domain.ProductSummary) productSummaryView {
 	return productSummaryView{
-		ID: s.ID, CategoryID: s.CategoryID, Name: s.Name, PriceCents: s.PriceCents,
+		ID: s.ID, CategoryID: s.CategoryID, CategoryName: s.CategoryName, Name: s.Name, PriceCents: s.PriceCents,
 		Currency: s.Currency, ImageURL: s.ImageURL, AverageRating: s.AverageRating, ReviewCount: s.ReviewCount,
 		Availability: viewAvailability(s.StockStatus),
+	}
+}
+
+// viewFeatured shows a featured copy as the category page shows a product.
+func viewFeatured(f domain.FeaturedProduct) productSummaryView {
+	return productSummaryView{
+		ID: f.ID, CategoryID: f.CategoryID, CategoryName: f.CategoryName, Name: f.Name, PriceCents: f.PriceCents,
+		Currency: f.Currency, ImageURL: f.ImageURL, AverageRating: f.AverageRating, ReviewCount: f.ReviewCount,
+		Availability: viewAvailability(f.StockStatus),
 	}
 }
 

@@ -59,6 +59,23 @@ func (c *Cart) SetQuantity(p Product, quantity int, now time.Time) error {
 	return nil
 }
 
+// AddQuantity adds quantity of p to its line (a new line when there is
+// none): "Add to cart" pressed twice holds two. A line holds at most
+// MaxQuantity; an add past it is a conflict that says what the cart holds.
+func (c *Cart) AddQuantity(p Product, quantity int, now time.Time) error {
+	if quantity < MinQuantity || quantity > MaxQuantity {
+		return c.SetQuantity(p, quantity, now)
+	}
+	held := 0
+	if l, ok := c.Line(p.ID); ok {
+		held = l.Quantity
+	}
+	if held+quantity > MaxQuantity {
+		return Errorf(ECONFLICT, "your cart already holds %d of %s, and a line holds at most %d", held, p.Name, MaxQuantity)
+	}
+	return c.SetQuantity(p, held+quantity, now)
+}
+
 // RemoveLine removes the product's line; it reports whether there was one.
 func (c *Cart) RemoveLine(productID string, now time.Time) bool {
 	i := c.lineIndex(productID)

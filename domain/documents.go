@@ -132,21 +132,31 @@ type Category struct {
 // `products` under id and partition key "categories".
 type Categories struct {
 	Meta
-	Items       []Category `json:"items"`
-	LastUpdated time.Time  `json:"lastUpdated"`
+	Items []Category `json:"items"`
+	// Featured are copies of the best-rated products of each category
+	// (featured.go), kept by the products feed, so the home page shows
+	// them with the categories in the same point read.
+	Featured    []FeaturedProduct `json:"featured,omitempty"`
+	LastUpdated time.Time         `json:"lastUpdated"`
 }
 
 // ProductSummary lives in `productsByCategory` (pk /categoryId): a table per
 // read pattern, so the category page is a single-partition query.
 type ProductSummary struct {
 	Meta
-	CategoryID    string  `json:"categoryId"`
+	CategoryID string `json:"categoryId"`
+	// CategoryName is the product's copy of its category's name, so a
+	// category page names its category from its one query.
+	CategoryName  string  `json:"categoryName"`
 	Name          string  `json:"name"`
 	PriceCents    int64   `json:"priceCents"`
 	Currency      string  `json:"currency"`
 	ImageURL      string  `json:"imageUrl"`
 	AverageRating float64 `json:"averageRating"`
 	ReviewCount   int     `json:"reviewCount"`
+	// RatingScore ranks the category's products for the home page's
+	// featured list (domain.RatingScore); the featured query orders by it.
+	RatingScore float64 `json:"ratingScore"`
 	// StockStatus is the product's availability status.
 	StockStatus string `json:"stockStatus,omitempty"`
 	// SourceVersion is the product's Version this copy was made from.
@@ -303,8 +313,9 @@ type CustomerSummary struct {
 }
 
 // OrderSummary lives in `ordersByStatus` under the synthetic partition key
-// statusDay ("placed:2026-11-29"): status alone would be four hot
-// partitions; the day spreads them.
+// statusDay ("placed:07:2026-11-29", StatusDayKey): status alone would be
+// four hot partitions; the day spreads them over time and the bucket
+// spreads one day's checkouts over several partitions (DefaultStatusBuckets).
 type OrderSummary struct {
 	Meta
 	StatusDay     string    `json:"statusDay"`
@@ -314,9 +325,4 @@ type OrderSummary struct {
 	TotalCents    int64     `json:"totalCents"`
 	ItemCount     int       `json:"itemCount"`
 	SourceVersion int64     `json:"sourceVersion"`
-}
-
-// StatusDay is the synthetic partition key of an order summary.
-func StatusDay(status string, createdAt time.Time) string {
-	return status + ":" + createdAt.UTC().Format(time.DateOnly)
 }

@@ -84,7 +84,20 @@ func (o *Order) SetStatus(to string, now time.Time) error {
 			return nil
 		}
 	}
-	return Errorf(ECONFLICT, "order %s is %s and cannot become %s", o.ID, o.Status, to)
+	return Errorf(ECONFLICT, "%s", transitionRefusal(o.ID, o.Status, to))
+}
+
+// transitionRefusal says in words why an order cannot move from status
+// from to status to, and where it can go instead.
+func transitionRefusal(id, from, to string) string {
+	next := transitions[from]
+	switch {
+	case from == to:
+		return fmt.Sprintf("order %s is already %s", id, from)
+	case len(next) == 0:
+		return fmt.Sprintf("order %s is %s, which is final: it can no longer be %s", id, from, to)
+	}
+	return fmt.Sprintf("order %s is %s, so it can be %s next, not %s", id, from, strings.Join(next, " or "), to)
 }
 
 // NewCustomerSummary returns the zero summary of a user.
@@ -125,11 +138,11 @@ func (s *CustomerSummary) recompute(now time.Time) {
 	s.LastUpdated = now.UTC()
 }
 
-// SummaryOf is the order's copy in ordersByStatus.
-func SummaryOf(o Order) OrderSummary {
+// SummaryOf is the order's copy in ordersByStatus, among n buckets.
+func SummaryOf(o Order, n int) OrderSummary {
 	return OrderSummary{
 		Meta:          Meta{ID: o.ID, Type: TypeOrderSummary, SchemaVersion: SchemaVersion},
-		StatusDay:     StatusDay(o.Status, o.CreatedAt),
+		StatusDay:     StatusDayKey(o.Status, o.CreatedAt, o.ID, n),
 		Status:        o.Status,
 		UserID:        o.UserID,
 		CreatedAt:     o.CreatedAt,

@@ -19,7 +19,8 @@ type ProductChange struct {
 // Apply changes the product. A price change increments priceVersion (the
 // version guard of every cart line copy); a category change records
 // previousCategoryId so the view can remove the copy in the old partition.
-// Every change increments Version. It reports whether anything changed.
+// A drawn picture follows the name and category (KeepImage). Every change
+// increments Version. It reports whether anything changed.
 func (p *Product) Apply(ch ProductChange, now time.Time) bool {
 	changed := false
 	setString := func(dst *string, v *string) {
@@ -42,6 +43,9 @@ func (p *Product) Apply(ch ProductChange, now time.Time) bool {
 		changed = true
 	}
 	setString(&p.CategoryName, ch.CategoryName)
+	if p.KeepImage() {
+		changed = true
+	}
 	if changed {
 		p.Version++
 		p.LastUpdated = now.UTC()
@@ -64,12 +68,14 @@ func SummaryOfProduct(p Product) ProductSummary {
 	return ProductSummary{
 		Meta:          Meta{ID: p.ID, Type: TypeProductSummary, SchemaVersion: SchemaVersion},
 		CategoryID:    p.CategoryID,
+		CategoryName:  p.CategoryName,
 		Name:          p.Name,
 		PriceCents:    p.PriceCents,
 		Currency:      p.Currency,
 		ImageURL:      p.ImageURL,
 		AverageRating: p.ReviewStats.Average,
 		ReviewCount:   p.ReviewStats.Count,
+		RatingScore:   RatingScore(p.ReviewStats),
 		StockStatus:   p.Availability.Status,
 		SourceVersion: p.Version,
 	}

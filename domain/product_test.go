@@ -40,8 +40,8 @@ func TestProductApply(t *testing.T) {
 			changed(func(p *domain.Product) { p.Name = "Renamed" })},
 		{"description", domain.ProductChange{Description: ptr("New description")}, true,
 			changed(func(p *domain.Product) { p.Description = "New description" })},
-		{"image", domain.ProductChange{ImageURL: ptr("")}, true,
-			changed(func(p *domain.Product) { p.ImageURL = "" })},
+		{"image cleared: the drawn picture takes its place", domain.ProductChange{ImageURL: ptr("")}, true,
+			changed(func(p *domain.Product) { p.ImageURL = domain.DrawnImageURL(*p) })},
 		{"price: priceVersion +1", domain.ProductChange{PriceCents: ptr(int64(899))}, true,
 			changed(func(p *domain.Product) { p.PriceCents, p.PriceVersion = 899, 2 })},
 		{"same price: priceVersion stays", domain.ProductChange{PriceCents: ptr(int64(1000)), Name: ptr("Renamed")}, true,
@@ -68,6 +68,40 @@ func TestProductApply(t *testing.T) {
 				t.Errorf("product (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDrawnImageFollowsTheProduct: a drawn picture's URL carries the
+// version of the name and category it is drawn from, so a rename or a
+// move changes it (an immutable cache keeps no old drawing) while a price
+// change does not; a picture an admin set elsewhere stays.
+func TestDrawnImageFollowsTheProduct(t *testing.T) {
+	p := product("p1", 1000)
+	p.CategoryID = "audio"
+	if !p.KeepImage() {
+		t.Fatal("KeepImage on a product without a picture changed nothing")
+	}
+	drawn := p.ImageURL
+	if want := "/v1/products/p1/image.svg?v=" + domain.ImageVersion("audio", p.Name); drawn != want {
+		t.Fatalf("image = %q, want %q", drawn, want)
+	}
+	p.Apply(domain.ProductChange{PriceCents: ptr(int64(900))}, now)
+	if p.ImageURL != drawn {
+		t.Errorf("a price change moved the picture to %q", p.ImageURL)
+	}
+	p.Apply(domain.ProductChange{Name: ptr("Portable Speaker")}, now)
+	renamed := p.ImageURL
+	if renamed == drawn {
+		t.Errorf("a rename kept the picture URL %q", drawn)
+	}
+	p.Apply(domain.ProductChange{CategoryID: ptr("kitchen")}, now)
+	if p.ImageURL == renamed {
+		t.Errorf("a move to another category kept the picture URL %q", renamed)
+	}
+	p.Apply(domain.ProductChange{ImageURL: ptr("https://cdn.example/p1.jpg")}, now)
+	p.Apply(domain.ProductChange{Name: ptr("Renamed again")}, now)
+	if got, want := p.ImageURL, "https://cdn.example/p1.jpg"; got != want {
+		t.Errorf("an admin's picture became %q, want it kept: %q", got, want)
 	}
 }
 
@@ -107,12 +141,15 @@ func TestSummaryOfProduct(t *testing.T) {
 	want := domain.ProductSummary{
 		Meta:          domain.Meta{ID: "p1", Type: domain.TypeProductSummary, SchemaVersion: domain.SchemaVersion},
 		CategoryID:    "coffee",
+		CategoryName:  "Coffee & Tea",
 		Name:          "Name of p1",
 		PriceCents:    1999,
 		Currency:      "USD",
 		ImageURL:      "/img/p1.svg",
 		AverageRating: 4.33,
 		ReviewCount:   3,
+		// (4.33 × 3 + 3 × 5) / (3 + 5), four decimals.
+		RatingScore:   3.4988,
 		SourceVersion: 9,
 	}
 	if diff := cmp.Diff(want, domain.SummaryOfProduct(p)); diff != "" {

@@ -31,6 +31,7 @@ import (
 // summary there and would skip it forever.
 func (h *Handlers) productToView(ctx context.Context, p domain.Product, replay bool, rc *recount) error {
 	sums := h.repos.ProductSummaries
+	rc.touch(p)
 	if p.Deleted {
 		if err := sums.Delete(ctx, p.CategoryID, p.ID); err != nil {
 			return err
@@ -66,9 +67,11 @@ func (h *Handlers) productToView(ctx context.Context, p domain.Product, replay b
 			return err
 		}
 		rc.add(cat, "")
+		rc.left(cat)
 	}
 	if replay {
 		rc.add(p.PreviousCategoryID, "")
+		rc.left(p.PreviousCategoryID)
 	}
 	return nil
 }
@@ -90,12 +93,17 @@ func (h *Handlers) otherCategories(ctx context.Context, p domain.Product) ([]str
 }
 
 // recount collects the categories of a batch whose membership changed,
-// so that each is counted once per batch, not once per product.
+// so that each is counted once per batch, not once per product, and the
+// products the batch changed in each category, for its featured list.
 type recount struct {
 	ids []string
 	// names holds, for a category a product joined, the name that
 	// product carries: the index lists a category new to it under it.
 	names map[string]string
+	// changed holds, per category, the batch's products in it as they
+	// are now; a category a product left holds a zero entry, which
+	// always asks for a new ranking.
+	changed map[string][]domain.Product
 }
 
 func (r *recount) add(id, joinedName string) {
@@ -110,47 +118,120 @@ func (r *recount) add(id, joinedName string) {
 	}
 }
 
-// recountCategories sets productCount of the collected categories to the
-// number of summaries in their view partition (single-partition queries
-// projected to id; absolute values, never +=, so a replay is harmless).
-// The count runs INSIDE the read-modify-write of the index, after
-// reading the version it replaces with If-Match: of two workers
-// recounting concurrently, the one that counted before the other's
-// change loses the If-Match race and counts again, so the last write
-// always holds a count taken after every change before it. Nothing is
-// read when no membership changed, nothing written when the counts
-// already hold (a replayed batch writes nothing).
-func (h *Handlers) recountCategories(ctx context.Context, rc *recount) error {
-	if len(rc.ids) == 0 {
+// touch records a product of the batch in its category.
+func (r *recount) touch(p domain.Product) {
+	if r.changed == nil {
+		r.changed = map[string][]domain.Product{}
+	}
+	r.changed[p.CategoryID] = append(r.changed[p.CategoryID], p)
+}
+
+// left records that a product left category id.
+func (r *recount) left(id string) {
+	r.touch(domain.Product{CategoryID: id})
+}
+
+// updateIndex writes what the batch changed into the categories index, in
+// ONE read-modify-write of it: the product counts (recountCategories) and
+// the featured products of each category the batch touched
+// (featureCategories). Nothing is written when both already hold.
+func (h *Handlers) updateIndex(ctx context.Context, rc *recount) error {
+	if len(rc.ids) == 0 && len(rc.changed) == 0 {
 		return nil
 	}
 	_, err := h.repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
-		changed := false
-		for _, id := range rc.ids {
-			members, err := h.repos.ProductSummaries.IDs(ctx, id)
-			if err != nil {
-				return err
-			}
-			n := len(members)
-			j := slices.IndexFunc(c.Items, func(cat domain.Category) bool { return cat.ID == id })
-			switch {
-			case j >= 0 && c.Items[j].ProductCount != n:
-				c.Items[j].ProductCount = n
-				changed = true
-			case j < 0 && n > 0 && rc.names[id] != "":
-				// A product joined a category new to the index: list it
-				// under the name the product carries.
-				c.Items = append(c.Items, domain.Category{ID: id, Name: rc.names[id], ProductCount: n})
-				changed = true
-			}
+		counted, err := h.recountCategories(ctx, c, rc)
+		if err != nil {
+			return err
 		}
-		if !changed {
+		featured, err := h.featureCategories(ctx, c, rc)
+		if err != nil {
+			return err
+		}
+		if !counted && !featured {
 			return errUnchanged
 		}
 		c.LastUpdated = h.now().UTC()
 		return nil
 	})
 	return ignoreUnchanged(err)
+}
+
+// recountCategories sets productCount of the collected categories to the
+// number of summaries in their view partition (single-partition queries
+// projected to id; absolute values, never +=, so a replay is harmless).
+// The count runs INSIDE the read-modify-write of the index (updateIndex),
+// after reading the version it replaces with If-Match: of two workers
+// recounting concurrently, the one that counted before the other's
+// change loses the If-Match race and counts again, so the last write
+// always holds a count taken after every change before it. Nothing is
+// read when no membership changed. It reports whether a count changed.
+func (h *Handlers) recountCategories(ctx context.Context, c *domain.Categories, rc *recount) (bool, error) {
+	changed := false
+	for _, id := range rc.ids {
+		members, err := h.repos.ProductSummaries.IDs(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		n := len(members)
+		j := slices.IndexFunc(c.Items, func(cat domain.Category) bool { return cat.ID == id })
+		switch {
+		case j >= 0 && c.Items[j].ProductCount != n:
+			c.Items[j].ProductCount = n
+			changed = true
+		case j < 0 && n > 0 && rc.names[id] != "":
+			// A product joined a category new to the index: list it
+			// under the name the product carries.
+			c.Items = append(c.Items, domain.Category{ID: id, Name: rc.names[id], ProductCount: n})
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// featureCategories keeps the featured products of each category the
+// batch touched. A change the list alone can place is placed
+// (domain.Categories.PlaceFeatured: a featured product that did not fall,
+// or one that enters a full list above its last); otherwise the category
+// is ranked again by ONE single-partition TOP query on its view partition,
+// ordered by ratingScore (ProductSummaries.Best), whose best replace the
+// category's featured copies (absolute values, so a replay is harmless).
+// Inside the index's read-modify-write for the same reason as the
+// recount. It reports whether the featured list changed.
+func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, rc *recount) (bool, error) {
+	changed := false
+	for id, products := range rc.changed {
+		if !slices.ContainsFunc(c.Items, func(cat domain.Category) bool { return cat.ID == id }) {
+			continue
+		}
+		settled := true
+		for _, p := range products {
+			if p.ID == "" {
+				// A product left the category: only a new ranking tells
+				// what takes its place.
+				settled = false
+				break
+			}
+			placed, ok := c.PlaceFeatured(p)
+			changed = changed || placed
+			if !ok {
+				settled = false
+				break
+			}
+		}
+		if settled {
+			continue
+		}
+		// A few more than shown: sold-out products are skipped.
+		best, err := h.repos.ProductSummaries.Best(ctx, id, domain.FeaturedPerCategory+2)
+		if err != nil {
+			return false, err
+		}
+		if c.SetFeatured(id, best) {
+			changed = true
+		}
+	}
+	return changed, nil
 }
 
 // RenameCategories pushes each category's name into its products'

@@ -45,6 +45,10 @@ type HandlersConfig struct {
 	FanoutConcurrency int
 	// Now is the clock for lastUpdated (default time.Now).
 	Now func() time.Time
+	// StatusBuckets is the partitions of one status on one day of
+	// ordersByStatus (default domain.DefaultStatusBuckets); the API that
+	// reads the view must use the same number.
+	StatusBuckets int
 }
 
 // NewHandlers returns the handlers over st.
@@ -56,6 +60,7 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 		cfg.Now = time.Now
 	}
 	repos := store.NewRepos(st)
+	repos.OrderSummaries = store.NewOrderSummariesIn(st, cfg.StatusBuckets)
 	return &Handlers{
 		repos: repos, writes: writes.New(repos, cfg.Now),
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
@@ -94,7 +99,8 @@ func decodeItem[T any](item []byte) (T, error) {
 // Products is the handler of the products feed: the categories index
 // document drives the category rename; each product drives the view, the
 // cart lines and, once deleted, the removal of its reviews. The category
-// counts the batch's products changed are recomputed once, at the end.
+// counts and featured products the batch's products changed are
+// recomputed once, at the end, in one write of the categories index.
 func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var products []domain.Product
 	for _, it := range b.Items {
@@ -135,7 +141,7 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 			return err
 		}
 	}
-	return h.recountCategories(ctx, &rc)
+	return h.updateIndex(ctx, &rc)
 }
 
 // currentProducts replaces each changed product of the batch by its

@@ -21,21 +21,11 @@ func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) err
 	return nil
 }
 
-// earlier lists, for each status, the statuses an order can have held
-// before it (the status machine only moves forward): the only partitions
-// where an older summary of the order can still be.
-var earlier = map[string][]string{
-	domain.StatusPlaced:    nil,
-	domain.StatusShipped:   {domain.StatusPlaced},
-	domain.StatusDelivered: {domain.StatusPlaced, domain.StatusShipped},
-	domain.StatusCancelled: {domain.StatusPlaced},
-}
-
 // OrdersToStatusView keeps exactly one summary of each order in
-// ordersByStatus (pk statusDay, "shipped:2026-11-29"). A status change
-// moves the summary to another partition, and a partition key never
-// changes in place: the summary is written in the new partition and
-// deleted in the old ones.
+// ordersByStatus (pk statusDay, "shipped:07:2026-11-29"). A status change
+// moves the summary to the same bucket of another status, and a partition
+// key never changes in place: the summary is written in the new partition
+// and deleted in the old ones (OrderSummaries.Project).
 //
 // The feed's version of the order only says WHICH order changed: the
 // handler point-reads the CURRENT order and applies that. Trade-off: one
@@ -63,13 +53,8 @@ func (h *Handlers) OrdersToStatusView(ctx context.Context, orders []domain.Order
 		if err != nil {
 			return err
 		}
-		if _, err := h.repos.OrderSummaries.Put(ctx, domain.SummaryOf(cur)); err != nil {
+		if err := h.repos.OrderSummaries.Project(ctx, cur); err != nil {
 			return err
-		}
-		for _, s := range earlier[cur.Status] {
-			if err := h.repos.OrderSummaries.Delete(ctx, domain.StatusDay(s, cur.CreatedAt), cur.ID); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

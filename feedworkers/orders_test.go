@@ -191,7 +191,7 @@ func TestOrdersByStatusHoldsOneSummaryPerOrder(t *testing.T) {
 			}
 			var holders []string
 			for _, s := range []string{domain.StatusPlaced, domain.StatusShipped, domain.StatusDelivered, domain.StatusCancelled} {
-				sum, err := repos.OrderSummaries.Get(ctx, domain.StatusDay(s, o.CreatedAt), "o1")
+				sum, err := repos.OrderSummaries.Get(ctx, repos.OrderSummaries.Key(s, o), "o1")
 				if domain.IsCode(err, domain.ENOTFOUND) {
 					continue
 				}
@@ -203,7 +203,7 @@ func TestOrdersByStatusHoldsOneSummaryPerOrder(t *testing.T) {
 					t.Errorf("summary sourceVersion = %d, want %d", got, want)
 				}
 			}
-			want := []string{domain.StatusDay(tt.final, o.CreatedAt)}
+			want := []string{repos.OrderSummaries.Key(tt.final, o)}
 			if diff := cmp.Diff(want, holders); diff != "" {
 				t.Errorf("partitions holding the order (-want +got):\n%s", diff)
 			}

@@ -2,6 +2,7 @@ package feedworkers_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -92,9 +93,43 @@ func TestNewProductSkipsTheFanout(t *testing.T) {
 
 // The cost of a review-only product change once its fan-out record
 // exists: the current product (1 point read), the summary's guarded put
-// (read + replace), the fan-out record (1 point read). No view partition
-// is read for a recount and no query fans out.
-func TestReviewOnlyChangeCostsFourPointOperations(t *testing.T) {
+// (read + replace), the fan-out record (1 point read), and the categories
+// index (1 point read) to see whether the home page's featured list may
+// change. No view partition is read for a recount and no query fans out.
+// p3 is no featured product of coffee and its rating falls, so the
+// featured list is not ranked again.
+func TestReviewOnlyChangeCostsFivePointOperations(t *testing.T) {
+	c := newCatalog(t)
+	createProduct(t, c.repos, "p3", "coffee", 800)
+	fallingRating := func() {
+		t.Helper()
+		if _, err := c.repos.Products.UpdateAny(t.Context(), "p3", func(p *domain.Product) error {
+			p.ReviewStats.Count++
+			p.ReviewStats.Average = 1
+			p.Version++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallingRating()
+	c.apply(t, c.h.Products, c.raw(t, "products", "p3"))
+	fallingRating()
+	ctx, m := store.WithMeter(context.Background())
+	if err := c.h.Products(ctx, changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p3")}}); err != nil {
+		t.Fatal(err)
+	}
+	if ops, ru, _ := m.Totals(); ops != 5 {
+		t.Errorf("store operations = %d (%.2f RU), want 5", ops, ru)
+	}
+}
+
+// A review-only change of a featured product also rewrites its copy in
+// the categories index. p1's score falls here (more reviews at an average
+// of 0, below the prior), so what follows it is unknown to the list and
+// its category is ranked again: the five operations above, the category's
+// TOP query and the index's replace.
+func TestFeaturedProductReviewChangeRewritesTheIndex(t *testing.T) {
 	c := newCatalog(t)
 	reviewOnly(t, c)
 	c.apply(t, c.h.Products, c.raw(t, "products", "p1"))
@@ -103,8 +138,20 @@ func TestReviewOnlyChangeCostsFourPointOperations(t *testing.T) {
 	if err := c.h.Products(ctx, changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p1")}}); err != nil {
 		t.Fatal(err)
 	}
-	if ops, ru, _ := m.Totals(); ops != 4 {
-		t.Errorf("store operations = %d (%.2f RU), want 4", ops, ru)
+	if ops, ru, _ := m.Totals(); ops != 7 {
+		t.Errorf("store operations = %d (%.2f RU), want 7", ops, ru)
+	}
+	cats, err := c.repos.Products.Categories(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.repos.Products.GetAny(t.Context(), "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(cats.Featured, func(f domain.FeaturedProduct) bool { return f.ID == "p1" })
+	if i < 0 || cats.Featured[i].ReviewCount != p.ReviewStats.Count {
+		t.Errorf("featured = %+v, want p1 with %d reviews", cats.Featured, p.ReviewStats.Count)
 	}
 }
 

@@ -31,6 +31,9 @@ type Config struct {
 	// FanoutConcurrency bounds the concurrent cart writes of one product
 	// change (default 16).
 	FanoutConcurrency int
+	// StatusBuckets is the partitions of one status on one day of
+	// ordersByStatus (HandlersConfig.StatusBuckets).
+	StatusBuckets int
 	// OnBatch, when set, sees every attempt at every batch.
 	OnBatch func(ctx context.Context, processor, lease string, items int, ru float64, err error)
 	// TraceBatch, when set, wraps every attempt at every batch (see
@@ -62,7 +65,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 	if cfg.Processor.Instance == "" {
 		cfg.Processor.Instance = changefeed.DefaultInstance()
 	}
-	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency})
+	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency, StatusBuckets: cfg.StatusBuckets})
 	w := &Workers{handlers: h}
 	for _, def := range []struct {
 		name, watched string

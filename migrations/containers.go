@@ -88,6 +88,8 @@ var Containers = []store.ContainerDef{
 			CompositeIndexes: [][]store.CompositePath{
 				{{Path: "/name", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
 				{{Path: "/priceCents", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
+				// The featured products of the home page (ProductSummaries.Best).
+				{{Path: "/ratingScore", Order: "descending"}, {Path: "/id", Order: "descending"}},
 			},
 		},
 	},

@@ -31,7 +31,7 @@ func (r *Carts) Get(ctx context.Context, userID string) (domain.Cart, error) {
 // ifMatch is the client's If-Match (see Precondition). fn may return
 // ErrUnchanged to write nothing.
 func (r *Carts) Update(ctx context.Context, userID string, ifMatch Precondition, fn func(*domain.Cart) error) (domain.Cart, error) {
-	c, _, err := update(ctx, r.c, userID, userID, rmw[domain.Cart]{ifMatch: ifMatch, create: func() domain.Cart { return domain.NewCart(userID) }}, fn)
+	c, _, err := update(ctx, r.c, userID, userID, rmw[domain.Cart]{what: "your cart", ifMatch: ifMatch, create: func() domain.Cart { return domain.NewCart(userID) }}, fn)
 	return c, err
 }
 

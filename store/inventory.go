@@ -44,6 +44,7 @@ func (r *Inventory) Stock(ctx context.Context, productID string) (domain.Stock, 
 // sent it).
 func (r *Inventory) SetStock(ctx context.Context, productID string, n int64, ifMatch Precondition, now time.Time) (domain.Stock, error) {
 	s, _, err := update(ctx, r.c, productID, domain.StockID, rmw[domain.Stock]{
+		what:    "the stock of " + productID,
 		ifMatch: ifMatch,
 		create:  func() domain.Stock { return domain.NewStock(productID, 0, now) },
 	}, func(s *domain.Stock) error {

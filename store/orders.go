@@ -212,7 +212,7 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch 
 			return err
 		}
 		if ifMatch != "" && !etagMatches(ifMatch, o.ETag) {
-			return domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
+			return domain.Errorf(domain.EPRECONDITION, "order %s was changed by someone else after you read it: read it again, then retry", orderID)
 		}
 		etag := o.ETag
 		if err := o.SetStatus(to, now); err != nil {
@@ -249,7 +249,7 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch 
 		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION) && serverRetries(ifMatch):
 			return Lost(err)
 		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION):
-			return domain.Errorf(domain.EPRECONDITION, "order %s has changed since you read it", orderID)
+			return domain.Errorf(domain.EPRECONDITION, "order %s was changed by someone else after you read it: read it again, then retry", orderID)
 		}
 		return err
 	})

@@ -96,7 +96,7 @@ func (r *Products) Create(ctx context.Context, p domain.Product) (domain.Product
 // client's If-Match, "" to let the server retry its own races. A deleted
 // product is not found.
 func (r *Products) Update(ctx context.Context, id, ifMatch string, fn func(*domain.Product) error) (domain.Product, error) {
-	p, _, err := update(ctx, r.c, id, id, rmw[domain.Product]{ifMatch: ifMatch}, func(p *domain.Product) error {
+	p, _, err := update(ctx, r.c, id, id, rmw[domain.Product]{what: "product " + id, ifMatch: ifMatch}, func(p *domain.Product) error {
 		if p.Deleted {
 			return domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
 		}
@@ -124,7 +124,7 @@ func (r *Products) Categories(ctx context.Context) (domain.Categories, error) {
 // UpdateCategories is the read-modify-write of the categories index,
 // creating it on first use.
 func (r *Products) UpdateCategories(ctx context.Context, ifMatch string, fn func(*domain.Categories) error) (domain.Categories, error) {
-	c, _, err := update(ctx, r.c, domain.CategoriesID, domain.CategoriesID, rmw[domain.Categories]{ifMatch: ifMatch, create: newCategories}, func(c *domain.Categories) error {
+	c, _, err := update(ctx, r.c, domain.CategoriesID, domain.CategoriesID, rmw[domain.Categories]{what: "the categories", ifMatch: ifMatch, create: newCategories}, func(c *domain.Categories) error {
 		if err := fn(c); err != nil {
 			return err
 		}

@@ -123,6 +123,9 @@ type Updated struct {
 
 // rmw says how update starts and what it may assume.
 type rmw[T any] struct {
+	// what names the document in a refusal the client reads ("your
+	// cart", "product p-0147"); "" names it by its id.
+	what    string
 	ifMatch Precondition
 	// create, when set, makes a missing document: it is then written with
 	// Create, and a concurrent creator is a lost race (409).
@@ -132,6 +135,14 @@ type rmw[T any] struct {
 	// instead of reading again.
 	from     *T
 	fromETag string
+}
+
+// name is what a refusal calls the document.
+func (o rmw[T]) name(id string) string {
+	if o.what != "" {
+		return o.what
+	}
+	return id
 }
 
 // update is the read-modify-write of one document: read it, apply fn, and
@@ -145,13 +156,13 @@ func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn
 		missing := domain.IsCode(err, domain.ENOTFOUND)
 		switch {
 		case missing && o.ifMatch != "":
-			return domain.Errorf(domain.EPRECONDITION, "%s does not exist (If-Match %s)", id, o.ifMatch)
+			return domain.Errorf(domain.EPRECONDITION, "%s does not exist (If-Match %s)", o.name(id), o.ifMatch)
 		case missing && o.create != nil:
 			v = o.create()
 		case err != nil:
 			return err
 		case o.ifMatch != "" && !etagMatches(o.ifMatch, etag):
-			return domain.Errorf(domain.EPRECONDITION, "%s has changed since you read it (If-Match %s)", id, o.ifMatch)
+			return domain.Errorf(domain.EPRECONDITION, "%s was changed by someone else after you read it: read it again, then retry (If-Match %s)", o.name(id), o.ifMatch)
 		}
 		if err := fn(&v); err != nil {
 			out = v

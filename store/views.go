@@ -48,7 +48,8 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 }
 
 // byRating is the rating sort without an index: the view has no composite
-// index (averageRating, id), and Cosmos refuses an ORDER BY of two
+// index (averageRating, id) (the one on ratingScore serves the featured
+// list's score, another property), and Cosmos refuses an ORDER BY of two
 // properties without one (index-composite). So it reads every summary of
 // the category (one single-partition query, unordered), sorts them here
 // (averageRating descending, ties by id descending) and cuts the page at
@@ -97,6 +98,21 @@ func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limi
 		next = strconv.Itoa(end)
 	}
 	return all[offset:end], next, nil
+}
+
+// Best returns the n best-rated products of a category (by ratingScore,
+// domain.RatingScore), for the home page's featured list: ONE
+// single-partition query, TOP n, served by the composite index
+// (ratingScore desc, id desc) the migrations declare.
+func (r *ProductSummaries) Best(ctx context.Context, categoryID string, n int) ([]domain.ProductSummary, error) {
+	items, _, err := queryPage[domain.ProductSummary](ctx, r.c, Query{
+		PartitionKey: categoryID,
+		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
+		OrderBy:      "ratingScore",
+		Desc:         true,
+		Limit:        n,
+	})
+	return items, err
 }
 
 // IDs returns the ids of every product in a category (for pushing a
@@ -155,50 +171,6 @@ func productSummaryVersion(s domain.ProductSummary) int64 { return s.SourceVersi
 // Delete removes a summary; a missing one is fine (idempotent).
 func (r *ProductSummaries) Delete(ctx context.Context, categoryID, productID string) error {
 	_, err := r.c.Delete(ctx, categoryID, productID, nil)
-	if domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
-	}
-	return err
-}
-
-// OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,
-// synthetic "placed:2026-11-29").
-type OrderSummaries struct{ c Container }
-
-// NewOrderSummaries returns the view's repository over s.
-func NewOrderSummaries(s Store) *OrderSummaries {
-	return &OrderSummaries{s.Container(OrdersByStatusContainer)}
-}
-
-// Page returns one page of one status on one day, newest first: ONE
-// single-partition query.
-func (r *OrderSummaries) Page(ctx context.Context, statusDay string, limit int, continuation string) ([]domain.OrderSummary, string, error) {
-	return queryPage[domain.OrderSummary](ctx, r.c, Query{
-		PartitionKey: statusDay,
-		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrderSummary}},
-		OrderBy:      "createdAt",
-		Desc:         true,
-		Limit:        limit,
-		Continuation: continuation,
-	})
-}
-
-// Get point-reads one summary.
-func (r *OrderSummaries) Get(ctx context.Context, statusDay, orderID string) (domain.OrderSummary, error) {
-	return ReadDoc[domain.OrderSummary](ctx, r.c, statusDay, orderID)
-}
-
-// Put writes the summary under the version guard (see ProductSummaries.Put).
-func (r *OrderSummaries) Put(ctx context.Context, s domain.OrderSummary) (bool, error) {
-	res, err := putGuarded(ctx, r.c, s.StatusDay, s.ID, orderSummaryVersion, s)
-	return res.Wrote, err
-}
-
-func orderSummaryVersion(s domain.OrderSummary) int64 { return s.SourceVersion }
-
-// Delete removes a summary; a missing one is fine (idempotent).
-func (r *OrderSummaries) Delete(ctx context.Context, statusDay, orderID string) error {
-	_, err := r.c.Delete(ctx, statusDay, orderID, nil)
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return nil
 	}

@@ -121,22 +121,22 @@ func TestOrderSummariesPutVersionGuard(t *testing.T) {
 	views := store.NewOrderSummaries(newStore(t))
 	o := newOrder(t, "u1", "o1", 1000, now)
 	o.Version = 3
-	if wrote, err := views.Put(ctx, domain.SummaryOf(o)); err != nil || !wrote {
+	if wrote, err := views.Put(ctx, domain.SummaryOf(o, views.Buckets())); err != nil || !wrote {
 		t.Fatalf("first Put = %v, %v; want true, nil", wrote, err)
 	}
 	older := o
 	older.Version, older.TotalCents = 2, 1
-	if wrote, err := views.Put(ctx, domain.SummaryOf(older)); err != nil || wrote {
+	if wrote, err := views.Put(ctx, domain.SummaryOf(older, views.Buckets())); err != nil || wrote {
 		t.Errorf("Put of an older version = %v, %v; want false, nil", wrote, err)
 	}
-	got, err := views.Get(ctx, domain.StatusDay(o.Status, o.CreatedAt), "o1")
+	got, err := views.Get(ctx, views.Key(o.Status, o), "o1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.SourceVersion != 3 || got.TotalCents != 1000 {
 		t.Errorf("stored summary v%d %d cents, want v3 1000", got.SourceVersion, got.TotalCents)
 	}
-	page, _, err := views.Page(ctx, "placed:2026-11-29", 20, "")
+	page, _, err := views.DayPage(ctx, domain.StatusPlaced, now, 20, "")
 	if err != nil {
 		t.Fatal(err)
 	}

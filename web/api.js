@@ -12,11 +12,13 @@ const sessionKey = "shop.session";
 
 // ApiError carries the problem document of a failed request.
 export class ApiError extends Error {
-  constructor(status, problem, cost) {
+  constructor(status, problem, cost, request) {
     super(problem.detail || problem.title || `HTTP ${status}`);
     this.status = status;
     this.problem = problem;
     this.cost = cost;
+    // request is "GET /v1/products/x", for the cost bar.
+    this.request = request;
   }
 
   // fieldErrors maps a JSON pointer ("/shippingAddress/city") to its message.
@@ -59,8 +61,9 @@ export function user() {
   }
 }
 
-// readCost reads the three cost headers every /v1 response carries.
-// Server-Timing looks like: store;dur=0.31;desc="1 op, 1.00 RU".
+// readCost reads the cost headers every /v1 response carries.
+// Server-Timing looks like: store;dur=0.31;desc="1 op, 1.00 RU";
+// X-Request-Charge-Estimated: true says the charge is an estimate.
 export function readCost(headers) {
   const ops = headers.get("X-Store-Operations");
   const ru = headers.get("X-Request-Charge");
@@ -77,6 +80,7 @@ export function readCost(headers) {
     ops: Number(ops || 0),
     ru: Number(ru || 0),
     timing,
+    estimated: headers.get("X-Request-Charge-Estimated") === "true",
   };
 }
 
@@ -97,7 +101,13 @@ export async function request(method, path, options = {}) {
   }
   Object.assign(headers, options.headers || {});
 
-  const res = await fetch(path, { method, headers, body, credentials: "same-origin" });
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body, credentials: "same-origin" });
+  } catch {
+    // No response at all: problemText says the shop could not be reached.
+    throw new ApiError(0, { title: "The shop could not be reached" }, null, `${method} ${path}`);
+  }
   keepSession(res.headers);
   const cost = readCost(res.headers);
   const type = res.headers.get("Content-Type") || "";
@@ -108,7 +118,7 @@ export async function request(method, path, options = {}) {
   if (!res.ok) {
     const problem = data && typeof data === "object" ? data : { title: res.statusText };
     if (res.status === 401) setToken(null);
-    throw new ApiError(res.status, problem, cost);
+    throw new ApiError(res.status, problem, cost, `${method} ${path.split("?")[0]}`);
   }
   return {
     data,

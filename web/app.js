@@ -3,7 +3,9 @@
 // cost bar, so the modeling rule "one screen, one read" is visible.
 
 import { setToken, user } from "./api.js";
-import { go, h, navigated, needSignIn, say, screenCost, showCost } from "./ui.js";
+import {
+  cartBadgeText, cartCount, go, h, navigated, needSignIn, problemText, put, say, screenCost, setCartCount, showCost,
+} from "./ui.js";
 import { home, category } from "./views/catalog.js";
 import { product, reviews } from "./views/product.js";
 import { cart } from "./views/cart.js";
@@ -36,20 +38,23 @@ function parse(hash) {
   return { path, query: new URLSearchParams(qs || "") };
 }
 
+// renderNav draws the header's links; the cart's badge is the item count
+// of the last cart response (setCartCount), so it costs no read.
 function renderNav() {
   const u = user();
   const items = [
-    h("li", {}, h("a", { href: "#/" }, "Categories")),
-    h("li", {}, h("a", { href: "#/cart" }, "Cart")),
+    h("li", {}, h("a", { href: "#/cart", class: "cart-link" }, "Cart",
+      h("span", { id: "cart-count", class: "count", "data-testid": "cart-count" }, cartBadgeText(cartCount())))),
     h("li", {}, h("a", { href: "#/orders" }, "Orders")),
   ];
   if (u && u.admin) items.push(h("li", {}, h("a", { href: "#/admin" }, "Admin")));
   if (u) {
-    items.push(h("li", {}, h("a", { href: "#/account" }, "Account")));
-    items.push(h("li", { class: "who" },
-      h("span", { class: "user" }, u.name),
+    items.push(h("li", {}, h("a", { href: "#/account", title: `Signed in as ${u.name}` }, "Account",
+      h("span", { class: "user" }, ` (${u.name})`))));
+    items.push(h("li", {},
       h("button", {
         type: "button", class: "link", onclick: () => {
+          setCartCount(null);
           setToken(null);
           say("Signed out.", "ok");
           go("#/");
@@ -66,6 +71,18 @@ function renderNav() {
   document.getElementById("nav").replaceChildren(...items);
 }
 
+// failed is the screen of a view whose read failed: what happened in
+// words, and the request in the cost bar.
+function failed(screen, err) {
+  put(screen,
+    h("h1", {}, err.status === 404 ? "Not found" : "Something went wrong"),
+    h("p", {}, problemText(err)),
+    h("p", {}, h("a", { href: "#/" }, "Back to the shop")),
+  );
+  const request = err.request || "Request";
+  screenCost(screen, err.status ? `${request} (${err.status})` : `${request} (no answer)`, err.cost || null);
+}
+
 let renderCount = 0;
 
 async function render() {
@@ -76,7 +93,7 @@ async function render() {
   renderNav();
   const match = routes.map(([re, view]) => [re.exec(path), view]).find(([m]) => m);
   if (!match) {
-    main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the categories")));
+    main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the shop")));
     showCost("No request", null);
     return;
   }
@@ -94,12 +111,7 @@ async function render() {
       needSignIn();
       return;
     }
-    screen.replaceChildren(
-      h("h1", {}, err.status === 404 ? "Not found" : "Something went wrong"),
-      h("p", {}, err.message || String(err)),
-      h("p", {}, h("a", { href: "#/" }, "Back to the categories")),
-    );
-    screenCost(screen, "Failed request", err.cost || null);
+    failed(screen, err);
   }
   if (mine !== renderCount) return;
   main.replaceChildren(screen);

@@ -53,6 +53,8 @@ func newShop(t *testing.T) string {
 		DevMode: true,
 		Web:     web.Handler(),
 		Feeds:   wk,
+		// As shop serve on the embedded store.
+		ChargesEstimated: true,
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL

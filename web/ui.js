@@ -1,6 +1,8 @@
 // Small shared pieces of the views: a DOM builder (no innerHTML, so no
 // text from the API is ever parsed as HTML), money and date formatting,
-// the cost panel, the status line and the "show more" pager.
+// the cost bar, the cart badge, the status line and the "show more" pager.
+
+import { user } from "./api.js";
 
 // h builds an element: h("a", {href: "#/"}, "Home"). Attributes starting
 // with "on" become listeners; null/false children are skipped.
@@ -46,29 +48,66 @@ export function stars(rating) {
     h("span", { class: "visually-hidden" }, `${rating} out of 5 stars`));
 }
 
-// costText: "1 store op · 1.00 RU (estimate) · 0.31 ms". The headers do not
-// say which store answered, so the Request Units are labelled an estimate:
-// on Cosmos they are the real charge.
+// costText: "1 store op · 1.00 RU · 0.31 ms". The Request Units are
+// labelled an estimate only when the response said so
+// (X-Request-Charge-Estimated, the embedded store): on Cosmos they are
+// the real charge.
 export function costText(cost) {
   if (!cost) return "no store cost reported";
   const ops = `${cost.ops} store op${cost.ops === 1 ? "" : "s"}`;
-  const ru = `${cost.ru.toFixed(2)} RU (estimate)`;
+  const ru = `${cost.ru.toFixed(2)} RU${cost.estimated ? " (estimate)" : ""}`;
   const parts = [ops, ru];
   if (cost.timing !== null && !Number.isNaN(cost.timing)) parts.push(`${cost.timing.toFixed(2)} ms`);
   return parts.join(" · ");
 }
 
-// showCost fills the cost panel with the request that rendered the screen.
-export function showCost(label, cost) {
+// The cost bar shows the read that rendered the screen and, next to it,
+// the write that came just before or after it: "Placed order: 7 store
+// ops · 32.80 RU, then GET /v1/orders/o-1: 1 store op · 1.00 RU". A write
+// that moves on to another screen is shown before that screen's read.
+let bar = { read: null, write: null, writeFirst: false };
+let pendingWrite = null;
+
+function costTitle(cost) {
+  if (!cost) return "";
+  return cost.estimated
+    ? "Request Units: the embedded store's documented estimate (X-Request-Charge-Estimated)"
+    : "Request Units: the charge the store reported";
+}
+
+function drawBar() {
+  // The store time is its own span, which a phone's narrow bar leaves out.
+  const part = (p, labelClass, testid) => [
+    h("span", { class: labelClass }, p.label),
+    p.cost ? ": " : " ",
+    h("strong", { "data-testid": testid, title: costTitle(p.cost) }, costText(p.cost && { ...p.cost, timing: null })),
+    p.cost && p.cost.timing !== null && !Number.isNaN(p.cost.timing)
+      ? h("span", { class: "cost-time" }, ` · ${p.cost.timing.toFixed(2)} ms`) : null,
+  ];
+  const read = bar.read ? part(bar.read, "cost-label", "cost") : [];
+  const write = bar.write ? part(bar.write, "cost-write", "write-cost") : [];
+  const parts = !bar.write ? read
+    : bar.writeFirst ? [...write, ", then ", ...read]
+      : [...read, "; then ", ...write];
   const panel = document.getElementById("cost");
-  panel.replaceChildren(
-    h("span", { class: "cost-label" }, label),
-    " ",
-    h("strong", {
-      "data-testid": "cost",
-      title: "Request Units: the real charge on Cosmos DB, the documented estimate on the embedded store",
-    }, costText(cost)),
-  );
+  put(panel, ...parts);
+  panel.title = panel.textContent;
+}
+
+// showCost shows the read that rendered the screen (or one more page of
+// it), after the write that led to it, if any.
+export function showCost(label, cost) {
+  bar = { read: { label, cost }, write: pendingWrite, writeFirst: Boolean(pendingWrite) };
+  pendingWrite = null;
+  drawBar();
+}
+
+// showWrite shows what a write cost ("Added to cart"), next to the
+// screen's read, and keeps it for the read that follows.
+export function showWrite(label, cost) {
+  bar = { read: bar.read, write: { label, cost }, writeFirst: false };
+  pendingWrite = { label, cost };
+  drawBar();
 }
 
 // screenCost records the cost of the read that rendered a screen; the
@@ -77,6 +116,39 @@ export function showCost(label, cost) {
 export function screenCost(screen, label, cost) {
   screen.costLabel = label;
   screen.cost = cost;
+}
+
+// put replaces el's children, skipping null, undefined and false (which
+// replaceChildren would print as text).
+export function put(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+// The cart badge: the item count of the last cart response this tab saw,
+// kept per user, so showing it costs no read.
+const cartCountKey = "shop.cartCount";
+
+export function cartCount() {
+  const kept = JSON.parse(sessionStorage.getItem(cartCountKey) || "null");
+  const u = user();
+  return kept && u && kept.user === u.id ? kept.count : null;
+}
+
+// setCartCount keeps the count of a cart response (null: forget it) and
+// updates the badge in the header.
+export function setCartCount(count) {
+  const u = user();
+  if (count === null || !u) sessionStorage.removeItem(cartCountKey);
+  else sessionStorage.setItem(cartCountKey, JSON.stringify({ user: u.id, count }));
+  const badge = document.getElementById("cart-count");
+  if (badge) put(badge, ...cartBadgeText(cartCount()));
+}
+
+// cartBadgeText is the badge's content: the number, with words for
+// screen readers.
+export function cartBadgeText(count) {
+  if (!count) return [];
+  return [h("span", { class: "visually-hidden" }, ", "), String(count), h("span", { class: "visually-hidden" }, count === 1 ? " item" : " items")];
 }
 
 // say puts a message in the page's aria-live status line; kind is "ok",
@@ -134,19 +206,34 @@ export function shortageText(s, name = s.productId) {
     : `${name} is sold out (you asked for ${s.requested})`;
 }
 
+// fieldName turns a JSON pointer's last segment into words:
+// "/shippingAddress/postalCode" → "Postal code".
+export function fieldName(pointer, labels = {}) {
+  const key = pointer.split("/").pop();
+  if (labels[key]) return labels[key].replace(/ \(optional\)$/, "");
+  const words = key.replace(/([a-z])([A-Z0-9])/g, "$1 $2").toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 // problemText explains an ApiError in plain words. names maps product ids
 // to the names the page shows (the cart's), so that an out-of-stock
-// checkout names the products rather than their ids.
-export function problemText(err, names = {}) {
-  if (!err.status) return "The shop could not be reached. Check your connection and try again.";
+// checkout names the products rather than their ids; labels maps a
+// field's key to its label on the form.
+export function problemText(err, names = {}, labels = {}) {
+  if (err.status === 0) return "The shop could not be reached. Check your connection and try again.";
+  if (!err.status) return "Something went wrong on this page. Please reload it.";
   const short = shortages(err);
   if (short.length) {
     return `Not enough in stock, so nothing was ordered: ${short.map((s) => shortageText(s, names[s.productId])).join("; ")}. ` +
       "Change the quantities in your cart, then place the order again.";
   }
   const fields = Object.entries(err.fieldErrors || {});
-  if (fields.length) return fields.map(([p, d]) => `${p.replace(/^\//, "")}: ${d}`).join("; ");
-  return err.message;
+  if (fields.length) return `Please check the form: ${fields.map(([p, d]) => `${fieldName(p, labels)} ${d}`).join("; ")}.`;
+  if (err.status === 404) return "We could not find that: it may have been removed, or the link may be mistyped.";
+  if (err.status === 429 || err.status === 503) return "The shop is busy right now. Please try again in a moment.";
+  if (err.status >= 500) return "Something went wrong on our side. Please try again.";
+  const text = err.message || "";
+  return text ? text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".") : "The request was refused.";
 }
 
 // field is a labelled form control; the label's for= points at the id.
@@ -188,7 +275,8 @@ export function go(hash) {
   else location.hash = hash;
 }
 
-// needSignIn sends the visitor to the sign-in screen and back afterwards.
-export function needSignIn() {
-  go(`#/signin?next=${encodeURIComponent(location.hash || "#/")}`);
+// needSignIn sends the visitor to the sign-in screen and back afterwards;
+// why is a key of the sign-in screen's reasons ("cart", "orders"…).
+export function needSignIn(why = "") {
+  go(`#/signin?next=${encodeURIComponent(location.hash || "#/")}${why ? `&why=${why}` : ""}`);
 }

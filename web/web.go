@@ -1,7 +1,8 @@
 // Package web is the shop's sample frontend: static HTML, JavaScript modules
 // and CSS with no build step, embedded in the binary and served at "/".
-// Every screen calls one /v1 endpoint and shows what that read cost, from
-// the X-Store-Operations, X-Request-Charge and Server-Timing headers.
+// Every screen calls one /v1 endpoint and shows what that read cost, and
+// what the write before it cost, from the X-Store-Operations,
+// X-Request-Charge, X-Request-Charge-Estimated and Server-Timing headers.
 package web
 
 import (
@@ -17,7 +18,7 @@ import (
 	"time"
 )
 
-//go:embed index.html app.js api.js ui.js styles.css views/*.js
+//go:embed index.html app.js api.js ui.js styles.css favicon.svg views/*.js
 var files embed.FS
 
 // asset is one embedded file, ready to serve.
@@ -34,7 +35,12 @@ var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".js":   "text/javascript; charset=utf-8",
 	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
 }
+
+// aliases serve a file under a second name: browsers ask for
+// /favicon.ico whatever the page's <link rel="icon"> says.
+var aliases = map[string]string{"favicon.ico": "favicon.svg"}
 
 // contentSecurityPolicy allows only same-origin scripts, styles and API
 // calls: the frontend builds its DOM without innerHTML, so nothing inline
@@ -61,6 +67,9 @@ func Handler() http.Handler {
 		name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
 		if name == "" {
 			name = "index.html"
+		}
+		if to, ok := aliases[name]; ok {
+			name = to
 		}
 		a, ok := assets[name]
 		if !ok {

@@ -27,6 +27,8 @@ func TestHandlerServesFiles(t *testing.T) {
 		{"ApiClient", "/api.js", http.StatusOK, "text/javascript; charset=utf-8", "X-Request-Charge"},
 		{"View", "/views/cart.js", http.StatusOK, "text/javascript; charset=utf-8", "If-Match"},
 		{"Stylesheet", "/styles.css", http.StatusOK, "text/css; charset=utf-8", "focus-visible"},
+		{"Favicon", "/favicon.ico", http.StatusOK, "image/svg+xml", "<svg"},
+		{"FaviconByName", "/favicon.svg", http.StatusOK, "image/svg+xml", "<svg"},
 		{"Missing", "/nope.js", http.StatusNotFound, "", ""},
 		{"NoDirectoryListing", "/views/", http.StatusNotFound, "", ""},
 		{"NoEscape", "/../web.go", http.StatusNotFound, "", ""},

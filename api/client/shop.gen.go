@@ -216,7 +216,11 @@ type Category struct {
 
 // CategoryList defines model for CategoryList.
 type CategoryList struct {
-	Items []Category `json:"items"`
+	// Featured The best-rated products of each category (at most 2 each, 24 in all, none sold out),
+	// copies the products feed keeps in the same document, so the home page shows them
+	// from this one point read.
+	Featured []ProductSummary `json:"featured"`
+	Items    []Category       `json:"items"`
 }
 
 // CategoryRequest defines model for CategoryRequest.
@@ -460,12 +464,15 @@ type ProductSummary struct {
 	Availability  Availability `json:"availability"`
 	AverageRating float32      `json:"averageRating"`
 	CategoryID    ID           `json:"categoryId"`
-	Currency      string       `json:"currency"`
-	ID            ID           `json:"id"`
-	ImageURL      string       `json:"imageUrl"`
-	Name          string       `json:"name"`
-	PriceCents    int          `json:"priceCents"`
-	ReviewCount   int          `json:"reviewCount"`
+
+	// CategoryName The category's name, copied with the product.
+	CategoryName string `json:"categoryName"`
+	Currency     string `json:"currency"`
+	ID           ID     `json:"id"`
+	ImageURL     string `json:"imageUrl"`
+	Name         string `json:"name"`
+	PriceCents   int    `json:"priceCents"`
+	ReviewCount  int    `json:"reviewCount"`
 }
 
 // ProductSummaryPage defines model for ProductSummaryPage.
@@ -645,8 +652,8 @@ type ListOrdersByStatusParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continuation The opaque token of the previous page.
-	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
+	// Continuation The opaque token of the previous page (one store position per bucket).
+	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
 	// reads what the earlier ones wrote, whichever instance serves it.
@@ -705,6 +712,19 @@ type GetCartParams struct {
 
 // DeleteCartItemParams defines parameters for DeleteCartItem.
 type DeleteCartItemParams struct {
+	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
+	// ETag is one of them (strong comparison: a weak `W/` tag never matches). `*` matches any
+	// current version: the write goes ahead if the resource exists and is 412 if it does not
+	// (a user without a cart).
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+
+	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
+	// reads what the earlier ones wrote, whichever instance serves it.
+	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
+}
+
+// AddCartItemParams defines parameters for AddCartItem.
+type AddCartItemParams struct {
 	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
 	// ETag is one of them (strong comparison: a weak `W/` tag never matches). `*` matches any
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
@@ -858,6 +878,16 @@ type PatchProductParams struct {
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
+// GetProductImageParams defines parameters for GetProductImage.
+type GetProductImageParams struct {
+	// V The picture's version, as `imageUrl` gives it.
+	V *string `form:"v,omitempty" json:"v,omitempty"`
+
+	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
+	// reads what the earlier ones wrote, whichever instance serves it.
+	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
+}
+
 // ListReviewsParams defines parameters for ListReviews.
 type ListReviewsParams struct {
 	// Limit Page size.
@@ -883,6 +913,9 @@ type SetOrderStatusJSONRequestBody = OrderStatusRequest
 
 // SetStockJSONRequestBody defines body for SetStock for application/json ContentType.
 type SetStockJSONRequestBody = StockRequest
+
+// AddCartItemJSONRequestBody defines body for AddCartItem for application/json ContentType.
+type AddCartItemJSONRequestBody = CartItemRequest
 
 // PutCartItemJSONRequestBody defines body for PutCartItem for application/json ContentType.
 type PutCartItemJSONRequestBody = CartItemRequest
@@ -999,12 +1032,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
 	FeedStatus(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:day`).
+	// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 	//
-	// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-	// `to` (both included, at most 31 days): one single-partition query per day, run
-	// concurrently and merged newest first; at most `limit` orders and no continuation, and
-	// the cost headers count every partition touched.
+	// One status of one day is 16 partitions (buckets), so that every checkout's summary
+	// does not land in one. With `day` (default: today, UTC): one single-partition query per
+	// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+	// holds each bucket's position. A page holds fewer than `limit` orders only when a
+	// bucket's store page came back short; only a null continuation ends the list. With
+	// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+	// most `limit` orders and no continuation. The cost headers count every partition
+	// touched.
 	//
 	// Corresponds with GET /v1/admin/orders (the `ListOrdersByStatus` operationId).
 	ListOrdersByStatus(ctx context.Context, params *ListOrdersByStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1084,6 +1121,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/cart/items/{productId} (the `DeleteCartItem` operationId).
 	DeleteCartItem(ctx context.Context, productID ProductID, params *DeleteCartItemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddCartItemWithBody Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItemWithBody(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddCartItem Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItem(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutCartItemWithBody Set a line's quantity.
 	//
@@ -1267,6 +1326,17 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/products/{productId} (the `PatchProduct` operationId).
 	PatchProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productID ProductID, params *PatchProductParams, body PatchProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetProductImage The product's picture, drawn from its category and name. One point read in products.
+	//
+	// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+	// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+	// from; with the current one the answer is cached for a year and never revalidated
+	// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+	// other `v` answers the current picture with `Cache-Control: no-cache`.
+	//
+	// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+	GetProductImage(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListReviews All reviews, newest first. One single-partition query on reviews.
 	//
 	// An unknown product has no reviews, so it answers an empty page.
@@ -1349,12 +1419,16 @@ func (c *Client) FeedStatus(ctx context.Context, params *FeedStatusParams, reqEd
 	return c.Client.Do(req)
 }
 
-// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:day`).
+// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 //
-// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-// `to` (both included, at most 31 days): one single-partition query per day, run
-// concurrently and merged newest first; at most `limit` orders and no continuation, and
-// the cost headers count every partition touched.
+// One status of one day is 16 partitions (buckets), so that every checkout's summary
+// does not land in one. With `day` (default: today, UTC): one single-partition query per
+// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+// holds each bucket's position. A page holds fewer than `limit` orders only when a
+// bucket's store page came back short; only a null continuation ends the list. With
+// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+// most `limit` orders and no continuation. The cost headers count every partition
+// touched.
 //
 // Corresponds with GET /v1/admin/orders (the `ListOrdersByStatus` operationId).
 func (c *Client) ListOrdersByStatus(ctx context.Context, params *ListOrdersByStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1515,6 +1589,48 @@ func (c *Client) GetCart(ctx context.Context, params *GetCartParams, reqEditors 
 // Corresponds with DELETE /v1/cart/items/{productId} (the `DeleteCartItem` operationId).
 func (c *Client) DeleteCartItem(ctx context.Context, productID ProductID, params *DeleteCartItemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteCartItemRequest(c.Server, productID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddCartItemWithBody Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *Client) AddCartItemWithBody(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCartItemRequestWithBody(c.Server, productID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddCartItem Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *Client) AddCartItem(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCartItemRequest(c.Server, productID, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1897,6 +2013,27 @@ func (c *Client) PatchProductWithBody(ctx context.Context, productID ProductID, 
 // Corresponds with PATCH /v1/products/{productId} (the `PatchProduct` operationId).
 func (c *Client) PatchProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productID ProductID, params *PatchProductParams, body PatchProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchProductRequestWithApplicationMergePatchPlusJSONBody(c.Server, productID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProductImage The product's picture, drawn from its category and name. One point read in products.
+//
+// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+// from; with the current one the answer is cached for a year and never revalidated
+// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+// other `v` answers the current picture with `Cache-Control: no-cache`.
+//
+// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+func (c *Client) GetProductImage(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductImageRequest(c.Server, productID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2526,6 +2663,79 @@ func NewDeleteCartItemRequest(server string, productID ProductID, params *Delete
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+		if params.XSessionToken != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Session-Token", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAddCartItemRequest calls the generic AddCartItem builder with application/json body
+func NewAddCartItemRequest(server string, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddCartItemRequestWithBody(server, productID, params, "application/json", bodyReader)
+}
+
+// NewAddCartItemRequestWithBody constructs an http.Request for the AddCartItem method, with any body, and a specified content type
+func NewAddCartItemRequestWithBody(server string, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/cart/items/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -3421,6 +3631,82 @@ func NewPatchProductRequestWithBody(server string, productID ProductID, params *
 	return req, nil
 }
 
+// NewGetProductImageRequest constructs an http.Request for the GetProductImage method
+func NewGetProductImageRequest(server string, productID ProductID, params *GetProductImageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/image.svg", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.V != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "v", *params.V, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSessionToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Session-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListReviewsRequest constructs an http.Request for the ListReviews method
 func NewListReviewsRequest(server string, productID ProductID, params *ListReviewsParams) (*http.Request, error) {
 	var err error
@@ -3643,12 +3929,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
 	FeedStatusWithResponse(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*FeedStatusResponse, error)
 
-	// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:day`).
+	// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 	//
-	// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-	// `to` (both included, at most 31 days): one single-partition query per day, run
-	// concurrently and merged newest first; at most `limit` orders and no continuation, and
-	// the cost headers count every partition touched.
+	// One status of one day is 16 partitions (buckets), so that every checkout's summary
+	// does not land in one. With `day` (default: today, UTC): one single-partition query per
+	// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+	// holds each bucket's position. A page holds fewer than `limit` orders only when a
+	// bucket's store page came back short; only a null continuation ends the list. With
+	// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+	// most `limit` orders and no continuation. The cost headers count every partition
+	// touched.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3738,6 +4028,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/cart/items/{productId} (the `DeleteCartItem` operationId).
 	DeleteCartItemWithResponse(ctx context.Context, productID ProductID, params *DeleteCartItemParams, reqEditors ...RequestEditorFn) (*DeleteCartItemResponse, error)
+
+	// AddCartItemWithBodyWithResponse Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItemWithBodyWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error)
+
+	// AddCartItemWithResponse Add to a line's quantity ("Add to cart").
+	//
+	// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+	// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+	// 409 that says what the cart holds. `If-Match` as on the PUT.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+	AddCartItemWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error)
 
 	// PutCartItemWithBodyWithResponse Set a line's quantity.
 	//
@@ -3937,6 +4249,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/products/{productId} (the `PatchProduct` operationId).
 	PatchProductWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, productID ProductID, params *PatchProductParams, body PatchProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchProductResponse, error)
 
+	// GetProductImageWithResponse The product's picture, drawn from its category and name. One point read in products.
+	//
+	// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+	// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+	// from; with the current one the answer is cached for a year and never revalidated
+	// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+	// other `v` answers the current picture with `Cache-Control: no-cache`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+	GetProductImageWithResponse(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*GetProductImageResponse, error)
+
 	// ListReviewsWithResponse All reviews, newest first. One single-partition query on reviews.
 	//
 	// An unknown product has no reviews, so it answers an empty page.
@@ -4093,64 +4418,71 @@ func (r ReadyResponse) ContentType() string {
 
 // FeedStatusResponse200Headers the declared response headers of an HTTP 200 response for FeedStatus
 type FeedStatusResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse400Headers the declared response headers of an HTTP 400 response for FeedStatus
 type FeedStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse401Headers the declared response headers of an HTTP 401 response for FeedStatus
 type FeedStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse403Headers the declared response headers of an HTTP 403 response for FeedStatus
 type FeedStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse429Headers the declared response headers of an HTTP 429 response for FeedStatus
 type FeedStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse500Headers the declared response headers of an HTTP 500 response for FeedStatus
 type FeedStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // FeedStatusResponse503Headers the declared response headers of an HTTP 503 response for FeedStatus
 type FeedStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type FeedStatusResponse struct {
@@ -4252,64 +4584,71 @@ func (r FeedStatusResponse) ContentType() string {
 
 // ListOrdersByStatusResponse200Headers the declared response headers of an HTTP 200 response for ListOrdersByStatus
 type ListOrdersByStatusResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse400Headers the declared response headers of an HTTP 400 response for ListOrdersByStatus
 type ListOrdersByStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse401Headers the declared response headers of an HTTP 401 response for ListOrdersByStatus
 type ListOrdersByStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse403Headers the declared response headers of an HTTP 403 response for ListOrdersByStatus
 type ListOrdersByStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse429Headers the declared response headers of an HTTP 429 response for ListOrdersByStatus
 type ListOrdersByStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse500Headers the declared response headers of an HTTP 500 response for ListOrdersByStatus
 type ListOrdersByStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersByStatusResponse503Headers the declared response headers of an HTTP 503 response for ListOrdersByStatus
 type ListOrdersByStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListOrdersByStatusResponse struct {
@@ -4411,113 +4750,126 @@ func (r ListOrdersByStatusResponse) ContentType() string {
 
 // SetOrderStatusResponse200Headers the declared response headers of an HTTP 200 response for SetOrderStatus
 type SetOrderStatusResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse400Headers the declared response headers of an HTTP 400 response for SetOrderStatus
 type SetOrderStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse401Headers the declared response headers of an HTTP 401 response for SetOrderStatus
 type SetOrderStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse403Headers the declared response headers of an HTTP 403 response for SetOrderStatus
 type SetOrderStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse404Headers the declared response headers of an HTTP 404 response for SetOrderStatus
 type SetOrderStatusResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse409Headers the declared response headers of an HTTP 409 response for SetOrderStatus
 type SetOrderStatusResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse412Headers the declared response headers of an HTTP 412 response for SetOrderStatus
 type SetOrderStatusResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse413Headers the declared response headers of an HTTP 413 response for SetOrderStatus
 type SetOrderStatusResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse415Headers the declared response headers of an HTTP 415 response for SetOrderStatus
 type SetOrderStatusResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse429Headers the declared response headers of an HTTP 429 response for SetOrderStatus
 type SetOrderStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse500Headers the declared response headers of an HTTP 500 response for SetOrderStatus
 type SetOrderStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse503Headers the declared response headers of an HTTP 503 response for SetOrderStatus
 type SetOrderStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetOrderStatusResponse507Headers the declared response headers of an HTTP 507 response for SetOrderStatus
 type SetOrderStatusResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type SetOrderStatusResponse struct {
@@ -4673,73 +5025,81 @@ func (r SetOrderStatusResponse) ContentType() string {
 
 // GetStockResponse200Headers the declared response headers of an HTTP 200 response for GetStock
 type GetStockResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse400Headers the declared response headers of an HTTP 400 response for GetStock
 type GetStockResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse401Headers the declared response headers of an HTTP 401 response for GetStock
 type GetStockResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse403Headers the declared response headers of an HTTP 403 response for GetStock
 type GetStockResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse404Headers the declared response headers of an HTTP 404 response for GetStock
 type GetStockResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse429Headers the declared response headers of an HTTP 429 response for GetStock
 type GetStockResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse500Headers the declared response headers of an HTTP 500 response for GetStock
 type GetStockResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetStockResponse503Headers the declared response headers of an HTTP 503 response for GetStock
 type GetStockResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetStockResponse struct {
@@ -4850,105 +5210,117 @@ func (r GetStockResponse) ContentType() string {
 
 // SetStockResponse200Headers the declared response headers of an HTTP 200 response for SetStock
 type SetStockResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse400Headers the declared response headers of an HTTP 400 response for SetStock
 type SetStockResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse401Headers the declared response headers of an HTTP 401 response for SetStock
 type SetStockResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse403Headers the declared response headers of an HTTP 403 response for SetStock
 type SetStockResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse404Headers the declared response headers of an HTTP 404 response for SetStock
 type SetStockResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse412Headers the declared response headers of an HTTP 412 response for SetStock
 type SetStockResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse413Headers the declared response headers of an HTTP 413 response for SetStock
 type SetStockResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse415Headers the declared response headers of an HTTP 415 response for SetStock
 type SetStockResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse429Headers the declared response headers of an HTTP 429 response for SetStock
 type SetStockResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse500Headers the declared response headers of an HTTP 500 response for SetStock
 type SetStockResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse503Headers the declared response headers of an HTTP 503 response for SetStock
 type SetStockResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // SetStockResponse507Headers the declared response headers of an HTTP 507 response for SetStock
 type SetStockResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type SetStockResponse struct {
@@ -5095,64 +5467,71 @@ func (r SetStockResponse) ContentType() string {
 
 // ThroughputStatusResponse200Headers the declared response headers of an HTTP 200 response for ThroughputStatus
 type ThroughputStatusResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse400Headers the declared response headers of an HTTP 400 response for ThroughputStatus
 type ThroughputStatusResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse401Headers the declared response headers of an HTTP 401 response for ThroughputStatus
 type ThroughputStatusResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse403Headers the declared response headers of an HTTP 403 response for ThroughputStatus
 type ThroughputStatusResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse429Headers the declared response headers of an HTTP 429 response for ThroughputStatus
 type ThroughputStatusResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse500Headers the declared response headers of an HTTP 500 response for ThroughputStatus
 type ThroughputStatusResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ThroughputStatusResponse503Headers the declared response headers of an HTTP 503 response for ThroughputStatus
 type ThroughputStatusResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ThroughputStatusResponse struct {
@@ -5254,57 +5633,63 @@ func (r ThroughputStatusResponse) ContentType() string {
 
 // GetCartResponse200Headers the declared response headers of an HTTP 200 response for GetCart
 type GetCartResponse200Headers struct {
-	ETag             *string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    *string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse400Headers the declared response headers of an HTTP 400 response for GetCart
 type GetCartResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse401Headers the declared response headers of an HTTP 401 response for GetCart
 type GetCartResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse429Headers the declared response headers of an HTTP 429 response for GetCart
 type GetCartResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse500Headers the declared response headers of an HTTP 500 response for GetCart
 type GetCartResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetCartResponse503Headers the declared response headers of an HTTP 503 response for GetCart
 type GetCartResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetCartResponse struct {
@@ -5397,73 +5782,81 @@ func (r GetCartResponse) ContentType() string {
 
 // DeleteCartItemResponse200Headers the declared response headers of an HTTP 200 response for DeleteCartItem
 type DeleteCartItemResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse400Headers the declared response headers of an HTTP 400 response for DeleteCartItem
 type DeleteCartItemResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse401Headers the declared response headers of an HTTP 401 response for DeleteCartItem
 type DeleteCartItemResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse412Headers the declared response headers of an HTTP 412 response for DeleteCartItem
 type DeleteCartItemResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse429Headers the declared response headers of an HTTP 429 response for DeleteCartItem
 type DeleteCartItemResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse500Headers the declared response headers of an HTTP 500 response for DeleteCartItem
 type DeleteCartItemResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse503Headers the declared response headers of an HTTP 503 response for DeleteCartItem
 type DeleteCartItemResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteCartItemResponse507Headers the declared response headers of an HTTP 507 response for DeleteCartItem
 type DeleteCartItemResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type DeleteCartItemResponse struct {
@@ -5572,107 +5965,376 @@ func (r DeleteCartItemResponse) ContentType() string {
 	return ""
 }
 
+// AddCartItemResponse200Headers the declared response headers of an HTTP 200 response for AddCartItem
+type AddCartItemResponse200Headers struct {
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse400Headers the declared response headers of an HTTP 400 response for AddCartItem
+type AddCartItemResponse400Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse401Headers the declared response headers of an HTTP 401 response for AddCartItem
+type AddCartItemResponse401Headers struct {
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse404Headers the declared response headers of an HTTP 404 response for AddCartItem
+type AddCartItemResponse404Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse409Headers the declared response headers of an HTTP 409 response for AddCartItem
+type AddCartItemResponse409Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse412Headers the declared response headers of an HTTP 412 response for AddCartItem
+type AddCartItemResponse412Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse413Headers the declared response headers of an HTTP 413 response for AddCartItem
+type AddCartItemResponse413Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse415Headers the declared response headers of an HTTP 415 response for AddCartItem
+type AddCartItemResponse415Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse429Headers the declared response headers of an HTTP 429 response for AddCartItem
+type AddCartItemResponse429Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse500Headers the declared response headers of an HTTP 500 response for AddCartItem
+type AddCartItemResponse500Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse503Headers the declared response headers of an HTTP 503 response for AddCartItem
+type AddCartItemResponse503Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// AddCartItemResponse507Headers the declared response headers of an HTTP 507 response for AddCartItem
+type AddCartItemResponse507Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+type AddCartItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Cart
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON412 the response for an HTTP 412 `application/problem+json` response
+	ApplicationProblemJSON412 *PreconditionFailed
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMediaType
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *Internal
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// ApplicationProblemJSON507 the response for an HTTP 507 `application/problem+json` response
+	ApplicationProblemJSON507 *PartitionFull
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AddCartItemResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddCartItemResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddCartItemResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AddCartItemResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AddCartItemResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *AddCartItemResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AddCartItemResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AddCartItemResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddCartItemResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AddCartItemResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddCartItemResponse503Headers
+	// Headers507 the parsed response headers for an HTTP 507 response
+	Headers507 *AddCartItemResponse507Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddCartItemResponse) GetJSON200() *Cart {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON412() *PreconditionFailed {
+	return r.ApplicationProblemJSON412
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON500() *Internal {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetApplicationProblemJSON507 returns the response for an HTTP 507 `application/problem+json` response
+func (r AddCartItemResponse) GetApplicationProblemJSON507() *PartitionFull {
+	return r.ApplicationProblemJSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r AddCartItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddCartItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddCartItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddCartItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PutCartItemResponse200Headers the declared response headers of an HTTP 200 response for PutCartItem
 type PutCartItemResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse400Headers the declared response headers of an HTTP 400 response for PutCartItem
 type PutCartItemResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse401Headers the declared response headers of an HTTP 401 response for PutCartItem
 type PutCartItemResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse404Headers the declared response headers of an HTTP 404 response for PutCartItem
 type PutCartItemResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse409Headers the declared response headers of an HTTP 409 response for PutCartItem
 type PutCartItemResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse412Headers the declared response headers of an HTTP 412 response for PutCartItem
 type PutCartItemResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse413Headers the declared response headers of an HTTP 413 response for PutCartItem
 type PutCartItemResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse415Headers the declared response headers of an HTTP 415 response for PutCartItem
 type PutCartItemResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse429Headers the declared response headers of an HTTP 429 response for PutCartItem
 type PutCartItemResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse500Headers the declared response headers of an HTTP 500 response for PutCartItem
 type PutCartItemResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse503Headers the declared response headers of an HTTP 503 response for PutCartItem
 type PutCartItemResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCartItemResponse507Headers the declared response headers of an HTTP 507 response for PutCartItem
 type PutCartItemResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type PutCartItemResponse struct {
@@ -5819,47 +6481,52 @@ func (r PutCartItemResponse) ContentType() string {
 
 // ListCategoriesResponse200Headers the declared response headers of an HTTP 200 response for ListCategories
 type ListCategoriesResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse400Headers the declared response headers of an HTTP 400 response for ListCategories
 type ListCategoriesResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse429Headers the declared response headers of an HTTP 429 response for ListCategories
 type ListCategoriesResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse500Headers the declared response headers of an HTTP 500 response for ListCategories
 type ListCategoriesResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoriesResponse503Headers the declared response headers of an HTTP 503 response for ListCategories
 type ListCategoriesResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListCategoriesResponse struct {
@@ -5943,97 +6610,108 @@ func (r ListCategoriesResponse) ContentType() string {
 
 // PutCategoryResponse200Headers the declared response headers of an HTTP 200 response for PutCategory
 type PutCategoryResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse201Headers the declared response headers of an HTTP 201 response for PutCategory
 type PutCategoryResponse201Headers struct {
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse400Headers the declared response headers of an HTTP 400 response for PutCategory
 type PutCategoryResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse401Headers the declared response headers of an HTTP 401 response for PutCategory
 type PutCategoryResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse403Headers the declared response headers of an HTTP 403 response for PutCategory
 type PutCategoryResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse413Headers the declared response headers of an HTTP 413 response for PutCategory
 type PutCategoryResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse415Headers the declared response headers of an HTTP 415 response for PutCategory
 type PutCategoryResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse429Headers the declared response headers of an HTTP 429 response for PutCategory
 type PutCategoryResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse500Headers the declared response headers of an HTTP 500 response for PutCategory
 type PutCategoryResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse503Headers the declared response headers of an HTTP 503 response for PutCategory
 type PutCategoryResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PutCategoryResponse507Headers the declared response headers of an HTTP 507 response for PutCategory
 type PutCategoryResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type PutCategoryResponse struct {
@@ -6171,55 +6849,61 @@ func (r PutCategoryResponse) ContentType() string {
 
 // ListCategoryProductsResponse200Headers the declared response headers of an HTTP 200 response for ListCategoryProducts
 type ListCategoryProductsResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse400Headers the declared response headers of an HTTP 400 response for ListCategoryProducts
 type ListCategoryProductsResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse404Headers the declared response headers of an HTTP 404 response for ListCategoryProducts
 type ListCategoryProductsResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse429Headers the declared response headers of an HTTP 429 response for ListCategoryProducts
 type ListCategoryProductsResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse500Headers the declared response headers of an HTTP 500 response for ListCategoryProducts
 type ListCategoryProductsResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListCategoryProductsResponse503Headers the declared response headers of an HTTP 503 response for ListCategoryProducts
 type ListCategoryProductsResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListCategoryProductsResponse struct {
@@ -6312,97 +6996,108 @@ func (r ListCategoryProductsResponse) ContentType() string {
 
 // CheckoutResponse201Headers the declared response headers of an HTTP 201 response for Checkout
 type CheckoutResponse201Headers struct {
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse400Headers the declared response headers of an HTTP 400 response for Checkout
 type CheckoutResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse401Headers the declared response headers of an HTTP 401 response for Checkout
 type CheckoutResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse409Headers the declared response headers of an HTTP 409 response for Checkout
 type CheckoutResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse413Headers the declared response headers of an HTTP 413 response for Checkout
 type CheckoutResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse415Headers the declared response headers of an HTTP 415 response for Checkout
 type CheckoutResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse422Headers the declared response headers of an HTTP 422 response for Checkout
 type CheckoutResponse422Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse429Headers the declared response headers of an HTTP 429 response for Checkout
 type CheckoutResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse500Headers the declared response headers of an HTTP 500 response for Checkout
 type CheckoutResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse503Headers the declared response headers of an HTTP 503 response for Checkout
 type CheckoutResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CheckoutResponse507Headers the declared response headers of an HTTP 507 response for Checkout
 type CheckoutResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CheckoutResponse struct {
@@ -6540,54 +7235,60 @@ func (r CheckoutResponse) ContentType() string {
 
 // DevTokenResponse200Headers the declared response headers of an HTTP 200 response for DevToken
 type DevTokenResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse400Headers the declared response headers of an HTTP 400 response for DevToken
 type DevTokenResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse404Headers the declared response headers of an HTTP 404 response for DevToken
 type DevTokenResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse413Headers the declared response headers of an HTTP 413 response for DevToken
 type DevTokenResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse415Headers the declared response headers of an HTTP 415 response for DevToken
 type DevTokenResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DevTokenResponse429Headers the declared response headers of an HTTP 429 response for DevToken
 type DevTokenResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type DevTokenResponse struct {
@@ -6680,56 +7381,62 @@ func (r DevTokenResponse) ContentType() string {
 
 // GetMySummaryResponse200Headers the declared response headers of an HTTP 200 response for GetMySummary
 type GetMySummaryResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse400Headers the declared response headers of an HTTP 400 response for GetMySummary
 type GetMySummaryResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse401Headers the declared response headers of an HTTP 401 response for GetMySummary
 type GetMySummaryResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse429Headers the declared response headers of an HTTP 429 response for GetMySummary
 type GetMySummaryResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse500Headers the declared response headers of an HTTP 500 response for GetMySummary
 type GetMySummaryResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetMySummaryResponse503Headers the declared response headers of an HTTP 503 response for GetMySummary
 type GetMySummaryResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetMySummaryResponse struct {
@@ -6822,56 +7529,62 @@ func (r GetMySummaryResponse) ContentType() string {
 
 // ListOrdersResponse200Headers the declared response headers of an HTTP 200 response for ListOrders
 type ListOrdersResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse400Headers the declared response headers of an HTTP 400 response for ListOrders
 type ListOrdersResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse401Headers the declared response headers of an HTTP 401 response for ListOrders
 type ListOrdersResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse429Headers the declared response headers of an HTTP 429 response for ListOrders
 type ListOrdersResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse500Headers the declared response headers of an HTTP 500 response for ListOrders
 type ListOrdersResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListOrdersResponse503Headers the declared response headers of an HTTP 503 response for ListOrders
 type ListOrdersResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListOrdersResponse struct {
@@ -6964,65 +7677,72 @@ func (r ListOrdersResponse) ContentType() string {
 
 // GetOrderResponse200Headers the declared response headers of an HTTP 200 response for GetOrder
 type GetOrderResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse400Headers the declared response headers of an HTTP 400 response for GetOrder
 type GetOrderResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse401Headers the declared response headers of an HTTP 401 response for GetOrder
 type GetOrderResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse404Headers the declared response headers of an HTTP 404 response for GetOrder
 type GetOrderResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse429Headers the declared response headers of an HTTP 429 response for GetOrder
 type GetOrderResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse500Headers the declared response headers of an HTTP 500 response for GetOrder
 type GetOrderResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetOrderResponse503Headers the declared response headers of an HTTP 503 response for GetOrder
 type GetOrderResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetOrderResponse struct {
@@ -7124,89 +7844,99 @@ func (r GetOrderResponse) ContentType() string {
 
 // CancelOrderResponse200Headers the declared response headers of an HTTP 200 response for CancelOrder
 type CancelOrderResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse400Headers the declared response headers of an HTTP 400 response for CancelOrder
 type CancelOrderResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse401Headers the declared response headers of an HTTP 401 response for CancelOrder
 type CancelOrderResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse404Headers the declared response headers of an HTTP 404 response for CancelOrder
 type CancelOrderResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse409Headers the declared response headers of an HTTP 409 response for CancelOrder
 type CancelOrderResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse412Headers the declared response headers of an HTTP 412 response for CancelOrder
 type CancelOrderResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse429Headers the declared response headers of an HTTP 429 response for CancelOrder
 type CancelOrderResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse500Headers the declared response headers of an HTTP 500 response for CancelOrder
 type CancelOrderResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse503Headers the declared response headers of an HTTP 503 response for CancelOrder
 type CancelOrderResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CancelOrderResponse507Headers the declared response headers of an HTTP 507 response for CancelOrder
 type CancelOrderResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CancelOrderResponse struct {
@@ -7335,98 +8065,109 @@ func (r CancelOrderResponse) ContentType() string {
 
 // CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
 type CreateProductResponse201Headers struct {
-	ETag             string
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse400Headers the declared response headers of an HTTP 400 response for CreateProduct
 type CreateProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse401Headers the declared response headers of an HTTP 401 response for CreateProduct
 type CreateProductResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse403Headers the declared response headers of an HTTP 403 response for CreateProduct
 type CreateProductResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse409Headers the declared response headers of an HTTP 409 response for CreateProduct
 type CreateProductResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse413Headers the declared response headers of an HTTP 413 response for CreateProduct
 type CreateProductResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse415Headers the declared response headers of an HTTP 415 response for CreateProduct
 type CreateProductResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse429Headers the declared response headers of an HTTP 429 response for CreateProduct
 type CreateProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse500Headers the declared response headers of an HTTP 500 response for CreateProduct
 type CreateProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse503Headers the declared response headers of an HTTP 503 response for CreateProduct
 type CreateProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateProductResponse507Headers the declared response headers of an HTTP 507 response for CreateProduct
 type CreateProductResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CreateProductResponse struct {
@@ -7564,88 +8305,98 @@ func (r CreateProductResponse) ContentType() string {
 
 // DeleteProductResponse204Headers the declared response headers of an HTTP 204 response for DeleteProduct
 type DeleteProductResponse204Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse400Headers the declared response headers of an HTTP 400 response for DeleteProduct
 type DeleteProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse401Headers the declared response headers of an HTTP 401 response for DeleteProduct
 type DeleteProductResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse403Headers the declared response headers of an HTTP 403 response for DeleteProduct
 type DeleteProductResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse404Headers the declared response headers of an HTTP 404 response for DeleteProduct
 type DeleteProductResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse412Headers the declared response headers of an HTTP 412 response for DeleteProduct
 type DeleteProductResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse429Headers the declared response headers of an HTTP 429 response for DeleteProduct
 type DeleteProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse500Headers the declared response headers of an HTTP 500 response for DeleteProduct
 type DeleteProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse503Headers the declared response headers of an HTTP 503 response for DeleteProduct
 type DeleteProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // DeleteProductResponse507Headers the declared response headers of an HTTP 507 response for DeleteProduct
 type DeleteProductResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type DeleteProductResponse struct {
@@ -7767,56 +8518,62 @@ func (r DeleteProductResponse) ContentType() string {
 
 // GetProductResponse200Headers the declared response headers of an HTTP 200 response for GetProduct
 type GetProductResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse400Headers the declared response headers of an HTTP 400 response for GetProduct
 type GetProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse404Headers the declared response headers of an HTTP 404 response for GetProduct
 type GetProductResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse429Headers the declared response headers of an HTTP 429 response for GetProduct
 type GetProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse500Headers the declared response headers of an HTTP 500 response for GetProduct
 type GetProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // GetProductResponse503Headers the declared response headers of an HTTP 503 response for GetProduct
 type GetProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type GetProductResponse struct {
@@ -7909,105 +8666,117 @@ func (r GetProductResponse) ContentType() string {
 
 // PatchProductResponse200Headers the declared response headers of an HTTP 200 response for PatchProduct
 type PatchProductResponse200Headers struct {
-	ETag             string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse400Headers the declared response headers of an HTTP 400 response for PatchProduct
 type PatchProductResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse401Headers the declared response headers of an HTTP 401 response for PatchProduct
 type PatchProductResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse403Headers the declared response headers of an HTTP 403 response for PatchProduct
 type PatchProductResponse403Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse404Headers the declared response headers of an HTTP 404 response for PatchProduct
 type PatchProductResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse412Headers the declared response headers of an HTTP 412 response for PatchProduct
 type PatchProductResponse412Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse413Headers the declared response headers of an HTTP 413 response for PatchProduct
 type PatchProductResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse415Headers the declared response headers of an HTTP 415 response for PatchProduct
 type PatchProductResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse429Headers the declared response headers of an HTTP 429 response for PatchProduct
 type PatchProductResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse500Headers the declared response headers of an HTTP 500 response for PatchProduct
 type PatchProductResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse503Headers the declared response headers of an HTTP 503 response for PatchProduct
 type PatchProductResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // PatchProductResponse507Headers the declared response headers of an HTTP 507 response for PatchProduct
 type PatchProductResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type PatchProductResponse struct {
@@ -8152,49 +8921,195 @@ func (r PatchProductResponse) ContentType() string {
 	return ""
 }
 
+// GetProductImageResponse200Headers the declared response headers of an HTTP 200 response for GetProductImage
+type GetProductImageResponse200Headers struct {
+	CacheControl            string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse400Headers the declared response headers of an HTTP 400 response for GetProductImage
+type GetProductImageResponse400Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse404Headers the declared response headers of an HTTP 404 response for GetProductImage
+type GetProductImageResponse404Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse429Headers the declared response headers of an HTTP 429 response for GetProductImage
+type GetProductImageResponse429Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse500Headers the declared response headers of an HTTP 500 response for GetProductImage
+type GetProductImageResponse500Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// GetProductImageResponse503Headers the declared response headers of an HTTP 503 response for GetProductImage
+type GetProductImageResponse503Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+type GetProductImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *Internal
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductImageResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProductImageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductImageResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetProductImageResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProductImageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductImageResponse503Headers
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON500() *Internal {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetProductImageResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductImageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductImageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListReviewsResponse200Headers the declared response headers of an HTTP 200 response for ListReviews
 type ListReviewsResponse200Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse400Headers the declared response headers of an HTTP 400 response for ListReviews
 type ListReviewsResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse429Headers the declared response headers of an HTTP 429 response for ListReviews
 type ListReviewsResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse500Headers the declared response headers of an HTTP 500 response for ListReviews
 type ListReviewsResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // ListReviewsResponse503Headers the declared response headers of an HTTP 503 response for ListReviews
 type ListReviewsResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type ListReviewsResponse struct {
@@ -8278,98 +9193,109 @@ func (r ListReviewsResponse) ContentType() string {
 
 // CreateReviewResponse201Headers the declared response headers of an HTTP 201 response for CreateReview
 type CreateReviewResponse201Headers struct {
-	ETag             string
-	Location         string
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ETag                    string
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse400Headers the declared response headers of an HTTP 400 response for CreateReview
 type CreateReviewResponse400Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse401Headers the declared response headers of an HTTP 401 response for CreateReview
 type CreateReviewResponse401Headers struct {
-	ServerTiming     string
-	WWWAuthenticate  string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse404Headers the declared response headers of an HTTP 404 response for CreateReview
 type CreateReviewResponse404Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse409Headers the declared response headers of an HTTP 409 response for CreateReview
 type CreateReviewResponse409Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse413Headers the declared response headers of an HTTP 413 response for CreateReview
 type CreateReviewResponse413Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse415Headers the declared response headers of an HTTP 415 response for CreateReview
 type CreateReviewResponse415Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse429Headers the declared response headers of an HTTP 429 response for CreateReview
 type CreateReviewResponse429Headers struct {
-	RetryAfter          int
-	ServerTiming        string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int
-	XRequestCharge      string
-	XSessionToken       *string
-	XStoreOperations    int
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse500Headers the declared response headers of an HTTP 500 response for CreateReview
 type CreateReviewResponse500Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse503Headers the declared response headers of an HTTP 503 response for CreateReview
 type CreateReviewResponse503Headers struct {
-	RetryAfter       int
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 // CreateReviewResponse507Headers the declared response headers of an HTTP 507 response for CreateReview
 type CreateReviewResponse507Headers struct {
-	ServerTiming     string
-	XRequestCharge   string
-	XSessionToken    *string
-	XStoreOperations int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
 }
 
 type CreateReviewResponse struct {
@@ -8557,12 +9483,16 @@ func (c *ClientWithResponses) FeedStatusWithResponse(ctx context.Context, params
 	return ParseFeedStatusResponse(rsp)
 }
 
-// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:day`).
+// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 //
-// With `day` (default: today, UTC): ONE single-partition query, paged. With `from` and
-// `to` (both included, at most 31 days): one single-partition query per day, run
-// concurrently and merged newest first; at most `limit` orders and no continuation, and
-// the cost headers count every partition touched.
+// One status of one day is 16 partitions (buckets), so that every checkout's summary
+// does not land in one. With `day` (default: today, UTC): one single-partition query per
+// bucket, run concurrently and merged newest first (ties by id), paged; the continuation
+// holds each bucket's position. A page holds fewer than `limit` orders only when a
+// bucket's store page came back short; only a null continuation ends the list. With
+// `from` and `to` (both included, at most 31 days): the same for each day, merged; at
+// most `limit` orders and no continuation. The cost headers count every partition
+// touched.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8705,6 +9635,40 @@ func (c *ClientWithResponses) DeleteCartItemWithResponse(ctx context.Context, pr
 		return nil, err
 	}
 	return ParseDeleteCartItemResponse(rsp)
+}
+
+// AddCartItemWithBodyWithResponse Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *ClientWithResponses) AddCartItemWithBodyWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error) {
+	rsp, err := c.AddCartItemWithBody(ctx, productID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddCartItemResponse(rsp)
+}
+
+// AddCartItemWithResponse Add to a line's quantity ("Add to cart").
+//
+// Adds `quantity` to the line's quantity (a new line when there is none), in the same
+// read-modify-write as the PUT: two adds from two tabs both count. A line past 99 is a
+// 409 that says what the cart holds. `If-Match` as on the PUT.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/cart/items/{productId} (the `AddCartItem` operationId).
+func (c *ClientWithResponses) AddCartItemWithResponse(ctx context.Context, productID ProductID, params *AddCartItemParams, body AddCartItemJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCartItemResponse, error) {
+	rsp, err := c.AddCartItem(ctx, productID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddCartItemResponse(rsp)
 }
 
 // PutCartItemWithBodyWithResponse Set a line's quantity.
@@ -9025,6 +9989,25 @@ func (c *ClientWithResponses) PatchProductWithApplicationMergePatchPlusJSONBodyW
 	return ParsePatchProductResponse(rsp)
 }
 
+// GetProductImageWithResponse The product's picture, drawn from its category and name. One point read in products.
+//
+// The document stores only this URL (`imageUrl`), never the image: an item is at most 2 MB
+// and every read of it is charged per KB. `v` is the version of what the picture is drawn
+// from; with the current one the answer is cached for a year and never revalidated
+// (`immutable`), so a rename, which changes `v`, is the only way to a new picture. Any
+// other `v` answers the current picture with `Cache-Control: no-cache`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products/{productId}/image.svg (the `GetProductImage` operationId).
+func (c *ClientWithResponses) GetProductImageWithResponse(ctx context.Context, productID ProductID, params *GetProductImageParams, reqEditors ...RequestEditorFn) (*GetProductImageResponse, error) {
+	rsp, err := c.GetProductImage(ctx, productID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductImageResponse(rsp)
+}
+
 // ListReviewsWithResponse All reviews, newest first. One single-partition query on reviews.
 //
 // An unknown product has no reviews, so it answers an empty page.
@@ -9236,6 +10219,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9266,6 +10256,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9305,6 +10302,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9335,6 +10339,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9395,6 +10406,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9425,6 +10443,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9463,6 +10488,13 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9566,6 +10598,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9596,6 +10635,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9635,6 +10681,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9665,6 +10718,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9725,6 +10785,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9755,6 +10822,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9793,6 +10867,13 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -9945,6 +11026,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9975,6 +11063,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10014,6 +11109,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10044,6 +11146,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10076,6 +11185,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10106,6 +11222,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10138,6 +11261,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10169,6 +11299,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10199,6 +11336,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10259,6 +11403,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10289,6 +11440,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10328,6 +11486,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10358,6 +11523,13 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10475,6 +11647,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10505,6 +11684,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10544,6 +11730,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10575,6 +11768,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10605,6 +11805,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10665,6 +11872,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10695,6 +11909,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10733,6 +11954,13 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10878,6 +12106,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10908,6 +12143,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -10947,6 +12189,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10977,6 +12226,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11009,6 +12265,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11039,6 +12302,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11071,6 +12341,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11101,6 +12378,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11161,6 +12445,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11191,6 +12482,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11230,6 +12528,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11260,6 +12565,13 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11363,6 +12675,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11393,6 +12712,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11432,6 +12758,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11462,6 +12795,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11522,6 +12862,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11552,6 +12899,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11590,6 +12944,13 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11693,6 +13054,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11723,6 +13091,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11761,6 +13136,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11821,6 +13203,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11851,6 +13240,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -11889,6 +13285,13 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12006,6 +13409,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12036,6 +13446,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12075,6 +13492,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12105,6 +13529,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12165,6 +13596,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12195,6 +13633,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12234,6 +13679,13 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12264,6 +13716,624 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddCartItemResponse parses an HTTP response from a AddCartItemWithResponse call
+func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddCartItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Cart
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest PartitionFull
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AddCartItemResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddCartItemResponse400Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AddCartItemResponse401Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers AddCartItemResponse404Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AddCartItemResponse409Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers AddCartItemResponse412Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers AddCartItemResponse413Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AddCartItemResponse415Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers AddCartItemResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AddCartItemResponse500Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddCartItemResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 507:
+		var headers AddCartItemResponse507Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12409,6 +14479,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12439,6 +14516,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12478,6 +14562,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12508,6 +14599,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12540,6 +14638,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12570,6 +14675,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12602,6 +14714,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12632,6 +14751,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12692,6 +14818,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12722,6 +14855,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12761,6 +14901,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12791,6 +14938,13 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12880,6 +15034,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12910,6 +15071,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -12970,6 +15138,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13000,6 +15175,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13038,6 +15220,13 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13169,6 +15358,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13207,6 +15403,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13237,6 +15440,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13276,6 +15486,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13306,6 +15523,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13338,6 +15562,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13368,6 +15599,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13428,6 +15666,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13458,6 +15703,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13497,6 +15749,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13527,6 +15786,13 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13623,6 +15889,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13654,6 +15927,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13684,6 +15964,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13744,6 +16031,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13774,6 +16068,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13812,6 +16113,13 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -13950,6 +16258,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -13980,6 +16295,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14019,6 +16341,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14049,6 +16378,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14081,6 +16417,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14112,6 +16455,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14142,6 +16492,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14202,6 +16559,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14232,6 +16596,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14271,6 +16642,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14301,6 +16679,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14397,6 +16782,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14427,6 +16819,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14459,6 +16858,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14490,6 +16896,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14520,6 +16933,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14579,6 +16999,13 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14675,6 +17102,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14705,6 +17139,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14743,6 +17184,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14803,6 +17251,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14833,6 +17288,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14871,6 +17333,13 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -14967,6 +17436,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14997,6 +17473,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15035,6 +17518,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15095,6 +17585,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15125,6 +17622,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15163,6 +17667,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15273,6 +17784,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15303,6 +17821,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15342,6 +17867,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15372,6 +17904,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15432,6 +17971,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15462,6 +18008,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15500,6 +18053,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15631,6 +18191,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15661,6 +18228,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15700,6 +18274,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15730,6 +18311,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15762,6 +18350,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15792,6 +18387,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15852,6 +18454,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15882,6 +18491,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -15921,6 +18537,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15951,6 +18574,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16096,6 +18726,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16126,6 +18763,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16165,6 +18809,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16195,6 +18846,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16227,6 +18885,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16258,6 +18923,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16288,6 +18960,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16348,6 +19027,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16378,6 +19064,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16417,6 +19110,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16447,6 +19147,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16567,6 +19274,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16597,6 +19311,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16636,6 +19357,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16666,6 +19394,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16698,6 +19433,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16728,6 +19470,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16788,6 +19537,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16818,6 +19574,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16857,6 +19620,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -16887,6 +19657,13 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -16990,6 +19767,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17021,6 +19805,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17051,6 +19842,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17111,6 +19909,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17141,6 +19946,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17179,6 +19991,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17324,6 +20143,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17354,6 +20180,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17393,6 +20226,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17423,6 +20263,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17455,6 +20302,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17485,6 +20339,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17517,6 +20378,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17547,6 +20415,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17607,6 +20482,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17637,6 +20519,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17676,6 +20565,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17707,6 +20603,13 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17722,6 +20625,333 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.XStoreOperations = value
 		}
 		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductImageResponse parses an HTTP response from a GetProductImageWithResponse call
+func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductImageResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProductImageResponse400Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductImageResponse404Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetProductImageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProductImageResponse500Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductImageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17795,6 +21025,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17825,6 +21062,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17885,6 +21129,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17915,6 +21166,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -17953,6 +21211,13 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18098,6 +21363,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18128,6 +21400,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18167,6 +21446,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18197,6 +21483,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18229,6 +21522,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18260,6 +21560,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18290,6 +21597,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18350,6 +21664,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18380,6 +21701,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
@@ -18419,6 +21747,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			}
 			headers.XRequestCharge = value
 		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18449,6 +21784,13 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 				return nil, err
 			}
 			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
 		}
 		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
 			var value string

@@ -66,5 +66,5 @@ func CORS(allowed []string) func(http.Handler) http.Handler {
 var (
 	allowedMethods = strings.Join([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, ", ")
 	allowedHeaders = strings.Join([]string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "X-Session-Token", "traceparent", "tracestate"}, ", ")
-	exposed        = strings.Join([]string{"ETag", "Location", "Retry-After", "X-Request-Charge", "X-Store-Operations", "Server-Timing", "X-Session-Token"}, ", ")
+	exposed        = strings.Join([]string{"ETag", "Location", "Retry-After", "X-Request-Charge", "X-Request-Charge-Estimated", "X-Store-Operations", "Server-Timing", "X-Session-Token"}, ", ")
 )

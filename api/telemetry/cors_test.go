@@ -33,7 +33,7 @@ func TestCORS(t *testing.T) {
 			want: map[string]string{
 				"Access-Control-Allow-Origin":      shop,
 				"Access-Control-Allow-Credentials": "true",
-				"Access-Control-Expose-Headers":    "ETag, Location, Retry-After, X-Request-Charge, X-Store-Operations, Server-Timing, X-Session-Token",
+				"Access-Control-Expose-Headers":    "ETag, Location, Retry-After, X-Request-Charge, X-Request-Charge-Estimated, X-Store-Operations, Server-Timing, X-Session-Token",
 				"Timing-Allow-Origin":              shop,
 				"Vary":                             "Origin",
 			},

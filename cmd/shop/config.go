@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"shop/api"
+	"shop/domain"
 	"shop/feedworkers"
 )
 
@@ -20,10 +22,17 @@ import (
 // environment, then the default. The README's configuration table lists
 // the same settings; keep them together.
 type config struct {
-	Addr           string
-	DataDir        string
-	Partitions     int
-	Throughput     int // RU/s per container of the embedded store (0: unlimited)
+	Addr       string
+	DataDir    string
+	Partitions int
+	Throughput int // RU/s per container of the embedded store (0: unlimited)
+	// Cache serves the hot catalog screens from memory, each entry at
+	// most CacheMaxAge old (api.ReadCache).
+	Cache       bool
+	CacheMaxAge time.Duration
+	// StatusBuckets is the partitions of one status on one day of
+	// ordersByStatus, the same for every writer and reader.
+	StatusBuckets  int
 	Dev            bool
 	DevSet         bool // --dev or SHOP_DEV was given, not defaulted
 	Workers        bool
@@ -66,6 +75,9 @@ var settings = []setting{
 	{"data-dir", "SHOP_DATA_DIR", "./data", "directory of the embedded store (shop.db)"},
 	{"partitions", "SHOP_PARTITIONS", "4", "simulated physical partitions of the embedded store (feed ranges)"},
 	{"throughput", "SHOP_THROUGHPUT", "0", "provisioned Request Units per second of each container of the embedded store, split evenly over its physical partitions; a call over its partition's share of a second is refused as Cosmos throttles it (429), which the API answers 503 with Retry-After (0: unlimited)"},
+	{"cache", "SHOP_CACHE", "on with Cosmos, off with the embedded store", "serve the home page, the category pages and the product pages from an in-process cache kept fresh by the change feed: a hit costs no Request Unit, so a popular page stops loading one partition per visit (off: every visit reads the store, as the workshop measures)"},
+	{"cache-max-age", "SHOP_CACHE_MAX_AGE", api.DefaultCacheMaxAge.String(), "the oldest a cached page may be when served, whatever the change feed says (the staleness bound; a change usually shows within half a second)"},
+	{"status-buckets", "SHOP_STATUS_BUCKETS", strconv.Itoa(domain.DefaultStatusBuckets), "partitions of ordersByStatus per status and day: each checkout's summary goes to one (by its order id), the admin day query reads them all; every instance must use the same number, and `shop migrate` moves the summaries after a change (docs/order-views.md)"},
 	{"dev", "SHOP_DEV", "on with the embedded store, off with Cosmos", "dev mode: POST /v1/dev/token issues tokens; on an address other than loopback only if set to true explicitly"},
 	{"workers", "SHOP_WORKERS", "true", "run the change-feed workers in this process"},
 	{"seed", "SHOP_SEED", "true", "load the sample catalog into an empty embedded store"},
@@ -124,6 +136,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if err := c.checkThroughput(); err != nil {
 		return c, err
 	}
+	if c.StatusBuckets, err = strconv.Atoi(orDefault(get("status-buckets"), strconv.Itoa(domain.DefaultStatusBuckets))); err != nil || c.StatusBuckets < 1 || c.StatusBuckets > domain.MaxStatusBuckets {
+		return c, fmt.Errorf("status-buckets: want a number from 1 to %d, got %q", domain.MaxStatusBuckets, get("status-buckets"))
+	}
 	boolSetting := func(name string, def bool) (bool, error) {
 		v := get(name)
 		if v == "" {
@@ -134,6 +149,12 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 			return false, fmt.Errorf("%s: want true or false, got %q", name, v)
 		}
 		return b, nil
+	}
+	if c.Cache, err = boolSetting("cache", c.Cosmos); err != nil {
+		return c, err
+	}
+	if c.CacheMaxAge, err = time.ParseDuration(orDefault(get("cache-max-age"), api.DefaultCacheMaxAge.String())); err != nil || c.CacheMaxAge <= 0 {
+		return c, fmt.Errorf("cache-max-age: want a duration above 0, got %q", get("cache-max-age"))
 	}
 	if c.Dev, err = boolSetting("dev", !c.Cosmos); err != nil {
 		return c, err

@@ -18,6 +18,7 @@ import (
 
 	"shop/cmd/shop/internal/costlab"
 	"shop/cmd/shop/internal/loadbench"
+	"shop/cmd/shop/internal/scale"
 )
 
 func main() {
@@ -38,6 +39,7 @@ var commands = map[string]func(ctx context.Context, args []string, getenv func(s
 	"workers": workers,
 	"cost":    costlab.Run,
 	"bench":   loadbench.Run,
+	"scale":   scale.Run,
 }
 
 // run is the whole program, so that tests can start it as it runs.
@@ -48,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	f, ok := commands[cmd]
 	if !ok {
-		return fmt.Errorf("unknown command %q; commands: serve (default), migrate, seed, token, workers", cmd)
+		return fmt.Errorf("unknown command %q; commands: serve (default), migrate, seed, token, workers, cost, bench, scale", cmd)
 	}
 	return f(ctx, rest, getenv, stdout)
 }

@@ -68,6 +68,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// a restarted shop resumes from its checkpoints.
 		fc.Processor.StartFromNow = seeded
 		fc.Reaper = feedworkers.Reaper{Every: cfg.ReapEvery, Hold: cfg.ReservationHold}
+		fc.StatusBuckets = cfg.StatusBuckets
 		if wk, err = feedworkers.Start(ctx, s, fc); err != nil {
 			return fmt.Errorf("feed workers: %w", err)
 		}
@@ -86,6 +87,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Telemetry:      tel,
 		CORSOrigins:    cfg.CORSOrigins,
 		SessionTokens:  cfg.Cosmos,
+		// The embedded store's charges are its documented estimate.
+		ChargesEstimated: !cfg.Cosmos,
+		StatusBuckets:    cfg.StatusBuckets,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
@@ -95,6 +99,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if wk != nil {
 		deps.Feeds = wk
+	}
+	if cfg.Cache {
+		deps.Cache = api.NewReadCache(api.CacheConfig{MaxAge: cfg.CacheMaxAge})
+		// Before the listener: every change from now on reaches the cache.
+		if err := deps.Cache.Follow(ctx, raw); err != nil {
+			return err
+		}
+		desc += fmt.Sprintf("; read cache on (max age %s)", cfg.CacheMaxAge)
 	}
 	if tr, ok := raw.(store.ThroughputReporter); ok {
 		deps.Throughput = tr

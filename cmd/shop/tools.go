@@ -20,7 +20,9 @@ import (
 )
 
 // migrate creates the database's containers, or updates their indexing
-// policy and TTL; applying twice changes nothing.
+// policy and TTL, then moves the status view's unbucketed summaries into
+// their buckets (migrations.BucketOrderSummaries); applying twice changes
+// nothing.
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig("migrate", args, getenv, stdout)
 	if err != nil {
@@ -32,7 +34,11 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer s.Close()
 	fmt.Fprintf(stdout, "migrating %s\n", desc)
-	return migrations.Apply(ctx, s, stdout)
+	if err := migrations.Apply(ctx, s, stdout); err != nil {
+		return err
+	}
+	_, err = migrations.BucketOrderSummaries(ctx, s, cfg.StatusBuckets, stdout)
+	return err
 }
 
 // seed loads a data set of the given size, for benchmarks and the cost lab.
@@ -176,7 +182,9 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer s.Close()
-	wk, err := feedworkers.Start(ctx, store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg)), feedConfig(logger, tel))
+	fc := feedConfig(logger, tel)
+	fc.StatusBuckets = cfg.StatusBuckets
+	wk, err := feedworkers.Start(ctx, store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg)), fc)
 	if err != nil {
 		return err
 	}

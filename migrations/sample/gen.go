@@ -51,10 +51,11 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 		}
 		c := cats[ci]
 		p.categories[ci].ProductCount++
+		name, kind := sampleName(rng, c, seen)
 		p.products[i] = domain.Product{
 			Meta:         domain.Meta{ID: fmt.Sprintf("p-%0*d", width, i+1), Type: domain.TypeProduct, SchemaVersion: domain.SchemaVersion},
-			Name:         sampleName(rng, c, seen),
-			Description:  sampleDescription(rng, c),
+			Name:         name,
+			Description:  sampleDescription(rng, c, kind),
 			CategoryID:   c.id,
 			CategoryName: c.name,
 			PriceCents:   samplePrice(rng, c),
@@ -64,6 +65,7 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 			LastUpdated:  now,
 			Version:      1,
 		}
+		p.products[i].KeepImage()
 		st := domain.NewStock(p.products[i].ID, sampleStock(p.products[i].ID), now)
 		p.products[i].Availability = domain.Availability{Status: domain.StatusOf(st.Available), SourceVersion: st.Version}
 		p.stocks = append(p.stocks, st)
@@ -114,31 +116,42 @@ func sampleStock(productID string) int64 {
 	return int64(20 + (v/100)%181)
 }
 
-// sampleName picks one word from each of the category's lists, trying a
-// few times for a name not used yet.
-func sampleName(rng *rand.Rand, c sampleCategory, seen map[string]bool) string {
-	var name string
-	for range 8 {
-		words := make([]string, len(c.parts))
-		for i, part := range c.parts {
-			words[i] = part[rng.IntN(len(part))]
-		}
-		name = strings.Join(words, " ")
-		if !seen[name] {
-			break
+// sampleName picks a name of the category not used yet (a kind, one word
+// before its noun and one after), and its kind; once every name of the
+// category is taken, any.
+func sampleName(rng *rand.Rand, c sampleCategory, seen map[string]bool) (string, sampleKind) {
+	type option struct {
+		name string
+		kind sampleKind
+	}
+	var all, fresh []option
+	for _, k := range c.kinds {
+		for _, before := range k.before {
+			for _, after := range k.after {
+				o := option{before + " " + k.noun + " " + after, k}
+				all = append(all, o)
+				if !seen[o.name] {
+					fresh = append(fresh, o)
+				}
+			}
 		}
 	}
-	seen[name] = true
-	return name
+	if len(fresh) == 0 {
+		fresh = all
+	}
+	o := fresh[rng.IntN(len(fresh))]
+	seen[o.name] = true
+	return o.name, o.kind
 }
 
-// sampleDescription is three of the category's sentences.
-func sampleDescription(rng *rand.Rand, c sampleCategory) string {
-	idx := pickDistinct(rng, len(c.sentences), 3)
-	parts := make([]string, len(idx))
-	for i, j := range idx {
-		parts[i] = c.sentences[j]
+// sampleDescription is two sentences about the product's kind and one
+// about its category.
+func sampleDescription(rng *rand.Rand, c sampleCategory, kind sampleKind) string {
+	var parts []string
+	for _, j := range pickDistinct(rng, len(kind.sentences), min(2, len(kind.sentences))) {
+		parts = append(parts, kind.sentences[j])
 	}
+	parts = append(parts, c.sentences[rng.IntN(len(c.sentences))])
 	return strings.Join(parts, " ")
 }
 

@@ -2,6 +2,8 @@ package sample
 
 import (
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +80,37 @@ func TestPickDistinct(t *testing.T) {
 				break
 			}
 			seen[i] = true
+		}
+	}
+}
+
+// TestSampleCopyFitsTheProduct: every sentence of a product's description
+// is about its kind or its whole category, so a speaker never promises
+// memory-foam cushions and a card game never comes in 1000 pieces.
+func TestSampleCopyFitsTheProduct(t *testing.T) {
+	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	plan := generateSample(Options{Products: 600, Categories: len(sampleCategories)}, now)
+	byID := map[string]sampleCategory{}
+	for _, c := range sampleCategories {
+		byID[c.id] = c
+	}
+	for _, p := range plan.products {
+		c := byID[p.CategoryID]
+		var kind *sampleKind
+		for i, k := range c.kinds {
+			if strings.Contains(p.Name, " "+k.noun+" ") {
+				kind = &c.kinds[i]
+			}
+		}
+		if kind == nil {
+			t.Errorf("%s %q names no kind of %s", p.ID, p.Name, c.id)
+			continue
+		}
+		fits := append(append([]string{}, kind.sentences...), c.sentences...)
+		for _, s := range strings.SplitAfter(p.Description, ". ") {
+			if s = strings.TrimSpace(s); !slices.Contains(fits, s) {
+				t.Errorf("%s %q: %q is not about a %s", p.ID, p.Name, s, kind.noun)
+			}
 		}
 	}
 }

@@ -104,9 +104,18 @@ func Load(ctx context.Context, s store.Store, opts Options) (Stats, error) {
 	if err := forEach(ctx, len(p.carts), w.writeCart(p)); err != nil {
 		return w.stats(p), err
 	}
-	// Last: the categories index is what IsEmpty looks for.
+	// Last: the categories index is what IsEmpty looks for. Its featured
+	// products are ranked by the same query the products feed runs.
+	sums := store.NewProductSummaries(s)
 	if _, err := store.NewProducts(s).UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		c.Items = p.categories
+		for _, cat := range p.categories {
+			best, err := sums.Best(ctx, cat.ID, domain.FeaturedPerCategory+2)
+			if err != nil {
+				return err
+			}
+			c.SetFeatured(cat.ID, best)
+		}
 		c.LastUpdated = time.Now().UTC()
 		return nil
 	}); err != nil {

@@ -32,6 +32,11 @@ var queryShapes = []struct {
 		PartitionKey: "books", OrderBy: "priceCents", Limit: 20,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
 	}},
+	// store.ProductSummaries.Best: the featured products of a category.
+	{"category_best_rated", store.Query{
+		PartitionKey: "books", OrderBy: "ratingScore", Desc: true, Limit: 4,
+		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
+	}},
 	// store.ProductSummaries.IDs and store.Reviews.DeleteAll: ids only.
 	{"ids_of_a_partition", store.Query{PartitionKey: "books", Select: []string{"id"}, Limit: store.MaxQueryPageSize}},
 	// store.Reviews.Page.
@@ -167,6 +172,7 @@ func TestRenderRefusesBadNames(t *testing.T) {
 var orderedShapeContainers = map[string]string{
 	"category_page_by_name":  store.ProductsByCategoryContainer,
 	"category_page_by_price": store.ProductsByCategoryContainer,
+	"category_best_rated":    store.ProductsByCategoryContainer,
 	"reviews_newest_first":   store.ReviewsContainer,
 	"order_history":          store.OrdersContainer,
 	"orders_by_status_day":   store.OrdersByStatusContainer,

@@ -68,8 +68,10 @@ type Store struct {
 	etagPrefix uint32
 	etagSeq    atomic.Uint64
 
-	// throughput is the provisioned RU/s of each container, as float64 bits.
-	throughput atomic.Uint64
+	// throughput is the provisioned RU/s of each container, as float64 bits;
+	// ownThroughput holds the containers provisioned apart (name → RU/s).
+	throughput    atomic.Uint64
+	ownThroughput sync.Map
 
 	stop chan struct{}
 	done chan struct{}

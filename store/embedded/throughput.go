@@ -111,9 +111,19 @@ func (s *Store) SetThroughput(ru float64) {
 	s.throughput.Store(math.Float64bits(max(ru, 0)))
 }
 
+// SetContainerThroughput provisions ru Request Units per second for the
+// named container alone, as Cosmos provisions each container apart (0:
+// unlimited); SetThroughput no longer applies to it.
+func (s *Store) SetContainerThroughput(name string, ru float64) {
+	s.ownThroughput.Store(name, max(ru, 0))
+}
+
 // budget is each physical partition's share of st's throughput, in RU per
 // second; 0 is unlimited.
 func (s *Store) budget(st *containerState) float64 {
+	if ru, ok := s.ownThroughput.Load(st.name); ok {
+		return ru.(float64) / float64(len(st.parts))
+	}
 	return math.Float64frombits(s.throughput.Load()) / float64(len(st.parts))
 }
 

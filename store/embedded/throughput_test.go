@@ -272,3 +272,30 @@ func TestLogicalPartitionFull(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerThroughputOverridesTheStores: one container provisioned
+// apart is throttled at its own budget while another keeps the store's.
+func TestContainerThroughputOverridesTheStores(t *testing.T) {
+	s, c, clk, hot, _ := throttled(t, 40)
+	other := ensure(t, s, "other", nil)
+	if _, err := other.Create(bg, hot, doc(hot, "i")); err != nil {
+		t.Fatal(err)
+	}
+	s.SetContainerThroughput("c", 8) // 2 RU per partition per second
+	clk.Advance(time.Second)
+	for i := range 2 {
+		if _, err := c.Read(bg, hot, "i"); err != nil {
+			t.Fatalf("read %d of 2 within c's own budget: %v", i+1, err)
+		}
+	}
+	r, err := c.Read(bg, hot, "i")
+	wantThrottled(t, "3rd read of c", err, r.RequestCharge, time.Second)
+	for i := range 5 {
+		if _, err := other.Read(bg, hot, "i"); err != nil {
+			t.Fatalf("read %d of another container, on the store's budget: %v", i+1, err)
+		}
+	}
+	if got := partitionOf(t, s, "c", 0).Provisioned; got != 2 {
+		t.Errorf("c's partition reports %v RU/s provisioned, want 2", got)
+	}
+}

@@ -42,12 +42,28 @@ func New(repos *store.Repos, now func() time.Time) *Writes {
 // nothing else would ever refresh the line. Cost: one point read more per
 // PUT, and a cart write only when the product did move.
 func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch store.Precondition) (domain.Cart, error) {
+	return w.putCartLine(ctx, userID, productID, ifMatch, func(c *domain.Cart, p domain.Product) error {
+		return c.SetQuantity(p, quantity, w.now())
+	})
+}
+
+// AddCartLine adds quantity of the product to the user's cart (the cart
+// POST, "Add to cart"): the line's quantity grows by it, inside the same
+// read-modify-write as SetCartLine, so two adds from two tabs both count.
+func (w *Writes) AddCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch store.Precondition) (domain.Cart, error) {
+	return w.putCartLine(ctx, userID, productID, ifMatch, func(c *domain.Cart, p domain.Product) error {
+		return c.AddQuantity(p, quantity, w.now())
+	})
+}
+
+// putCartLine is SetCartLine's protocol with change applied to the cart.
+func (w *Writes) putCartLine(ctx context.Context, userID, productID string, ifMatch store.Precondition, change func(*domain.Cart, domain.Product) error) (domain.Cart, error) {
 	p, err := w.repos.Products.Get(ctx, productID)
 	if err != nil {
 		return domain.Cart{}, err
 	}
 	c, err := w.changeCart(ctx, userID, ifMatch, func(c *domain.Cart) error {
-		return c.SetQuantity(p, quantity, w.now())
+		return change(c, p)
 	})
 	if err != nil {
 		return domain.Cart{}, err
@@ -182,6 +198,7 @@ func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int6
 		return domain.Product{}, err
 	}
 	p.Availability = domain.Availability{Status: domain.StatusOf(s.Available), SourceVersion: s.Version}
+	p.KeepImage()
 	return w.repos.Products.Create(ctx, p)
 }
 

@@ -3,14 +3,14 @@
 // keep true in the same transactional batch as the order.
 
 import { get, user } from "../api.js";
-import { date, h, money, needSignIn, screenCost } from "../ui.js";
+import { date, h, money, needSignIn, put, screenCost } from "../ui.js";
 
 export async function account(main) {
   const u = user();
   if (!u) return needSignIn();
   const { data: s, cost } = await get("/v1/me/summary");
   screenCost(main, "GET /v1/me/summary", cost);
-  main.replaceChildren(
+  put(main,
     h("h1", {}, "Your account"),
     h("p", {}, `${u.name}${u.email ? ` · ${u.email}` : ""}`),
     h("dl", { class: "totals" },

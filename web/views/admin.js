@@ -5,7 +5,9 @@
 // feed). Polling the cart shows how long that took.
 
 import { ApiError, get, request, user } from "../api.js";
-import { availabilityText, field, h, money, needSignIn, parseMoney, problemText, say, screenCost, showCost } from "../ui.js";
+import {
+  availabilityText, field, h, money, needSignIn, parseMoney, problemText, say, screenCost, showCost, showWrite,
+} from "../ui.js";
 import { loadCart } from "./cart.js";
 import { feedsSection, ordersSection } from "./adminlists.js";
 
@@ -88,7 +90,7 @@ function priceForm(initialId) {
         contentType: "application/merge-patch+json",
         etag,
       });
-      showCost(`PATCH /v1/products/${product.id}`, res.cost);
+      showWrite("Changed the price", res.cost);
       product = res.data;
       etag = res.etag;
       current.replaceChildren(h("strong", {}, product.name), ` now costs ${money(product.priceCents, product.currency)} (price version ${product.priceVersion}).`);
@@ -166,7 +168,7 @@ function stockForm(initialId) {
     const path = `/v1/admin/products/${encodeURIComponent(productId)}/stock`;
     try {
       const res = await request("PUT", path, { body: { available: n }, etag });
-      showCost(`PUT ${path}`, res.cost);
+      showWrite("Set the stock", res.cost);
       etag = res.etag;
       show(res.data, "now has");
       say(`Stock saved. The product page shows “${availabilityText(res.data.status)}” once the inventory feed has copied it.`, "ok");

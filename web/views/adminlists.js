@@ -1,9 +1,10 @@
-// Admin lists: orders of one status on one day (a single-partition query
-// on ordersByStatus, whose synthetic key "status:day" spreads a status
-// over many partitions), and the change-feed workers' state.
+// Admin lists: orders of one status on one day (one query per bucket of
+// ordersByStatus, whose synthetic key "status:bucket:day" spreads a status
+// over many partitions, merged by the API), and the change-feed workers'
+// state.
 
 import { get, query, request } from "../api.js";
-import { date, field, h, money, problemText, say, showCost } from "../ui.js";
+import { date, field, h, money, problemText, say, showCost, showWrite } from "../ui.js";
 
 const next = { placed: ["shipped", "cancelled"], shipped: ["delivered"] };
 
@@ -42,13 +43,13 @@ export function ordersSection() {
   }
 
   // move changes an order's status; the orders feed then moves its summary
-  // from the old status:day partition to the new one (delete + create: a
+  // from the old status:bucket:day partition to the new one (delete + create: a
   // partition key never changes in place).
   async function move(o, to) {
     try {
       const path = `/v1/admin/orders/${encodeURIComponent(o.userId)}/${encodeURIComponent(o.id)}`;
       const res = await request("PATCH", path, { body: { status: to } });
-      showCost(`PATCH ${path}`, res.cost);
+      showWrite(`Marked the order ${to}`, res.cost);
       say(`Order ${o.id} is now ${to}. The list follows once the orders feed has moved its summary.`, "ok");
     } catch (err) {
       say(problemText(err), "error");
@@ -63,43 +64,60 @@ export function ordersSection() {
     list);
 }
 
-// cell renders one value of the feeds report readably.
-function cell(v) {
-  if (v === null || v === undefined) return "";
-  if (typeof v === "object") return JSON.stringify(v);
-  if (typeof v === "string" && /^\d{4}-\d\d-\d\dT/.test(v)) return date(v);
-  return String(v);
+// lagText says a lease's lag in words: -1 is "not read yet".
+function lagText(n) {
+  if (n < 0) return "not read yet";
+  return n === 0 ? "up to date" : `${n} change${n === 1 ? "" : "s"} behind`;
 }
 
-// table renders a list of flat objects with one column per key.
-function table(rows, caption) {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  return h("div", { class: "scroll" }, h("table", {},
-    h("caption", {}, caption),
-    h("thead", {}, h("tr", {}, keys.map((k) => h("th", { scope: "col" }, k)))),
-    h("tbody", {}, rows.map((r) => h("tr", {}, keys.map((k) => h("td", {}, cell(r[k]))))))));
+// leasesTable shows every processor's leases, one row per lease.
+function leasesTable(processors) {
+  const rows = processors.flatMap((p) => (p.leases || []).map((l) => h("tr", {},
+    h("th", { scope: "row" }, p.processor),
+    h("td", {}, l.lease),
+    h("td", {}, l.owner || "none"),
+    h("td", {}, lagText(l.lagEstimate)),
+    h("td", {}, l.lastCheckpoint ? date(l.lastCheckpoint) : "never"),
+    h("td", {}, String(l.deadLetters)))));
+  return h("div", { class: "scroll" }, h("table", { class: "leases" },
+    h("caption", {}, "Leases, one per feed range of each processor"),
+    h("thead", {}, h("tr", {}, ["Processor", "Lease", "Owner", "Lag", "Last checkpoint", "Dead letters"]
+      .map((k) => h("th", { scope: "col" }, k)))),
+    h("tbody", {}, rows)));
 }
 
+// words turns a camelCase key into words: "cartsUpdated" → "Carts updated",
+// "queryRu" → "Query RU".
+function words(key) {
+  const w = key.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().replace(/\bru\b/, "RU");
+  return w.charAt(0).toUpperCase() + w.slice(1);
+}
+
+// statsList shows a flat object of figures as a list of "name: value".
+function statsList(title, stats) {
+  return h("section", { class: "stats" },
+    h("h3", {}, title),
+    h("dl", { class: "totals" }, Object.entries(stats || {}).flatMap(([k, v]) => [
+      h("dt", {}, words(k)), h("dd", {}, typeof v === "number" ? v.toLocaleString() : String(v))])));
+}
+
+// feedsSection reads the workers' state: a point read of every lease
+// document, so it costs one operation per lease (the cost bar says how
+// many), unlike the shopper's screens.
 export function feedsSection() {
   const out = h("div", {});
   async function show() {
     try {
       const { data, cost } = await get("/v1/admin/feeds");
       showCost("GET /v1/admin/feeds", cost);
-      const groups = Array.isArray(data) ? { feeds: data } : data;
-      const parts = [];
-      for (const [name, value] of Object.entries(groups)) {
-        if (Array.isArray(value) && value.length && typeof value[0] === "object") parts.push(table(value, name));
-        else parts.push(h("p", {}, `${name}: ${cell(value)}`));
-      }
-      out.replaceChildren(...parts);
+      out.replaceChildren(leasesTable(data.processors || []), statsList("Cart fan-out so far", data.fanout));
     } catch (err) {
       out.replaceChildren(h("p", {}, problemText(err)));
     }
   }
   return h("section", { "aria-labelledby": "feeds-h", class: "panel" },
     h("h2", { id: "feeds-h" }, "Change-feed workers"),
-    h("p", {}, "One lease per feed range; lag is an estimate of the changes not yet handled."),
+    h("p", {}, "One lease per feed range; the lag is an estimate of the changes not yet handled. This panel reads every lease, so it costs one store operation per lease."),
     h("button", { type: "button", class: "secondary", onclick: show }, "Show feed status"),
     out);
 }

@@ -6,7 +6,8 @@
 
 import { ApiError, get, request, user } from "../api.js";
 import {
-  availabilityBadge, date, h, money, needSignIn, problemText, say, screenCost, shortageText, showCost,
+  availabilityBadge, date, h, money, needSignIn, problemText, put, say, screenCost, setCartCount, shortageText, showCost,
+  showWrite,
 } from "../ui.js";
 
 const staleCart = "Your cart changed in another tab; we reloaded it — check and try again.";
@@ -24,11 +25,16 @@ export function shortNote(l) {
   return h("span", { class: "short-note", "data-testid": "short" }, `${shortageText(s, l.name)}.`);
 }
 
-// loadCart reads the cart and its ETag.
+// loadCart reads the cart and its ETag, and keeps its item count for the
+// header's badge.
 export async function loadCart() {
   const { data, cost, etag } = await get("/v1/cart");
+  setCartCount(data.itemCount);
   return { cart: data, cost, etag };
 }
+
+// The words of a cart change in the cost bar.
+const changeWords = { PUT: "Changed the quantity", DELETE: "Removed a line" };
 
 export async function cart(main) {
   if (!user()) return needSignIn();
@@ -44,8 +50,9 @@ export async function cart(main) {
         body: payload,
         etag,
       });
-      showCost(`${method} /v1/cart/items/${productId}`, res.cost);
+      showWrite(changeWords[method], res.cost);
       current = res.data;
+      setCartCount(current.itemCount);
       etag = res.etag;
       short.delete(productId);
       draw();
@@ -106,10 +113,10 @@ export async function cart(main) {
   function draw() {
     const items = current.items || [];
     if (!items.length) {
-      body.replaceChildren(h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the categories"), "."));
+      put(body, h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the shop"), "."));
       return;
     }
-    body.replaceChildren(
+    put(body,
       h("ul", { class: "lines", "aria-label": "Cart lines" }, items.map(line)),
       h("dl", { class: "totals" },
         h("dt", {}, "Items"), h("dd", { "data-testid": "item-count" }, String(current.itemCount)),
@@ -121,5 +128,5 @@ export async function cart(main) {
   }
 
   draw();
-  main.replaceChildren(h("h1", {}, "Your cart"), body);
+  put(main, h("h1", {}, "Your cart"), body);
 }

@@ -1,60 +1,76 @@
-// Home (the category list) and the category page.
+// Home (the featured products and the categories) and the category page.
 
 import { get, query } from "../api.js";
-import { availabilityBadge, h, money, pager, screenCost, showCost, stars } from "../ui.js";
+import { availabilityBadge, h, money, pager, put, screenCost, showCost, stars } from "../ui.js";
 
 // Category names seen on the home screen, kept for the browser session, so
-// the category page can title itself without a second read (its one read is
-// a page of the category's productsByCategory partition).
+// the category page can title itself before its products say it.
 const namesKey = "shop.categoryNames";
 
+// categoryName is the name of a category as the shop last said it, or its
+// id as it is: never a name made up from the id.
 export function categoryName(id) {
   const names = JSON.parse(sessionStorage.getItem(namesKey) || "{}");
-  return names[id] || id.replace(/[-_]/g, " ").replace(/^./, (c) => c.toUpperCase());
+  return names[id] || id;
 }
 
-// Home: one point read of the categories index document.
+// Home: ONE point read of the categories index document, which carries
+// the best-rated products of each category (kept by the products feed).
 export async function home(main) {
   const { data, cost } = await get("/v1/categories");
   screenCost(main, "GET /v1/categories", cost);
   sessionStorage.setItem(namesKey, JSON.stringify(Object.fromEntries(data.items.map((c) => [c.id, c.name]))));
-  main.replaceChildren(
-    h("h1", {}, "Categories"),
-    h("ul", { class: "cards categories" },
-      data.items.map((c) => h("li", { class: "card" },
-        h("a", { href: `#/c/${encodeURIComponent(c.id)}` },
-          h("span", { class: "card-title" }, c.name),
-          h("span", { class: "muted" }, `${c.productCount} product${c.productCount === 1 ? "" : "s"}`))))),
+  const featured = data.featured || [];
+  put(main,
+    h("section", { class: "hero", "aria-labelledby": "home-h" },
+      h("h1", { id: "home-h" }, "Well made, fairly priced"),
+      h("p", {}, `${data.items.length} departments of things people keep for years. Free returns within 30 days.`)),
+    featured.length ? h("section", { "aria-labelledby": "featured-h" },
+      h("h2", { id: "featured-h" }, "Top rated in every department"),
+      h("ul", { class: "cards products featured" }, featured.map(summaryCard))) : null,
+    h("section", { "aria-labelledby": "cats-h" },
+      h("h2", { id: "cats-h" }, "Shop by department"),
+      h("ul", { class: "cards categories" },
+        data.items.map((c) => h("li", { class: "card" },
+          h("a", { href: `#/c/${encodeURIComponent(c.id)}` },
+            h("span", { class: "card-title" }, c.name),
+            h("span", { class: "muted" }, `${c.productCount} product${c.productCount === 1 ? "" : "s"}`)))))),
   );
 }
 
-export function thumb(imageUrl, name) {
+// thumb is a product's picture: the shop draws it (imageUrl), and the
+// name's first letter stands in while it loads or if it fails.
+export function thumb(imageUrl, name, big = false) {
   const box = h("div", { class: "thumb", "aria-hidden": "true" }, name.slice(0, 1));
   if (imageUrl) {
-    const img = h("img", { src: imageUrl, alt: "", loading: "lazy" });
+    const img = h("img", {
+      src: imageUrl, alt: "", loading: big ? "eager" : "lazy", decoding: "async", width: "400", height: "400",
+    });
     img.addEventListener("error", () => img.remove());
     box.append(img);
   }
   return box;
 }
 
-// summaryCard is one product of the grid; its availability is the copy the
-// productsByCategory item carries, so the badge costs no read.
+// summaryCard is one product of a grid; its availability is the copy the
+// summary carries, so the badge costs no read.
 function summaryCard(p) {
   return h("li", { class: "card product", "data-product": p.id },
-    thumb(p.imageUrl, p.name),
+    h("a", { href: `#/p/${encodeURIComponent(p.id)}`, class: "card-image", tabindex: "-1", "aria-hidden": "true" },
+      thumb(p.imageUrl, p.name)),
     h("a", { href: `#/p/${encodeURIComponent(p.id)}`, class: "card-title" }, p.name),
     h("span", { class: "price" }, money(p.priceCents, p.currency)),
     availabilityBadge(p),
     p.reviewCount
-      ? h("span", { class: "muted" }, stars(p.averageRating), ` ${p.averageRating.toFixed(1)} (${p.reviewCount})`)
-      : h("span", { class: "muted" }, "No reviews yet"),
+      ? h("span", { class: "muted rating" }, stars(p.averageRating), ` ${p.averageRating.toFixed(1)} (${p.reviewCount})`)
+      : h("span", { class: "muted rating" }, "No reviews yet"),
   );
 }
 
 // Category page: one single-partition query on productsByCategory
 // (pk = categoryId), one page at a time; "Show more" follows the
-// continuation token and adds its own cost to the panel.
+// continuation token and adds its own cost to the panel. The products
+// carry their category's name, so a direct link is titled right.
 export async function category(main, [id], params) {
   const sort = params.get("sort") === "price" ? "price" : "name";
   const base = `/v1/categories/${encodeURIComponent(id)}/products`;
@@ -83,11 +99,12 @@ export async function category(main, [id], params) {
     ? h("span", { "aria-current": "true", class: "chip current" }, label)
     : h("a", { class: "chip", href: `#/c/${encodeURIComponent(id)}?sort=${value}` }, label);
 
-  main.replaceChildren(
-    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#/" }, "Categories")),
-    h("h1", {}, categoryName(id)),
+  const name = (data.items[0] && data.items[0].categoryName) || categoryName(id);
+  put(main,
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#/" }, "Home")),
+    h("h1", {}, name),
     h("p", { class: "sort" }, "Sort by ", sortLink("name", "name"), " ", sortLink("price", "price")),
-    data.items.length ? list : h("p", {}, "No products in this category yet."),
+    data.items.length ? list : h("p", {}, "No products in this department yet."),
     more,
   );
 }

@@ -5,7 +5,10 @@
 // replays the first order instead of charging twice.
 
 import { ApiError, request, user } from "../api.js";
-import { availabilityBadge, field, go, h, money, needSignIn, problemText, say, screenCost, shortages, showCost } from "../ui.js";
+import {
+  availabilityBadge, cartCount, field, go, h, money, needSignIn, problemText, put, say, screenCost, setCartCount, shortages,
+  showWrite,
+} from "../ui.js";
 import { loadCart, short, shortNote } from "./cart.js";
 
 // summaryLine is one line of the order summary, flagged when the last
@@ -38,6 +41,20 @@ function newKey() {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+// The labels of the address form, also used to name a field in an error.
+const labels = {
+  name: "Full name", line1: "Address line 1", line2: "Address line 2 (optional)",
+  city: "City", postalCode: "Postal code", country: "Country code",
+};
+
+// countryOf is the default shipping country for the cart's currency: the
+// sample shop sells in US dollars, so it ships to the US unless told.
+const countries = { USD: "US", EUR: "DE", GBP: "GB", CAD: "CA", AUD: "AU", JPY: "JP", CHF: "CH" };
+
+function countryOf(currency) {
+  return countries[currency] || "";
+}
+
 function input(id, autocomplete, extra = {}) {
   return h("input", { id, name: id, type: "text", autocomplete, ...extra });
 }
@@ -48,8 +65,8 @@ export async function checkout(main) {
   screenCost(main, "GET /v1/cart", cost);
   const items = (cart.items || []).filter((l) => l.available);
   if (!items.length) {
-    main.replaceChildren(h("h1", {}, "Checkout"),
-      h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the categories"), "."));
+    put(main, h("h1", {}, "Checkout"),
+      h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the shop"), "."));
     return;
   }
 
@@ -61,7 +78,7 @@ export async function checkout(main) {
     city: input("city", "address-level2", { required: true, maxlength: "100" }),
     postalCode: input("postalCode", "postal-code", { required: true, maxlength: "20" }),
     country: input("country", "country", {
-      required: true, maxlength: "2", pattern: "[A-Za-z]{2}", value: "DE", class: "short",
+      required: true, maxlength: "2", pattern: "[A-Za-z]{2}", value: countryOf(cart.currency || "USD"), class: "short",
     }),
   };
   const errors = {};
@@ -92,19 +109,22 @@ export async function checkout(main) {
       });
       attempt = null;
       short.clear();
-      showCost("POST /v1/checkout", res.cost);
+      showWrite("Placed order", res.cost);
+      // The paid lines leave the cart: the badge follows without a read.
+      const paid = (res.data.items || []).reduce((n, l) => n + l.quantity, 0);
+      if (cartCount() !== null) setCartCount(Math.max(0, cartCount() - paid));
       say(`Thank you: order ${res.data.id} is placed.`, "ok");
       go(`#/orders/${encodeURIComponent(res.data.id)}`);
     } catch (err) {
       submit.disabled = false;
       if (err instanceof ApiError && err.status === 401) return needSignIn();
-      if (err.cost) showCost("POST /v1/checkout (failed)", err.cost);
+      if (err.cost) showWrite("Checkout refused", err.cost);
       if (err instanceof ApiError && err.status === 400) {
         let first = null;
         for (const [pointer, detail] of Object.entries(err.fieldErrors)) {
           const k = pointer.split("/").pop();
           if (!controls[k]) continue;
-          errors[k].textContent = detail;
+          errors[k].textContent = `${labels[k].replace(" (optional)", "")} ${detail}.`;
           controls[k].setAttribute("aria-invalid", "true");
           first = first || controls[k];
         }
@@ -124,7 +144,7 @@ export async function checkout(main) {
       if (!err.status || err.status >= 500) {
         say("The order may not have gone through. Press “Place order” again: it is safe, the same order will not be placed twice.", "error");
       } else {
-        say(problemText(err, names), "error");
+        say(problemText(err, names, labels), "error");
       }
     }
   }
@@ -132,7 +152,7 @@ export async function checkout(main) {
   const names = Object.fromEntries((cart.items || []).map((l) => [l.productId, l.name]));
   const summary = h("ul", { class: "summary", "aria-label": "Order lines" }, items.map(summaryLine));
 
-  main.replaceChildren(
+  put(main,
     h("h1", {}, "Checkout"),
     h("section", { "aria-labelledby": "summary-h" },
       h("h2", { id: "summary-h" }, "Your order"),
@@ -141,10 +161,7 @@ export async function checkout(main) {
       h("p", {}, h("a", { href: "#/cart" }, "Change the cart"))),
     h("form", { class: "stack", onsubmit: place, novalidate: true },
       h("h2", {}, "Shipping address"),
-      Object.entries({
-        name: "Full name", line1: "Address line 1", line2: "Address line 2 (optional)",
-        city: "City", postalCode: "Postal code", country: "Country code",
-      }).map(([k, label]) => h("div", {},
+      Object.entries(labels).map(([k, label]) => h("div", {},
         field(label, controls[k], k === "country" ? "Two letters, ISO 3166 (DE, FR, US…)" : null),
         errors[k])),
       submit),

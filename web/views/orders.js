@@ -2,8 +2,8 @@
 // order detail (a point read). Order lines are a snapshot of the price paid:
 // a later price change never touches them.
 
-import { ApiError, get, query, request, user } from "../api.js";
-import { date, go, h, money, needSignIn, pager, problemText, say, screenCost, showCost } from "../ui.js";
+import { get, query, request, user } from "../api.js";
+import { date, go, h, money, needSignIn, pager, problemText, put, say, screenCost, showCost, showWrite } from "../ui.js";
 
 function statusBadge(status) {
   return h("span", { class: `badge status-${status}` }, status);
@@ -34,7 +34,7 @@ export async function orders(main) {
     },
   });
 
-  main.replaceChildren(
+  put(main,
     h("h1", {}, "Your orders"),
     data.items.length ? list : h("p", {}, "No orders yet. ", h("a", { href: "#/" }, "Start shopping"), "."),
     more,
@@ -55,21 +55,19 @@ export async function order(main, [id]) {
         // The order and the customer summary change in one transactional
         // batch in the user's partition.
         const res = await request("POST", `${path}/cancel`);
-        showCost(`POST ${path}/cancel`, res.cost);
+        showWrite("Cancelled order", res.cost);
         say("Your order is cancelled.", "ok");
         go(`#/orders/${encodeURIComponent(id)}`);
       } catch (err) {
         e.target.disabled = false;
-        if (err instanceof ApiError && err.status === 409) {
-          say("This order can no longer be cancelled: it has already left the warehouse.", "error");
-          return;
-        }
         say(problemText(err), "error");
       }
     },
   }, "Cancel this order") : null;
 
-  main.replaceChildren(
+  // put, not replaceChildren: the customer line and the cancel button
+  // are null for some orders, and replaceChildren prints null as text.
+  put(main,
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#/orders" }, "Your orders")),
     h("h1", {}, "Order details"),
     h("p", { class: "muted order-id" }, `Order number ${o.id}`),

@@ -3,13 +3,29 @@
 
 import { ApiError, get, query, request, user } from "../api.js";
 import {
-  availabilityBadge, date, field, h, money, needSignIn, pager, problemText, say, screenCost, showCost, soldOut, stars,
+  availabilityBadge, date, field, h, money, needSignIn, pager, problemText, put, say, screenCost, setCartCount, showCost,
+  showWrite, soldOut, stars,
 } from "../ui.js";
 import { categoryName, thumb } from "./catalog.js";
 
-// Product names seen on product pages, so the all-reviews page can name
-// the product without a second read.
-const productNames = new Map();
+// Product names seen on product pages in this tab, so the all-reviews
+// page can name the product without a second read; a direct link to it
+// names no product rather than a guessed one.
+const namesKey = "shop.productNames";
+
+function productName(id) {
+  return JSON.parse(sessionStorage.getItem(namesKey) || "{}")[id] || null;
+}
+
+function rememberName(p) {
+  const names = JSON.parse(sessionStorage.getItem(namesKey) || "{}");
+  names[p.id] = p.name;
+  sessionStorage.setItem(namesKey, JSON.stringify(names));
+}
+
+// pendingKey holds an "Add to cart" pressed while signed out: the sign-in
+// screen returns to the product, which then adds it.
+const pendingKey = "shop.pendingAdd";
 
 function reviewItem(r) {
   return h("li", { class: "review" },
@@ -33,27 +49,42 @@ function histogram(stats) {
 
 async function addToCart(p, qty) {
   if (!user()) {
-    needSignIn();
+    sessionStorage.setItem(pendingKey, JSON.stringify({ productId: p.id, quantity: qty }));
+    needSignIn("cart");
     return;
   }
   try {
-    // PUT sets the line's quantity; the server copies the product's
+    // POST adds to the line's quantity; the server copies the product's
     // current name and price into the cart line (model-denormalize-reads).
-    const { data, cost } = await request("PUT", `/v1/cart/items/${encodeURIComponent(p.id)}`,
+    const { data, cost } = await request("POST", `/v1/cart/items/${encodeURIComponent(p.id)}`,
       { body: { quantity: qty } });
-    showCost(`PUT /v1/cart/items/${p.id}`, cost);
-    say(`In your cart: ${qty} × ${p.name}. The cart has ${data.itemCount} item${data.itemCount === 1 ? "" : "s"}.`, "ok");
+    showWrite("Added to cart", cost);
+    setCartCount(data.itemCount);
+    const line = (data.items || []).find((l) => l.productId === p.id);
+    const held = line ? line.quantity : qty;
+    say(`In your cart: ${held} × ${p.name}. The cart has ${data.itemCount} item${data.itemCount === 1 ? "" : "s"}.`, "ok");
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return needSignIn();
+    if (err instanceof ApiError && err.status === 401) {
+      sessionStorage.setItem(pendingKey, JSON.stringify({ productId: p.id, quantity: qty }));
+      return needSignIn("cart");
+    }
     say(problemText(err), "error");
   }
+}
+
+// addPending adds what was put in the cart before signing in, once.
+function addPending(p) {
+  const pending = JSON.parse(sessionStorage.getItem(pendingKey) || "null");
+  if (!pending || pending.productId !== p.id || !user()) return;
+  sessionStorage.removeItem(pendingKey);
+  addToCart(p, pending.quantity);
 }
 
 // Product page: ONE point read in products (model-embed-related).
 export async function product(main, [id]) {
   const { data: p, cost } = await get(`/v1/products/${encodeURIComponent(id)}`);
   screenCost(main, `GET /v1/products/${id}`, cost);
-  productNames.set(p.id, p.name);
+  rememberName(p);
 
   // A sold-out product cannot go in the cart: the button is disabled and
   // says why (the reason is its description, so a screen reader reads it).
@@ -80,12 +111,12 @@ export async function product(main, [id]) {
   const badge = availabilityBadge(p);
   const u = user();
   const s = p.reviewStats || { count: 0, average: 0, histogram: [0, 0, 0, 0, 0] };
-  main.replaceChildren(
+  put(main,
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },
-      h("a", { href: "#/" }, "Categories"), " › ",
+      h("a", { href: "#/" }, "Home"), " › ",
       h("a", { href: `#/c/${encodeURIComponent(p.categoryId)}` }, p.categoryName || categoryName(p.categoryId))),
     h("article", { class: "product-page" },
-      thumb(p.imageUrl, p.name),
+      thumb(p.imageUrl, p.name, true),
       h("div", { class: "product-main" },
         h("h1", {}, p.name),
         h("p", { class: "price big", "data-testid": "price" }, money(p.priceCents, p.currency)),
@@ -104,6 +135,7 @@ export async function product(main, [id]) {
       h("p", {}, h("a", { href: `#/p/${encodeURIComponent(p.id)}/reviews` },
         s.count > (p.topReviews || []).length ? `All ${s.count} reviews` : "All reviews and write one"))),
   );
+  addPending(p);
 }
 
 function reviewForm(productId, onCreated) {
@@ -121,12 +153,12 @@ function reviewForm(productId, onCreated) {
         const { data, cost } = await request("POST", `/v1/products/${encodeURIComponent(productId)}/reviews`, {
           body: { rating: Number(rating.value), title: title.value, body: body.value },
         });
-        showCost(`POST /v1/products/${productId}/reviews`, cost);
+        showWrite("Posted review", cost);
         say("Thank you: your review is posted. The product page shows it once the reviews feed has updated the stats.", "ok");
         onCreated(data);
         e.target.reset();
       } catch (err) {
-        if (err.status === 401) return needSignIn();
+        if (err.status === 401) return needSignIn("review");
         say(err.status === 409 ? "You have already reviewed this product." : problemText(err), "error");
       } finally {
         submit.disabled = false;
@@ -154,14 +186,15 @@ export async function reviews(main, [id]) {
     },
   });
 
-  main.replaceChildren(
+  const name = productName(id);
+  put(main,
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },
-      h("a", { href: "#/" }, "Categories"), " › ", h("a", { href: `#/p/${encodeURIComponent(id)}` }, productNames.get(id) || "Product")),
-    h("h1", {}, productNames.has(id) ? `All reviews of ${productNames.get(id)}` : "All reviews"),
+      h("a", { href: "#/" }, "Home"), " › ", h("a", { href: `#/p/${encodeURIComponent(id)}` }, name || "Back to the product")),
+    h("h1", {}, name ? `Reviews of ${name}` : "Reviews"),
     data.items.length ? list : h("p", {}, "No reviews yet. Be the first."),
     more,
     user()
       ? reviewForm(id, (r) => list.prepend(reviewItem(r)))
-      : h("p", {}, h("a", { href: `#/signin?next=${encodeURIComponent(`#/p/${id}/reviews`)}` }, "Sign in"), " to write a review."),
+      : h("p", {}, h("a", { href: `#/signin?next=${encodeURIComponent(`#/p/${id}/reviews`)}&why=review` }, "Sign in"), " to write a review."),
   );
 }

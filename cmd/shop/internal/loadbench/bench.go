@@ -132,6 +132,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&o.workers, "clients", 8, "concurrent clients of the closed loop (without wrk)")
 	fs.IntVar(&o.flashBuyers, "flash-buyers", 500, "buyers of the flash sale, each checking out one unit of one product at once (0: no flash sale)")
 	fs.IntVar(&o.flashUnits, "flash-units", 100, "units of the flash sale's product")
+	hotspots := fs.Bool("hotspots", false, "instead of the benchmark, drive the read hot spots (home page, most populous category's page, a product page) and one user's cart writes at full speed with wrk, against a shop with the read cache off then on, both at --throughput RU/s (default 400); --write-docs writes its section of docs/scale.md")
 	fs.IntVar(&o.throughput, "throughput", 0, "provisioned Request Units per second of each container of the started shop (SHOP_THROUGHPUT), and a report of what each physical partition spent and refused during the mix (0: unlimited, no report)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -143,6 +144,18 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	if err := o.validate(); err != nil {
 		return err
+	}
+	if *hotspots {
+		if o.url != "" || len(o.revisions) > 0 {
+			return errors.New("hotspots: starts its own shops; no --url or --revisions")
+		}
+		rep, err := runHotspots(ctx, o)
+		if err != nil {
+			return err
+		}
+		rep.Command = strings.TrimSpace("go run ./cmd/shop bench " + strings.Join(args, " "))
+		return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
+			"bench hotspots", func(w io.Writer) { writeHotspotsMarkdown(w, rep) }, func(w io.Writer) { writeHotspotsText(w, rep) })
 	}
 	rep, err := runBench(ctx, o)
 	if err != nil {
