@@ -41,9 +41,11 @@ func cached(c *ReadCache, key func(r *http.Request) (cacheKey, bool), next http.
 		switch {
 		case how == missed:
 			return // next wrote the response itself
-		case res.status == 0:
-			// The read this request waited for ended without an answer
-			// (it panicked): this one reads for itself.
+		case res.status == 0 || res.status >= 500:
+			// The read this request waited for ended without the page's
+			// answer: it panicked, or failed for reasons of its own (its
+			// client went away, its partition was throttled). That is no
+			// answer for this request, which reads for itself.
 			next.ServeHTTP(w, r)
 			return
 		case how == hit:
