@@ -22,6 +22,8 @@ type productCreateRequest struct {
 	Currency    string `json:"currency" validate:"omitempty,iso4217"`
 	CategoryID  string `json:"categoryId" validate:"required,shopid"`
 	ImageURL    string `json:"imageUrl" validate:"omitempty,max=2000,line"`
+	// Tags are words the product is also found by in search.
+	Tags []string `json:"tags" validate:"max=10,dive,notblank,max=40,line"`
 	// Stock is the units available at creation; without it a product
 	// starts sold out, so nothing is sold before someone counts it.
 	Stock *int64 `json:"stock" validate:"omitempty,min=0,max=1000000"`
@@ -64,7 +66,7 @@ func handleProductCreate(products *store.Products, ws *writes.Writes, now func()
 		p, err := ws.CreateProduct(r.Context(), domain.Product{
 			Meta: domain.Meta{ID: req.ProductID}, Name: req.Name, Description: req.Description,
 			CategoryID: req.CategoryID, CategoryName: name, PriceCents: req.PriceCents,
-			Currency: req.Currency, PriceVersion: 1, ImageURL: req.ImageURL,
+			Currency: req.Currency, PriceVersion: 1, ImageURL: req.ImageURL, Tags: req.Tags,
 			LastUpdated: t, Version: 1,
 		}, stock)
 		if err != nil {
@@ -85,6 +87,8 @@ type productPatch struct {
 	PriceCents  *int64  `json:"priceCents" validate:"omitempty,min=1,max=100000000"`
 	CategoryID  *string `json:"categoryId" validate:"omitempty,shopid"`
 	ImageURL    *string `json:"imageUrl" validate:"omitempty,max=2000,line"`
+	// Tags replaces the whole list (a merge patch replaces arrays).
+	Tags *[]string `json:"tags" validate:"omitempty,max=10,dive,notblank,max=40,line"`
 }
 
 // mediaType: decode refuses a patch sent as plain application/json.
@@ -106,7 +110,7 @@ func handleProductPatch(products *store.Products, now func() time.Time) http.Han
 			return
 		}
 		ch := domain.ProductChange{Name: req.Name, Description: req.Description,
-			PriceCents: req.PriceCents, CategoryID: req.CategoryID, ImageURL: req.ImageURL}
+			PriceCents: req.PriceCents, CategoryID: req.CategoryID, ImageURL: req.ImageURL, Tags: req.Tags}
 		if req.CategoryID != nil {
 			cats, err := products.Categories(r.Context())
 			if err != nil {

@@ -109,6 +109,7 @@ var listPaths = []string{
 	"/v1/products/book-1/reviews",
 	"/v1/orders",
 	"/v1/admin/orders?status=placed&day=2026-11-29&",
+	"/v1/search?q=books&",
 }
 
 // FuzzListContinuation: the opaque continuation tokens and page sizes
@@ -123,6 +124,22 @@ func FuzzListContinuation(f *testing.F) {
 		}
 		q := url.Values{"limit": {limit}, "continuation": {continuation}}
 		fuzzDo(t, h, "GET", p+sep+q.Encode(), fuzzAdmin, nil, "")
+	})
+}
+
+// FuzzSearch: the query of a search, whatever its text: a page, or a 400
+// problem (empty, too long, too many words, control characters, no word
+// left), never a 5xx.
+func FuzzSearch(f *testing.F) {
+	h := fuzzServer(f)
+	for _, q := range []string{"books", "Cosmos patterns", "ｍｕｇｓ café", "the of", "a\x00b", strings.Repeat("x ", 6), "\xff\xfe"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		w := fuzzDo(t, h, "GET", "/v1/search?"+url.Values{"q": {q}}.Encode(), "", nil, "")
+		if w.Code != http.StatusOK && w.Code != http.StatusBadRequest {
+			t.Fatalf("search %q = %d, want 200 or 400: %s", q, w.Code, w.Body.String())
+		}
 	})
 }
 

@@ -53,6 +53,7 @@ func (s *server) routes(d Deps) http.Handler {
 		// (cached.go).
 		r.Get("/categories", cached(d.Cache, categoriesKey, handleCategories(s.repos.Products)))
 		r.Get("/categories/{categoryId}/products", cached(d.Cache, categoryPageKey, handleCategoryPage(s.repos.ProductSummaries, s.repos.Products)))
+		r.Get("/search", handleSearch(s.repos.Search))
 		r.Get("/products/{productId}", cached(d.Cache, productKey, handleProduct(s.repos.Products, s.rendered)))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
 		r.Get("/products/{productId}/image.svg", handleProductImage(s.repos.Products))

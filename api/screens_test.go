@@ -38,6 +38,8 @@ func screensReadOnce(t *testing.T, cache *api.ReadCache) {
 		{"CategoryPage", "/v1/categories/books/products", "", true},
 		{"CategoryPageByPrice", "/v1/categories/books/products?sort=price&limit=1", "", true},
 		{"CategoryPageByRating", "/v1/categories/books/products?sort=rating&limit=1", "", true},
+		{"SearchOneWord", "/v1/search?q=books", "", false},
+		{"SearchThreeWords", "/v1/search?q=Cosmos+patterns+book", "", false},
 		{"ProductPage", "/v1/products/book-1", "", true},
 		{"Reviews", "/v1/products/book-1/reviews", "", false},
 		{"Cart", "/v1/cart", alice, false},

@@ -57,6 +57,7 @@ type productView struct {
 	Currency     string          `json:"currency"`
 	PriceVersion int64           `json:"priceVersion"`
 	ImageURL     string          `json:"imageUrl"`
+	Tags         []string        `json:"tags"`
 	TopReviews   []reviewView    `json:"topReviews"`
 	ReviewStats  reviewStatsView `json:"reviewStats"`
 	Availability availability    `json:"availability"`
@@ -93,7 +94,7 @@ func viewProduct(p domain.Product) productView {
 		ID: p.ID, Name: p.Name, Description: p.Description,
 		CategoryID: p.CategoryID, CategoryName: p.CategoryName,
 		PriceCents: p.PriceCents, Currency: p.Currency, PriceVersion: p.PriceVersion,
-		ImageURL: p.ImageURL, TopReviews: top,
+		ImageURL: p.ImageURL, Tags: append([]string{}, p.Tags...), TopReviews: top,
 		ReviewStats:  reviewStatsView{Count: s.Count, Average: s.Average, Histogram: s.Histogram},
 		Availability: viewAvailability(p.Availability.Status),
 		LastUpdated:  p.LastUpdated,

@@ -17,6 +17,9 @@ const (
 	TypeProductSummary  = "productSummary"
 	TypeOrderSummary    = "orderSummary"
 	TypeVoidedOrder     = "voidedOrder"
+	TypeSearchEntry     = "searchEntry"
+	TypeSearchTombstone = "searchTombstone"
+	TypeSearchLedger    = "searchLedger"
 
 	SchemaVersion = 1
 
@@ -55,14 +58,17 @@ type Product struct {
 	CategoryName string `json:"categoryName"`
 	// PreviousCategoryID is set when the category changes, so the
 	// productsByCategory handler can delete the copy in the old partition.
-	PreviousCategoryID string      `json:"previousCategoryId,omitempty"`
-	PriceCents         int64       `json:"priceCents"`
-	Currency           string      `json:"currency"`
-	PriceVersion       int64       `json:"priceVersion"`
-	ImageURL           string      `json:"imageUrl"`
-	TopReviews         []TopReview `json:"topReviews"`
-	ReviewStats        ReviewStats `json:"reviewStats"`
-	Deleted            bool        `json:"deleted,omitempty"`
+	PreviousCategoryID string `json:"previousCategoryId,omitempty"`
+	PriceCents         int64  `json:"priceCents"`
+	Currency           string `json:"currency"`
+	PriceVersion       int64  `json:"priceVersion"`
+	ImageURL           string `json:"imageUrl"`
+	// Tags are extra words a product is found by (search), besides its
+	// name and its category's name.
+	Tags        []string    `json:"tags,omitempty"`
+	TopReviews  []TopReview `json:"topReviews"`
+	ReviewStats ReviewStats `json:"reviewStats"`
+	Deleted     bool        `json:"deleted,omitempty"`
 	// Availability is the copy of the product's stock status, kept by the
 	// inventory feed (the stock itself lives in `inventory`). Empty for a
 	// product whose stock is not tracked.

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"slices"
 	"time"
 )
 
@@ -14,6 +15,7 @@ type ProductChange struct {
 	// CategoryName goes with CategoryID: the copy from the categories index.
 	CategoryName *string
 	ImageURL     *string
+	Tags         *[]string
 }
 
 // Apply changes the product. A price change increments priceVersion (the
@@ -32,6 +34,10 @@ func (p *Product) Apply(ch ProductChange, now time.Time) bool {
 	setString(&p.Name, ch.Name)
 	setString(&p.Description, ch.Description)
 	setString(&p.ImageURL, ch.ImageURL)
+	if ch.Tags != nil && !slices.Equal(*ch.Tags, p.Tags) {
+		p.Tags = slices.Clone(*ch.Tags)
+		changed = true
+	}
 	if ch.PriceCents != nil && *ch.PriceCents != p.PriceCents {
 		p.PriceCents = *ch.PriceCents
 		p.PriceVersion++

@@ -98,9 +98,10 @@ func decodeItem[T any](item []byte) (T, error) {
 
 // Products is the handler of the products feed: the categories index
 // document drives the category rename; each product drives the view, the
-// cart lines and, once deleted, the removal of its reviews. The category
-// counts and featured products the batch's products changed are
-// recomputed once, at the end, in one write of the categories index.
+// search index, the cart lines and, once deleted, the removal of its
+// reviews. The category counts and featured products the batch's products
+// changed are recomputed once, at the end, in one write of the categories
+// index.
 func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var products []domain.Product
 	for _, it := range b.Items {
@@ -132,6 +133,9 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var rc recount
 	for _, p := range current {
 		if err := h.productToView(ctx, p, b.MayBeReplay, &rc); err != nil {
+			return err
+		}
+		if err := h.ProductToSearch(ctx, p); err != nil {
 			return err
 		}
 		if err := h.syncCarts(ctx, p); err != nil {

@@ -20,7 +20,7 @@ func ttl(seconds int) *int { return &seconds }
 // expire by TTL instead of being deleted by a job (Cosmos time to live).
 const CartTTL = 30 * 24 * 3600
 
-// Containers are the shop's eight containers as data, named by the store
+// Containers are the shop's nine containers as data, named by the store
 // package's constants (store.ProductsContainer, ...).
 var Containers = []store.ContainerDef{
 	{
@@ -90,6 +90,23 @@ var Containers = []store.ContainerDef{
 				{{Path: "/priceCents", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
 				// The featured products of the home page (ProductSummaries.Best).
 				{{Path: "/ratingScore", Order: "descending"}, {Path: "/id", Order: "descending"}},
+			},
+		},
+	},
+	{
+		// Search: an inverted index, a table per search term. The product
+		// copy is filtered only by type and terms and ordered by rank:
+		// nothing else is indexed, so an entry costs few index terms to
+		// write (index-exclude-unused). Tombstones and ledgers carry their
+		// own ttl.
+		ID:               store.ProductsByTermContainer,
+		PartitionKeyPath: "/term",
+		DefaultTTL:       ttl(-1),
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/type/?", "/terms/[]/?", "/rank/?"},
+			ExcludedPaths: []string{"/*"},
+			CompositeIndexes: [][]store.CompositePath{
+				{{Path: "/rank", Order: "ascending"}, {Path: "/id", Order: "ascending"}},
 			},
 		},
 	},

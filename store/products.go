@@ -15,6 +15,7 @@ const (
 	CartsContainer              = "carts"
 	OrdersContainer             = "orders"
 	ProductsByCategoryContainer = "productsByCategory"
+	ProductsByTermContainer     = "productsByTerm"
 	OrdersByStatusContainer     = "ordersByStatus"
 	LeasesContainer             = "leases"
 	InventoryContainer          = "inventory"

@@ -217,6 +217,7 @@ type Repos struct {
 	OrderSummaries   *OrderSummaries
 	Inventory        *Inventory
 	Fanouts          *Fanouts
+	Search           *SearchIndex
 }
 
 // NewRepos returns every repository over s.
@@ -230,5 +231,6 @@ func NewRepos(s Store) *Repos {
 		OrderSummaries:   NewOrderSummaries(s),
 		Inventory:        NewInventory(s),
 		Fanouts:          NewFanouts(s),
+		Search:           NewSearchIndex(s),
 	}
 }

@@ -426,6 +426,9 @@ type Product struct {
 	PriceVersion int         `json:"priceVersion"`
 	ReviewStats  ReviewStats `json:"reviewStats"`
 
+	// Tags Words the product is also found by in search, besides its name and category.
+	Tags Tags `json:"tags"`
+
 	// TopReviews The 5 newest reviews, newest first.
 	TopReviews []Review `json:"topReviews"`
 }
@@ -444,6 +447,9 @@ type ProductCreate struct {
 
 	// Stock The units available from the start; without it the product starts sold out (0).
 	Stock *int `json:"stock,omitempty"`
+
+	// Tags Words the product is also found by in search, besides its name and category.
+	Tags *Tags `json:"tags,omitempty"`
 }
 
 // ProductPatch A JSON merge patch; absent fields stay as they are, null is refused.
@@ -453,6 +459,9 @@ type ProductPatch struct {
 	ImageURL    *string `json:"imageUrl,omitempty"`
 	Name        *string `json:"name,omitempty"`
 	PriceCents  *int    `json:"priceCents,omitempty"`
+
+	// Tags Words the product is also found by in search, besides its name and category.
+	Tags *Tags `json:"tags,omitempty"`
 }
 
 // ProductSummary defines model for ProductSummary.
@@ -533,6 +542,9 @@ type StockStatus string
 type StockRequest struct {
 	Available int `json:"available"`
 }
+
+// Tags Words the product is also found by in search, besides its name and category.
+type Tags = []string
 
 // ThroughputStatus Per container, the partitions' provisioned share, their charge in the last whole second and since the process started, and the calls they refused (429); the container's figures are the sums of its partitions'.
 type ThroughputStatus struct {
@@ -903,6 +915,21 @@ type ListReviewsParams struct {
 
 // CreateReviewParams defines parameters for CreateReview.
 type CreateReviewParams struct {
+	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
+	// reads what the earlier ones wrote, whichever instance serves it.
+	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
+}
+
+// SearchProductsParams defines parameters for SearchProducts.
+type SearchProductsParams struct {
+	Q string `form:"q" json:"q"`
+
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continuation The opaque token of the previous page.
+	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
+
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
 	// reads what the earlier ones wrote, whichever instance serves it.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
@@ -1357,6 +1384,21 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
 	CreateReview(ctx context.Context, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SearchProducts Product search. One single-partition query on productsByTerm.
+	//
+	// Every word of `q` must match a word of the product's name, its category's name or
+	// its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
+	// simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
+	// ("the", "and", "with", ...) are not searched. Results are the best rated first
+	// (average rating descending), then by name, then by id: the order is the same on every
+	// page. Whatever the number of words, the search reads ONE partition of the index (that
+	// of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
+	// `q`, one over 200 bytes or 5 words, one with a control character, or one with no
+	// searched word is a 400.
+	//
+	// Corresponds with GET /v1/search (the `SearchProducts` operationId).
+	SearchProducts(ctx context.Context, params *SearchProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Health Liveness.
@@ -2085,6 +2127,31 @@ func (c *Client) CreateReviewWithBody(ctx context.Context, productID ProductID, 
 // Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
 func (c *Client) CreateReview(ctx context.Context, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateReviewRequest(c.Server, productID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SearchProducts Product search. One single-partition query on productsByTerm.
+//
+// Every word of `q` must match a word of the product's name, its category's name or
+// its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
+// simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
+// ("the", "and", "with", ...) are not searched. Results are the best rated first
+// (average rating descending), then by name, then by id: the order is the same on every
+// page. Whatever the number of words, the search reads ONE partition of the index (that
+// of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
+// `q`, one over 200 bytes or 5 words, one with a control character, or one with no
+// searched word is a 400.
+//
+// Corresponds with GET /v1/search (the `SearchProducts` operationId).
+func (c *Client) SearchProducts(ctx context.Context, params *SearchProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchProductsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3857,6 +3924,95 @@ func NewCreateReviewRequestWithBody(server string, productID ProductID, params *
 	return req, nil
 }
 
+// NewSearchProductsRequest constructs an http.Request for the SearchProducts method
+func NewSearchProductsRequest(server string, params *SearchProductsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/search")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continuation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSessionToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Session-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -4284,6 +4440,23 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
 	CreateReviewWithResponse(ctx context.Context, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error)
+
+	// SearchProductsWithResponse Product search. One single-partition query on productsByTerm.
+	//
+	// Every word of `q` must match a word of the product's name, its category's name or
+	// its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
+	// simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
+	// ("the", "and", "with", ...) are not searched. Results are the best rated first
+	// (average rating descending), then by name, then by id: the order is the same on every
+	// page. Whatever the number of words, the search reads ONE partition of the index (that
+	// of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
+	// `q`, one over 200 bytes or 5 words, one with a control character, or one with no
+	// searched word is a 400.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/search (the `SearchProducts` operationId).
+	SearchProductsWithResponse(ctx context.Context, params *SearchProductsParams, reqEditors ...RequestEditorFn) (*SearchProductsResponse, error)
 }
 
 type HealthResponse struct {
@@ -9431,6 +9604,134 @@ func (r CreateReviewResponse) ContentType() string {
 	return ""
 }
 
+// SearchProductsResponse200Headers the declared response headers of an HTTP 200 response for SearchProducts
+type SearchProductsResponse200Headers struct {
+	ServerTiming     string
+	XRequestCharge   string
+	XSessionToken    *string
+	XStoreOperations int
+}
+
+// SearchProductsResponse400Headers the declared response headers of an HTTP 400 response for SearchProducts
+type SearchProductsResponse400Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// SearchProductsResponse429Headers the declared response headers of an HTTP 429 response for SearchProducts
+type SearchProductsResponse429Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRateLimitLimit         *int
+	XRateLimitRemaining     *int
+	XRateLimitReset         *int
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// SearchProductsResponse500Headers the declared response headers of an HTTP 500 response for SearchProducts
+type SearchProductsResponse500Headers struct {
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// SearchProductsResponse503Headers the declared response headers of an HTTP 503 response for SearchProducts
+type SearchProductsResponse503Headers struct {
+	RetryAfter              int
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+type SearchProductsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProductSummaryPage
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *Internal
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SearchProductsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SearchProductsResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SearchProductsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SearchProductsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SearchProductsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchProductsResponse) GetJSON200() *ProductSummaryPage {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SearchProductsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SearchProductsResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SearchProductsResponse) GetApplicationProblemJSON500() *Internal {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SearchProductsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchProductsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchProductsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchProductsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // HealthWithResponse Liveness.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10047,6 +10348,29 @@ func (c *ClientWithResponses) CreateReviewWithResponse(ctx context.Context, prod
 		return nil, err
 	}
 	return ParseCreateReviewResponse(rsp)
+}
+
+// SearchProductsWithResponse Product search. One single-partition query on productsByTerm.
+//
+// Every word of `q` must match a word of the product's name, its category's name or
+// its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
+// simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
+// ("the", "and", "with", ...) are not searched. Results are the best rated first
+// (average rating descending), then by name, then by id: the order is the same on every
+// page. Whatever the number of words, the search reads ONE partition of the index (that
+// of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
+// `q`, one over 200 bytes or 5 words, one with a control character, or one with no
+// searched word is a 400.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/search (the `SearchProducts` operationId).
+func (c *ClientWithResponses) SearchProductsWithResponse(ctx context.Context, params *SearchProductsParams, reqEditors ...RequestEditorFn) (*SearchProductsResponse, error) {
+	rsp, err := c.SearchProducts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchProductsResponse(rsp)
 }
 
 // ParseHealthResponse parses an HTTP response from a HealthWithResponse call
@@ -21807,6 +22131,281 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.XStoreOperations = value
 		}
 		response.Headers507 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSearchProductsResponse parses an HTTP response from a SearchProductsWithResponse call
+func ParseSearchProductsResponse(rsp *http.Response) (*SearchProductsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchProductsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProductSummaryPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SearchProductsResponse200Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SearchProductsResponse400Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers SearchProductsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SearchProductsResponse500Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SearchProductsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -61,6 +61,7 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 			PriceCents:   samplePrice(rng, c),
 			Currency:     "USD",
 			PriceVersion: 1,
+			Tags:         sampleTags(fmt.Sprintf("p-%0*d", width, i+1)),
 			TopReviews:   []domain.TopReview{},
 			LastUpdated:  now,
 			Version:      1,
@@ -98,6 +99,27 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 		p.carts[i] = c
 	}
 	return p
+}
+
+// sampleTagWords are the tags of the sample's products, searched like
+// their names.
+var sampleTagWords = []string{"gift", "bestseller", "new", "eco", "handmade", "organic", "limited", "classic"}
+
+// sampleTags are zero to two tags of a product, drawn from its id like
+// sampleStock, so that the rest of the sample does not move.
+func sampleTags(productID string) []string {
+	h := fnv.New64a()
+	h.Write([]byte("tags " + productID))
+	v := h.Sum64()
+	n := int(v % 3)
+	var tags []string
+	for i := range n {
+		t := sampleTagWords[(v>>(8*(i+1)))%uint64(len(sampleTagWords))]
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	return tags
 }
 
 // sampleStock is a product's units in the sample: most in stock (20 to

@@ -1,5 +1,6 @@
 // Package sample generates the shop's sample catalog (categories,
-// products with their reviews, the productsByCategory view, open carts)
+// products with their reviews, the productsByCategory view, the search
+// index, open carts)
 // and loads it into a store whose containers migrations.Apply created:
 // the first-start data of `shop serve`, the data sets of `shop seed` and
 // of the load benchmark.
@@ -77,8 +78,8 @@ func IsEmpty(ctx context.Context, s store.Store) (bool, error) {
 }
 
 // Load loads a generated catalog into s: categories, products with their
-// reviews, the productsByCategory view, the categories index and open
-// carts. The same options always produce the same catalog (a fixed seed);
+// reviews, the productsByCategory view, the productsByTerm search index,
+// the categories index and open carts. The same options always produce the same catalog (a fixed seed);
 // review dates are spread over the year before now.
 //
 // Every copy is consistent from the start, so the shop is browsable before
@@ -99,6 +100,9 @@ func Load(ctx context.Context, s store.Store, opts Options) (Stats, error) {
 	}
 	batches := summaryBatches(p)
 	if err := forEach(ctx, len(batches), w.writeSummaries(batches)); err != nil {
+		return w.stats(p), err
+	}
+	if err := forEach(ctx, len(p.products), w.writeSearch(p)); err != nil {
 		return w.stats(p), err
 	}
 	if err := forEach(ctx, len(p.carts), w.writeCart(p)); err != nil {
@@ -262,6 +266,37 @@ func (w *sampleWriter) writeSummaries(batches [][]domain.ProductSummary) func(co
 		}
 		w.add(0, res.RequestCharge)
 		return nil
+	}
+}
+
+// writeSearch writes product i's entries in productsByTerm and its ledger:
+// what the products feed would write.
+func (w *sampleWriter) writeSearch(p *samplePlan) func(context.Context, int) error {
+	index := w.s.Container(store.ProductsByTermContainer)
+	put := func(ctx context.Context, pk string, doc any) error {
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		r, err := index.Upsert(ctx, pk, b, nil)
+		if err != nil {
+			return fmt.Errorf("search index %s: %w", pk, err)
+		}
+		w.add(0, r.RequestCharge)
+		return nil
+	}
+	return func(ctx context.Context, i int) error {
+		prod := p.products[i]
+		terms := domain.SearchTerms(prod)
+		for _, t := range terms {
+			if err := put(ctx, t, domain.EntryOfProduct(prod, t, terms)); err != nil {
+				return err
+			}
+		}
+		return put(ctx, domain.SearchLedgerKey(prod.ID), domain.SearchLedger{
+			Meta: domain.Meta{ID: prod.ID, Type: domain.TypeSearchLedger, SchemaVersion: domain.SchemaVersion},
+			Key:  domain.SearchLedgerKey(prod.ID), Terms: terms, Version: prod.Version,
+		})
 	}
 }
 

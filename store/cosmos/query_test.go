@@ -55,6 +55,14 @@ var queryShapes = []struct {
 		PartitionKey: "placed:2026-11-29", OrderBy: "createdAt", Desc: true, Limit: 100,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrderSummary}},
 	}},
+	// store.SearchIndex.Search: a two-word search, the other word filtered.
+	{"search_two_words", store.Query{
+		PartitionKey: "espresso", OrderBy: "rank", Limit: 20,
+		Filters: []store.Filter{
+			{Path: "type", Op: store.OpEqual, Value: domain.TypeSearchEntry},
+			{Path: "terms", Op: store.OpArrayContains, Value: "cup"},
+		},
+	}},
 	// store.Carts.WithProduct: the one cross-partition query.
 	{"carts_holding_product", store.Query{
 		Filters: []store.Filter{
@@ -176,6 +184,7 @@ var orderedShapeContainers = map[string]string{
 	"reviews_newest_first":   store.ReviewsContainer,
 	"order_history":          store.OrdersContainer,
 	"orders_by_status_day":   store.OrdersByStatusContainer,
+	"search_two_words":       store.ProductsByTermContainer,
 }
 
 // TestEveryCompositeIndexServesAQuery: a composite index serves only an

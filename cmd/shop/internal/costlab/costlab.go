@@ -43,9 +43,16 @@ type costReport struct {
 	// Inventory is what stock costs a checkout, a take, a release, and
 	// the ceiling one product's stock puts on its sales.
 	Inventory inventoryResult `json:"inventory"`
-	Goals     []report.Goal   `json:"goals"`
-	BuildTime string          `json:"buildTime"`
+	// SearchWrites is what a product create and a rename cost the
+	// search index (its write amplification), beside the search screens.
+	SearchWrites []searchWrite `json:"searchWrites"`
+	Goals        []report.Goal `json:"goals"`
+	BuildTime    string        `json:"buildTime"`
 }
+
+// searchWriteProducts is how many products the search write measure
+// creates and renames.
+const searchWriteProducts = 50
 
 // costGoals: the denormalized design at least 2× cheaper on the product
 // page and 5× on a 10-line cart.
@@ -113,8 +120,11 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 	rep.DataSet = fmt.Sprintf("%d products in %d categories with %d reviews each; %d users with a %d-line cart and %d orders each; %d price-change products held by %d open carts each",
 		o.lab.Products, o.lab.Categories, o.lab.ReviewsPerProduct, o.lab.Users, cartLines, o.lab.OrdersPerUser, o.lab.PriceChanges, o.lab.CartsPerProduct)
 
+	if err := indexLab(ctx, s, d); err != nil {
+		return rep, err
+	}
 	ms := store.Metered(s)
-	for _, sc := range labScreens(ms, d) {
+	for _, sc := range append(labScreens(ms, d), searchScreens(ms, d)...) {
 		r, err := measureScreen(ctx, sc, o.reps)
 		if err != nil {
 			return rep, err
@@ -126,6 +136,9 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 	}
 	if rep.Inventory, err = measureInventory(ctx, s, ms, o.reps); err != nil {
 		return rep, fmt.Errorf("inventory: %w", err)
+	}
+	if rep.SearchWrites, err = measureSearchWrites(ctx, ms, min(o.reps, searchWriteProducts)); err != nil {
+		return rep, fmt.Errorf("search writes: %w", err)
 	}
 	for _, g := range costGoals {
 		got := 0.0

@@ -30,7 +30,7 @@ func TestCostLab(t *testing.T) {
 	if !rep.Estimate {
 		t.Errorf("estimate = false on the embedded store, want true")
 	}
-	if got, want := len(rep.Screens), 4; got != want {
+	if got, want := len(rep.Screens), 7; got != want {
 		t.Fatalf("screens = %d, want %d", got, want)
 	}
 	for _, s := range rep.Screens {
@@ -48,6 +48,22 @@ func TestCostLab(t *testing.T) {
 				t.Errorf("median latency %v / %v µs, want both > 0", s.Denormalized.MedianMicros, s.Normalized.MedianMicros)
 			}
 		})
+	}
+
+	// Search: one read of the index; each product write adds one entry
+	// per term (and a rename a tombstone per dropped term).
+	for _, s := range rep.Screens {
+		if strings.HasPrefix(s.Screen, "search") && s.Denormalized.StoreOps != 1 {
+			t.Errorf("%s: %v store ops from the index, want 1", s.Screen, s.Denormalized.StoreOps)
+		}
+	}
+	if got, want := len(rep.SearchWrites), 2; got != want {
+		t.Fatalf("search writes = %d, want %d", got, want)
+	}
+	for _, s := range rep.SearchWrites {
+		if s.TermDocs < 4 || s.StoreOps <= s.TermDocs || s.RequestUnits <= s.ProductRU {
+			t.Errorf("%s: %v term documents, %v ops, %v RU (product %v RU); want at least 4 documents, more ops than documents (the guard's reads) and more RU than the product write", s.Change, s.TermDocs, s.StoreOps, s.RequestUnits, s.ProductRU)
+		}
 	}
 
 	w := rep.Workload

@@ -125,8 +125,9 @@ func (pc *priceChange) denormalized(ctx context.Context, productID string) (writ
 
 // propagate is the products feed's work for a price change (docs/feeds.md):
 // read the feed, then run the shop's own products handler on what it
-// delivered, which refreshes the productsByCategory summary, checks the
-// product's fan-out record and fans the new price out to every open cart
+// delivered, which refreshes the productsByCategory summary and the
+// product's search entries (one per term), checks the product's fan-out
+// record and fans the new price out to every open cart
 // holding the product (a cross-partition query, then one replace per
 // cart), then records what it pushed.
 func (pc *priceChange) propagate(ctx context.Context, _ int) error {

@@ -1,0 +1,39 @@
+package api
+
+import (
+	"net/http"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// handleSearch is product search: ONE single-partition query on
+// productsByTerm, in the partition of the query's rarest-looking term
+// (store.PickTerm), whatever the number of words; the other words filter
+// on the entry's copy of the product's terms. Every word must match (AND).
+// Results are best rated first, then by name, ties by id (domain.SearchRank).
+func handleSearch(index *store.SearchIndex) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		terms, err := domain.ParseQuery(r.URL.Query().Get("q"))
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		limit, cont, err := pageParams(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		items, next, err := index.Search(r.Context(), terms, limit, cont)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, pageOf(mapSlice(items, viewSearchEntry), next))
+	}
+}
+
+// viewSearchEntry is a result: the category page's product summary.
+func viewSearchEntry(e domain.SearchEntry) productSummaryView {
+	return viewProductSummary(e.ProductSummary)
+}
