@@ -40,6 +40,16 @@ type CheckoutRequest struct {
 // otherwise waits for it, up to domain.MaxCheckoutWait after the marker,
 // and then voids the order's id, so that a checkout that died, or is
 // stuck, can never commit after the cart has moved on.
+//
+// What the caller waits for is three writes in sequence: the marker, the
+// units (reserve), the order batch. The settle comes after the answer
+// (settleAfterAnswer): the order is committed by then, and the marker
+// makes any reader of the cart settle it first, so nobody sees the paid
+// lines again. The units wait for the marker, though they are in another
+// container: units taken at once with a marker that then loses its race
+// (the cart changed since it was read) would be held, for a moment, from
+// another checkout, which a shop running one checkout after the other
+// never refuses.
 func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Order, error) {
 	// A concurrent duplicate in this process waits for nobody: 409. On
 	// another instance the same race ends at the marker, and the second
@@ -60,7 +70,7 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 		case !domain.IsCode(err, domain.ENOTFOUND):
 			return err
 		}
-		o, err := w.mark(ctx, req)
+		o, marked, err := w.mark(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -68,7 +78,7 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 			w.unmark(ctx, o.UserID, o.ID)
 			return err
 		}
-		placed, err = w.place(ctx, o, req)
+		placed, err = w.place(ctx, o, marked, req)
 		return err
 	})
 	return placed, err
@@ -76,8 +86,8 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 
 // mark makes the order from the cart and writes the checkout's marker on
 // the version it was made from (If-Match), resolving another checkout's
-// marker first.
-func (w *Writes) mark(ctx context.Context, req CheckoutRequest) (domain.Order, error) {
+// marker first. It returns the order and the cart as marked.
+func (w *Writes) mark(ctx context.Context, req CheckoutRequest) (domain.Order, domain.Cart, error) {
 	var o domain.Order
 	marked, err := w.changeCart(ctx, req.UserID, "", func(c *domain.Cart) error {
 		t := w.now()
@@ -90,25 +100,19 @@ func (w *Writes) mark(ctx context.Context, req CheckoutRequest) (domain.Order, e
 		return nil
 	})
 	if err != nil {
-		return domain.Order{}, err
+		return domain.Order{}, domain.Cart{}, err
 	}
 	o.CartETag = marked.ETag
-	return o, nil
+	return o, marked, nil
 }
 
-// place commits the marked checkout's batch and settles the cart.
-func (w *Writes) place(ctx context.Context, o domain.Order, req CheckoutRequest) (domain.Order, error) {
+// place commits the marked checkout's batch; the cart is settled after
+// the answer (settleAfterAnswer).
+func (w *Writes) place(ctx context.Context, o domain.Order, marked domain.Cart, req CheckoutRequest) (domain.Order, error) {
 	placed, err := w.repos.Orders.Place(ctx, o, domain.Idempotency{Key: req.Key, RequestHash: req.RequestHash, CreatedAt: o.CreatedAt})
 	switch {
 	case err == nil:
-		// The order stands whatever happens now. The settle rides out a
-		// throttled store (Persist), so that the cart the user sees next
-		// no longer holds what was paid; if it still fails, the marker
-		// stays, and the orders feed or the next cart change settles it.
-		_ = store.Persist(ctx, func() error {
-			_, err := w.SettleOrder(ctx, placed)
-			return err
-		})
+		w.settleAfterAnswer(ctx, marked, placed)
 		return placed, nil
 	case errors.Is(err, store.ErrKeyUsed):
 		// The same key committed first on another instance: go round
@@ -124,6 +128,33 @@ func (w *Writes) place(ctx context.Context, o domain.Order, req CheckoutRequest)
 	// Anything else may have committed (on Cosmos an unavailable or
 	// timed-out batch may still have), or may not: settleOrVoid finds out.
 	return w.settleOrVoid(ctx, o, err)
+}
+
+// settleAfterAnswer takes the lines placed paid for out of the cart once
+// the caller has its answer, in the background: the order stands
+// whatever happens now, so the settle is no part of the answer, and the
+// checkout's caller does not wait for a third write. Nobody sees the
+// paid lines meanwhile: every reader and writer of the cart that finds
+// the marker settles it first (Cart, changeCart), which costs that one
+// reader the order's point read and the settle. The settle starts from
+// marked, the cart as the marker left it, so it is one write unless the
+// cart changed since. It rides out a throttled store (Persist); if it
+// still fails, or the process stops first, the marker stays, and the
+// orders feed (OrdersToCarts) or the next cart change settles it.
+//
+// It runs on ctx's values (its trace) without its cancellation, bounded
+// by cleanupTimeout, and on a Meter of its own: the answer's cost headers
+// are written by then.
+func (w *Writes) settleAfterAnswer(ctx context.Context, marked domain.Cart, placed domain.Order) {
+	ctx, _ = store.WithMeter(context.WithoutCancel(ctx))
+	w.background.Go(func() {
+		ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		defer cancel()
+		_ = store.Persist(ctx, func() error {
+			_, err := w.settleFrom(ctx, marked, placed)
+			return err
+		})
+	})
 }
 
 // settleOrVoid ends a checkout whose batch failed without saying that it
@@ -195,81 +226,6 @@ func (w *Writes) replay(ctx context.Context, prior domain.Idempotency, hash stri
 		return domain.Order{}, domain.Errorf(domain.EUNPROCESSABLE, "this Idempotency-Key was used with a different request body")
 	}
 	return w.repos.Orders.Get(ctx, prior.UserID, prior.OrderID)
-}
-
-// SettleOrder takes the lines order o paid for out of its user's cart, if
-// the cart still carries o's marker (domain.Cart.Settle), and returns the
-// cart. It is called after the batch by the checkout itself, by a cart
-// change that finds the marker (resolve), and by the orders feed for
-// every order it delivers. Idempotent: once settled, the marker is gone.
-// The order's status does not matter (a feed may first deliver an order
-// as cancelled): its lines were checked out all the same. A cart that
-// expired meanwhile has nothing left to settle.
-func (w *Writes) SettleOrder(ctx context.Context, o domain.Order) (domain.Cart, error) {
-	c, err := w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: o.UserID}, func(c *domain.Cart) error {
-		if !c.Settle(o, w.now()) {
-			return store.ErrUnchanged
-		}
-		return nil
-	})
-	if errors.Is(err, store.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
-		return c, nil
-	}
-	return c, err
-}
-
-// errCheckoutInProgress is the lost race of a cart change that found a
-// checkout still running: it waits (Retry) and looks again.
-var errCheckoutInProgress = domain.Errorf(domain.ECONFLICT, "a checkout of this cart is in progress; try again")
-
-// resolve ends, for a cart change, the checkout whose marker it found:
-// an order that committed is settled; a voided one is unmarked; one not
-// there yet is waited for until domain.MaxCheckoutWait after the marker,
-// then voided (its batch can then never commit) and unmarked.
-func (w *Writes) resolve(ctx context.Context, userID string, p domain.PendingCheckout) error {
-	return store.Retry(ctx, func() error {
-		o, voided, err := w.repos.Orders.Lookup(ctx, userID, p.OrderID)
-		switch {
-		case err == nil && voided:
-			w.unmark(ctx, userID, p.OrderID)
-			return nil
-		case err == nil:
-			_, err = w.SettleOrder(ctx, o)
-			return err
-		case !domain.IsCode(err, domain.ENOTFOUND):
-			return err
-		case w.now().Before(p.Since.Add(domain.MaxCheckoutWait)):
-			// Still running, unless it was refused and unmarked.
-			if c, err := w.repos.Carts.Get(ctx, userID); err != nil || !c.IsPending(p.OrderID) {
-				return err
-			}
-			return store.Lost(errCheckoutInProgress)
-		}
-		err = w.repos.Orders.Void(ctx, userID, p.OrderID, w.now())
-		if errors.Is(err, store.ErrOrderExists) {
-			// It committed (or another change voided it) meanwhile.
-			return store.Lost(err)
-		}
-		if err != nil {
-			return err
-		}
-		w.unmark(ctx, userID, p.OrderID)
-		return nil
-	})
-}
-
-// unmark removes the marker of the checkout of orderID, if it is still
-// there. Best effort: a marker left behind is resolved by the next
-// change of the cart.
-func (w *Writes) unmark(ctx context.Context, userID, orderID string) {
-	cleanUp(ctx, func(ctx context.Context) {
-		_, _ = w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: userID}, func(c *domain.Cart) error {
-			if !c.Unmark(orderID) {
-				return store.ErrUnchanged
-			}
-			return nil
-		})
-	})
 }
 
 func randomSuffix() string {

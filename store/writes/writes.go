@@ -11,6 +11,7 @@ package writes
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"shop/domain"
@@ -22,6 +23,9 @@ type Writes struct {
 	repos     *store.Repos
 	now       func() time.Time
 	checkouts inFlight
+	// background is the work left running after an answer (the settle
+	// of a placed checkout: settleAfterAnswer).
+	background sync.WaitGroup
 }
 
 // New returns the write protocols over repos; now is the clock of every
@@ -32,6 +36,10 @@ func New(repos *store.Repos, now func() time.Time) *Writes {
 	}
 	return &Writes{repos: repos, now: now}
 }
+
+// Wait waits until the work the protocols left running after their
+// answers is done: the settles of the checkouts placed so far.
+func (w *Writes) Wait() { w.background.Wait() }
 
 // SetCartLine puts quantity of the product in the user's cart (the cart
 // PUT): it reads the product for the line's copies, writes the cart
@@ -142,7 +150,8 @@ func (w *Writes) Cart(ctx context.Context, userID string) (domain.Cart, error) {
 	case err != nil:
 		return domain.Cart{}, err
 	}
-	return w.SettleOrder(ctx, o)
+	// The cart as read is where the settle starts: one write, no read.
+	return w.settleFrom(ctx, c, o)
 }
 
 // RefreshCart brings the cart's line of p up to p under the freshness rule
