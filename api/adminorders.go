@@ -140,7 +140,8 @@ func dayRange(day, from, to, cont string) ([]time.Time, error) {
 	if t.Before(f) {
 		return nil, domain.Errorf(domain.EINVALID, "from must not be after to")
 	}
-	n := int(t.Sub(f).Hours()/24) + 1
+	// Seconds, not a time.Duration: one saturates past 292 years.
+	n := int((t.Unix()-f.Unix())/(24*60*60)) + 1
 	if n > MaxOrderDays {
 		return nil, domain.Errorf(domain.EINVALID, "from..to spans %d days; at most %d are allowed", n, MaxOrderDays)
 	}

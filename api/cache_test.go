@@ -12,6 +12,7 @@ import (
 
 	"shop/api"
 	"shop/domain"
+	"shop/store"
 	"shop/store/embedded"
 )
 
@@ -159,5 +160,33 @@ func TestCacheHeadersOverHTTP(t *testing.T) {
 	}
 	if n, _ := strconv.Atoi(hit.Header.Get("Content-Length")); n == 0 {
 		t.Errorf("hit: Content-Length %q", hit.Header.Get("Content-Length"))
+	}
+}
+
+// TestCacheKeyIsThePage: the spellings of one page's parameters (a limit
+// with leading zeros or a plus sign, the default sort named or left out,
+// parameters in another order) are one entry, so a client cannot make
+// every request a miss, each a query on the category's partition, by
+// spelling the same page another way.
+func TestCacheKeyIsThePage(t *testing.T) {
+	s := newShop(t, func(o *options) { o.cache = api.NewReadCache(api.CacheConfig{MaxAge: time.Hour}) })
+	s.fixture()
+	s.do(req{method: "GET", path: "/v1/categories/books/products?limit=10"}).want(200)
+	for _, path := range []string{
+		"/v1/categories/books/products?limit=010",
+		"/v1/categories/books/products?limit=0000010",
+		"/v1/categories/books/products?limit=%2B10",
+		"/v1/categories/books/products?sort=name&limit=10",
+		"/v1/categories/books/products?limit=10&continuation=",
+	} {
+		r := s.do(req{method: "GET", path: path}).want(200)
+		if got := r.Header().Get("X-Store-Operations"); got != "0" {
+			t.Errorf("GET %s after ?limit=10: X-Store-Operations %s, Server-Timing %q; want 0, a hit",
+				path, got, r.Header().Get("Server-Timing"))
+		}
+	}
+	s.do(req{method: "GET", path: "/v1/categories/books/products"}).want(200)
+	if r := s.do(req{method: "GET", path: "/v1/categories/books/products?limit=" + strconv.Itoa(store.DefaultPageSize)}).want(200); r.Header().Get("X-Store-Operations") != "0" {
+		t.Errorf("the default limit spelled out: X-Store-Operations %s, want 0, the entry of no limit", r.Header().Get("X-Store-Operations"))
 	}
 }

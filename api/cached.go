@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -109,11 +110,18 @@ func categoriesKey(*http.Request) (cacheKey, bool) {
 	return cacheKey{tag: "categories"}, true
 }
 
+// categoryPageKey names the page the parameters mean, not how they are
+// spelled (?limit=010 is ?limit=10): else every spelling would be a miss,
+// a query on the category's partition, and a client could bypass the
+// cache at will. Parameters the handler refuses are not cached.
 func categoryPageKey(r *http.Request) (cacheKey, bool) {
-	q := r.URL.Query()
+	sort, limit, cont, err := categoryPageParams(r)
+	if err != nil {
+		return cacheKey{}, false
+	}
 	return cacheKey{
 		tag:     "category/" + chi.URLParam(r, "categoryId"),
-		variant: q.Get("sort") + "|" + q.Get("limit") + "|" + q.Get("continuation"),
+		variant: sort + "|" + strconv.Itoa(limit) + "|" + cont,
 	}, true
 }
 

@@ -34,18 +34,9 @@ func handleCategoryPage(summaries *store.ProductSummaries, products *store.Produ
 			writeProblem(w, r, err)
 			return
 		}
-		limit, cont, err := pageParams(r)
+		sort, limit, cont, err := categoryPageParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
-			return
-		}
-		sort := r.URL.Query().Get("sort")
-		switch sort {
-		case "":
-			sort = store.SortByName
-		case store.SortByName, store.SortByPrice, store.SortByRating:
-		default:
-			writeProblem(w, r, domain.Errorf(domain.EINVALID, "sort must be name, price or rating"))
 			return
 		}
 		items, next, err := summaries.Page(r.Context(), categoryID, sort, limit, cont)
@@ -66,6 +57,24 @@ func handleCategoryPage(summaries *store.ProductSummaries, products *store.Produ
 		}
 		encode(w, http.StatusOK, pageOf(mapSlice(items, viewProductSummary), next))
 	}
+}
+
+// categoryPageParams reads a category page's ?sort=, ?limit= and
+// ?continuation=, the defaults filled in: the page they name, however
+// they were spelled (the read cache's key).
+func categoryPageParams(r *http.Request) (sort string, limit int, continuation string, err error) {
+	limit, continuation, err = pageParams(r)
+	if err != nil {
+		return "", 0, "", err
+	}
+	switch sort = r.URL.Query().Get("sort"); sort {
+	case "":
+		sort = store.SortByName
+	case store.SortByName, store.SortByPrice, store.SortByRating:
+	default:
+		return "", 0, "", domain.Errorf(domain.EINVALID, "sort must be name, price or rating")
+	}
+	return sort, limit, continuation, nil
 }
 
 // handleProduct is the product page: ONE point read in products, the top

@@ -171,6 +171,15 @@ func TestAdminOrderViews(t *testing.T) {
 			s.do(req{method: "GET", path: "/v1/admin/orders?" + tc.query, token: admin}).want(400)
 		})
 	}
+	t.Run("CenturiesSaySoInTheirDays", func(t *testing.T) {
+		// Past 292 years a time.Duration saturates: the span is counted
+		// in days, not hours.
+		r := s.do(req{method: "GET", path: "/v1/admin/orders?from=0001-01-01&to=9999-12-31", token: admin}).want(400)
+		p := decodeBody[struct{ Detail string }](t, r)
+		if want := "from..to spans 3652059 days; at most 31 are allowed"; p.Detail != want {
+			t.Errorf("detail %q, want %q", p.Detail, want)
+		}
+	})
 	t.Run("ThirtyOneDaysIsAllowed", func(t *testing.T) {
 		r := s.do(req{method: "GET", path: "/v1/admin/orders?from=2026-11-01&to=2026-12-01", token: admin}).want(200)
 		if want := fmt.Sprint(31 * s.repos.OrderSummaries.Buckets()); r.ops() != want {

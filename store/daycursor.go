@@ -3,15 +3,21 @@ package store
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
+	"time"
 
 	"shop/domain"
 )
 
 // dayCursor is the continuation of OrderSummaries.DayPage: where each
-// bucket of the day stands. A bucket's position is a store continuation
-// and the items to skip after it, because a page of the merge may take
-// only part of a bucket's store page. It names its status and day, so a
-// cursor is refused on another day's query.
+// bucket of the day stands. A page of the merge may take only part of a
+// bucket's store page, so a bucket's position is a store continuation and
+// the last summary the client was shown after it: the next page reads
+// from the continuation again and drops what is not older than that
+// summary. Not a count of summaries to skip: the admin ships the orders a
+// page showed, their summaries leave the partition, and a count would
+// then skip as many orders never shown. It names its status and day, so
+// a cursor is refused on another day's query.
 type dayCursor struct {
 	StatusDay string      `json:"k"`
 	Buckets   []BucketPos `json:"b"`
@@ -20,9 +26,41 @@ type dayCursor struct {
 // BucketPos is one bucket's position in the day query.
 type BucketPos struct {
 	Continuation string `json:"c,omitempty"`
-	Skip         int    `json:"s,omitempty"`
-	Done         bool   `json:"d,omitempty"`
+	// Shown is how many summaries of the store page at Continuation the
+	// client was shown: the page is read again that much larger.
+	Shown int `json:"s,omitempty"`
+	// Last is the last summary the client was shown, nil at the start of
+	// the bucket or of a store page.
+	Last *summaryKey `json:"l,omitempty"`
+	Done bool        `json:"d,omitempty"`
 }
+
+// summaryKey is a summary's place in the day query's order.
+type summaryKey struct {
+	CreatedAt time.Time `json:"t"`
+	ID        string    `json:"i"`
+}
+
+func keyOf(s domain.OrderSummary) *summaryKey {
+	return &summaryKey{CreatedAt: s.CreatedAt, ID: s.ID}
+}
+
+// unseen reports whether s comes after the position's last shown summary
+// in the query's order, createdAt then id, both descending: not shown
+// yet. createdAt is compared as its JSON text, as the index compares it
+// (a trimmed fraction can order two instants 10 ns apart the other way).
+func (p BucketPos) unseen(s domain.OrderSummary) bool {
+	if p.Last == nil {
+		return true
+	}
+	if c := strings.Compare(jsonTime(s.CreatedAt), jsonTime(p.Last.CreatedAt)); c != 0 {
+		return c < 0
+	}
+	return s.ID < p.Last.ID
+}
+
+// jsonTime is t as encoding/json writes it in a document.
+func jsonTime(t time.Time) string { return t.Format(time.RFC3339Nano) }
 
 // decodeDayCursor reads the continuation of a day query on statusDay over
 // n buckets; "" is the start of every bucket.
@@ -41,7 +79,7 @@ func decodeDayCursor(continuation, statusDay string, n int) (dayCursor, error) {
 		return c, invalid
 	}
 	for _, b := range got.Buckets {
-		if b.Skip < 0 || b.Skip > MaxQueryPageSize {
+		if b.Shown < 0 || b.Shown > MaxQueryPageSize {
 			return c, invalid
 		}
 	}

@@ -87,30 +87,32 @@ type bucketFetch struct {
 // the day query (a bucket whose pages come back short or empty).
 const maxBucketPages = 4
 
-// fetchBucket reads up to limit summaries of one bucket from pos.
+// fetchBucket reads up to limit summaries of one bucket from pos: the
+// store page at pos.Continuation again (pos.Shown larger), without the
+// summaries pos says the client was shown.
 func (r *OrderSummaries) fetchBucket(ctx context.Context, key string, pos BucketPos, limit int) (bucketFetch, error) {
 	var f bucketFetch
-	cont, skip := pos.Continuation, pos.Skip
+	cont, shown, last := pos.Continuation, pos.Shown, pos.Last
 	for range maxBucketPages {
 		page, next, err := queryPage[domain.OrderSummary](ctx, r.c, Query{
 			PartitionKey: key,
 			Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrderSummary}},
 			OrderBy:      "createdAt",
 			Desc:         true,
-			Limit:        min(skip+limit, MaxQueryPageSize),
+			Limit:        min(shown+limit, MaxQueryPageSize),
 			Continuation: cont,
 		})
 		if err != nil {
 			return f, err
 		}
 		for i, s := range page {
-			if i < skip {
-				continue
+			if pos.unseen(s) {
+				f.items = append(f.items, s)
+				f.at = append(f.at, BucketPos{Continuation: cont, Shown: i, Last: last})
 			}
-			f.items = append(f.items, s)
-			f.at = append(f.at, BucketPos{Continuation: cont, Skip: i})
+			last = keyOf(s)
 		}
-		skip = max(skip-len(page), 0)
+		shown = 0
 		if next == "" {
 			f.end = BucketPos{Done: true}
 			return f, nil
@@ -120,7 +122,7 @@ func (r *OrderSummaries) fetchBucket(ctx context.Context, key string, pos Bucket
 			break
 		}
 	}
-	f.end = BucketPos{Continuation: cont, Skip: skip}
+	f.end = BucketPos{Continuation: cont, Last: last}
 	return f, nil
 }
 

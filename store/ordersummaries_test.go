@@ -168,3 +168,67 @@ func TestOrderSummariesDayPageRefusesAForeignContinuation(t *testing.T) {
 		wantCode(t, name, err, domain.EINVALID)
 	}
 }
+
+// TestDayPageMissesNothingTheAdminShips: the admin pages through the
+// day's placed orders and ships each order of a page before asking for
+// the next, so the summaries a page showed leave the placed partitions
+// (Project, as the orders feed does after the PATCH). Every order that
+// was placed when the walk began must still be shown once: a bucket's
+// position counts from what the client saw, not from an index into a
+// store page that the shipped orders have since left.
+func TestDayPageMissesNothingTheAdminShips(t *testing.T) {
+	ctx := t.Context()
+	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	for _, limit := range []int{2, 3, 5} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			views := store.NewOrderSummaries(newStore(t))
+			placed := map[string]domain.Order{}
+			for i := range 60 {
+				o := newOrder(t, fmt.Sprintf("u%d", i%7), fmt.Sprintf("o-%03d", i), int64(100+i), day.Add(time.Duration(i)*time.Minute))
+				o.Version = 1
+				placed[o.ID] = o
+				if err := views.Project(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			shown := map[string]int{}
+			cont := ""
+			for pages := 0; ; pages++ {
+				if pages > len(placed) {
+					t.Fatalf("more than %d pages for %d orders", pages, len(placed))
+				}
+				items, next, err := views.DayPage(ctx, domain.StatusPlaced, day, limit, cont)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range items {
+					shown[s.ID]++
+					o := placed[s.ID]
+					o.Status, o.Version = domain.StatusShipped, o.Version+1
+					if err := views.Project(ctx, o); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if next == "" {
+					break
+				}
+				cont = next
+			}
+			var missed, twice []string
+			for id := range placed {
+				switch shown[id] {
+				case 0:
+					missed = append(missed, id)
+				case 1:
+				default:
+					twice = append(twice, id)
+				}
+			}
+			if len(missed) > 0 || len(twice) > 0 {
+				slices.Sort(missed)
+				slices.Sort(twice)
+				t.Errorf("of %d placed orders shipped page by page, never shown: %v; shown twice: %v", len(placed), missed, twice)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import { orders, order } from "./views/orders.js";
 import { admin } from "./views/admin.js";
 import { signin } from "./views/signin.js";
 import { account } from "./views/account.js";
+import { search } from "./views/search.js";
 
 // routes: pattern → view. A view gets (main, params, query) and returns
 // a promise; it sets the page title via its h1.
@@ -29,6 +30,7 @@ const routes = [
   [/^\/admin$/, admin],
   [/^\/signin$/, signin],
   [/^\/account$/, account],
+  [/^\/search$/, search],
 ];
 
 // parse splits "#/p/42?x=1" into path "/p/42" and its query parameters.
@@ -83,6 +85,20 @@ function failed(screen, err) {
   screenCost(screen, err.status ? `${request} (${err.status})` : `${request} (no answer)`, err.cost || null);
 }
 
+// The header's search box routes to the results screen (#/search?q=…),
+// whose address is the query, so a search can be linked and reloaded.
+const searchForm = document.getElementById("search");
+const searchInput = document.getElementById("search-q");
+searchForm.addEventListener("submit", (e) => {
+  e.preventDefault();
+  const q = searchInput.value.trim();
+  if (!q) {
+    searchInput.focus();
+    return;
+  }
+  go(`#/search?${new URLSearchParams({ q })}`);
+});
+
 let renderCount = 0;
 
 async function render() {
@@ -91,6 +107,8 @@ async function render() {
   const mine = ++renderCount;
   navigated();
   renderNav();
+  // The box shows the words of the results on screen, and is empty elsewhere.
+  searchInput.value = path === "/search" ? query.get("q") || "" : "";
   const match = routes.map(([re, view]) => [re.exec(path), view]).find(([m]) => m);
   if (!match) {
     main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the shop")));

@@ -108,6 +108,10 @@ func TestBrowserAudit(t *testing.T) {
 		{"#/account", "Your account"},
 		{"#/admin", "Admin"},
 		{"#/signin", "Sign in"},
+		{"#/search?q=coffee", "Results for"},
+		{"#/search?q=zeppelin", "Results for"},
+		{"#/search?q=red+blue+green+pink+gray+teal", "Search for"},
+		{"#/search", "Search"},
 	}
 	for _, width := range []int64{1280, 360} {
 		t.Run(fmt.Sprintf("Width%d", width), func(t *testing.T) {

@@ -16,11 +16,13 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"shop/domain"
 	"shop/store/faults"
 )
 
-// TestCartIsLinearizable: a few clients share ONE user's cart, setting
-// and removing lines, reading the cart and checking out (fresh keys) at
+// TestCartIsLinearizable: a few clients share ONE user's cart, setting,
+// adding to (two tabs' "Add to cart" both count, up to 99) and removing
+// lines, reading the cart and checking out (fresh keys) at
 // once, on a store that throttles or fails some of its calls. Every
 // operation's call and return time, input and output are recorded, and
 // porcupine checks that the history is linearizable against a sequential
@@ -72,7 +74,7 @@ func TestCartIsLinearizable(t *testing.T) {
 
 // cartIn is one operation of a client; cartOut its answer.
 type cartIn struct {
-	kind     string // put, delete, get, checkout, audit
+	kind     string // put, add, delete, get, checkout, audit
 	product  string
 	quantity int
 }
@@ -104,11 +106,21 @@ func cartModel(prices map[string]int64) porcupine.Model {
 			lines := parseLines(st.lines)
 			ambiguous := out.code >= 500
 			switch in.kind {
-			case "put", "delete":
+			case "put", "add", "delete":
 				after := maps.Clone(lines)
-				if in.kind == "put" {
+				switch in.kind {
+				case "put":
 					after[in.product] = in.quantity
-				} else {
+				case "add":
+					if lines[in.product]+in.quantity > domain.MaxQuantity {
+						// Over the line's bound: 409, nothing written.
+						if out.code == http.StatusConflict || ambiguous {
+							return []any{st}
+						}
+						return nil
+					}
+					after[in.product] += in.quantity
+				default:
 					delete(after, in.product)
 				}
 				next := cartState{formatLines(after), st.orders, st.charged}
@@ -166,8 +178,11 @@ func cartModel(prices map[string]int64) porcupine.Model {
 			if in.product != "" {
 				fmt.Fprintf(&b, " %s", in.product)
 			}
-			if in.kind == "put" {
+			switch in.kind {
+			case "put":
 				fmt.Fprintf(&b, "=%d", in.quantity)
+			case "add":
+				fmt.Fprintf(&b, "+%d", in.quantity)
 			}
 			fmt.Fprintf(&b, " → %d [%s]", out.code, out.lines)
 			if in.kind == "checkout" && out.code == http.StatusCreated {
@@ -206,8 +221,11 @@ func runCartClients(t *testing.T, s *liveShop, user string, products []string, c
 			for i := range opsPerClient {
 				var in cartIn
 				switch r := rng.IntN(100); {
-				case r < 45:
+				case r < 30:
 					in = cartIn{kind: "put", product: products[rng.IntN(len(products))], quantity: 1 + rng.IntN(99)}
+				case r < 45:
+					// Up to 40 at a time: a line reaches 99 now and then.
+					in = cartIn{kind: "add", product: products[rng.IntN(len(products))], quantity: 1 + rng.IntN(40)}
 				case r < 60:
 					in = cartIn{kind: "delete", product: products[rng.IntN(len(products))]}
 				case r < 80:
@@ -266,6 +284,8 @@ func cartCall(s *liveShop, tok string, in cartIn, key string) (cartOut, error) {
 	switch in.kind {
 	case "put":
 		code, b, err = httpDo(s.client, "PUT", s.URL+"/v1/cart/items/"+in.product, tok, map[string]int{"quantity": in.quantity}, nil)
+	case "add":
+		code, b, err = httpDo(s.client, "POST", s.URL+"/v1/cart/items/"+in.product, tok, map[string]int{"quantity": in.quantity}, nil)
 	case "delete":
 		code, b, err = httpDo(s.client, "DELETE", s.URL+"/v1/cart/items/"+in.product, tok, nil, nil)
 	case "get":

@@ -25,6 +25,8 @@ import (
 // body, several at once), cancels, admin price changes, admin stock
 // counts, feed catch-ups and restarts, and compares every answer with a
 // sequential model kept in plain maps. The model's rules:
+//   - an add grows the line by its quantity, and is 409 with the cart
+//     unchanged when the line would pass 99;
 //   - a cart line carries its product's current name and price (a price
 //     change waits here for the feed to reach the carts before the next
 //     step, which keeps the model deterministic);
@@ -167,6 +169,7 @@ func newShopModel(t *flagT, path string) *shopModel {
 func (m *shopModel) actions() map[string]func(*rapid.T) {
 	return map[string]func(*rapid.T){
 		"put":         m.put,
+		"add":         m.add,
 		"delete":      m.delete,
 		"checkout":    m.checkout,
 		"checkoutAll": m.checkoutAtOnce,
@@ -190,6 +193,29 @@ func (m *shopModel) put(t *rapid.T) {
 	p, q := m.product(t), rapid.IntRange(1, 99).Draw(t, "quantity")
 	m.s.must("PUT", "/v1/cart/items/"+p, m.customer, map[string]int{"quantity": q}, nil, http.StatusOK, nil)
 	m.cart[p] = q
+}
+
+// add is "Add to cart" (POST): the line grows by q, or the answer is 409
+// and the cart unchanged when the line would pass 99.
+func (m *shopModel) add(t *rapid.T) {
+	m.steps++
+	p, q := m.product(t), rapid.IntRange(1, 99).Draw(t, "quantity")
+	if m.cart[p]+q > domain.MaxQuantity {
+		m.s.must("POST", "/v1/cart/items/"+p, m.customer, map[string]int{"quantity": q}, nil, http.StatusConflict, nil)
+		return
+	}
+	var c liveCart
+	m.s.must("POST", "/v1/cart/items/"+p, m.customer, map[string]int{"quantity": q}, nil, http.StatusOK, &c)
+	m.cart[p] += q
+	got := 0
+	for _, l := range c.Items {
+		if l.ProductID == p {
+			got = l.Quantity
+		}
+	}
+	if got != m.cart[p] {
+		m.t.Fatalf("add %d of %s answered the line's quantity %d, want %d", q, p, got, m.cart[p])
+	}
 }
 
 func (m *shopModel) delete(t *rapid.T) {

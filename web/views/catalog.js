@@ -54,7 +54,7 @@ export function thumb(imageUrl, name, big = false) {
 
 // summaryCard is one product of a grid; its availability is the copy the
 // summary carries, so the badge costs no read.
-function summaryCard(p) {
+export function summaryCard(p) {
   return h("li", { class: "card product", "data-product": p.id },
     h("a", { href: `#/p/${encodeURIComponent(p.id)}`, class: "card-image", tabindex: "-1", "aria-hidden": "true" },
       thumb(p.imageUrl, p.name)),
@@ -67,22 +67,17 @@ function summaryCard(p) {
   );
 }
 
-// Category page: one single-partition query on productsByCategory
-// (pk = categoryId), one page at a time; "Show more" follows the
-// continuation token and adds its own cost to the panel. The products
-// carry their category's name, so a direct link is titled right.
-export async function category(main, [id], params) {
-  const sort = params.get("sort") === "price" ? "price" : "name";
-  const base = `/v1/categories/${encodeURIComponent(id)}/products`;
-  const { data, cost } = await get(base + query({ sort, limit: 24 }));
-  screenCost(main, `GET ${base}`, cost);
-
-  const list = h("ul", { class: "cards products" }, data.items.map(summaryCard));
-  const total = { ops: cost ? cost.ops : 0, ru: cost ? cost.ru : 0, pages: 1 };
+// productGrid is a grid of product summaries read one page at a time:
+// the first page's items, and a "show more" that reads path with params
+// and the continuation, adds the page's cards and the page's cost to the
+// screen's in the cost bar. It returns {list, more}.
+export function productGrid({ path, params, first, label }) {
+  const list = h("ul", { class: "cards products" }, first.data.items.map(summaryCard));
+  const total = { ops: first.cost ? first.cost.ops : 0, ru: first.cost ? first.cost.ru : 0, pages: 1 };
   const more = pager({
-    continuation: data.continuation,
-    label: "Show more products",
-    next: (continuation) => get(base + query({ sort, limit: 24, continuation })),
+    continuation: first.data.continuation,
+    label,
+    next: (continuation) => get(path + query({ ...params, continuation })),
     onPage: (page) => {
       list.append(...page.data.items.map(summaryCard));
       if (page.cost) {
@@ -90,10 +85,24 @@ export async function category(main, [id], params) {
         total.ru += page.cost.ru;
       }
       total.pages++;
-      showCost(`GET ${base} (${total.pages} pages)`,
+      showCost(`GET ${path} (${total.pages} pages)`,
         { ...page.cost, ops: total.ops, ru: total.ru, timing: page.cost ? page.cost.timing : null });
     },
   });
+  return { list, more };
+}
+
+// Category page: one single-partition query on productsByCategory
+// (pk = categoryId), one page at a time; "Show more" follows the
+// continuation token and adds its own cost to the panel. The products
+// carry their category's name, so a direct link is titled right.
+export async function category(main, [id], params) {
+  const sort = params.get("sort") === "price" ? "price" : "name";
+  const base = `/v1/categories/${encodeURIComponent(id)}/products`;
+  const first = await get(base + query({ sort, limit: 24 }));
+  screenCost(main, `GET ${base}`, first.cost);
+  const { data } = first;
+  const { list, more } = productGrid({ path: base, params: { sort, limit: 24 }, first, label: "Show more products" });
 
   const sortLink = (value, label) => value === sort
     ? h("span", { "aria-current": "true", class: "chip current" }, label)
