@@ -70,9 +70,9 @@ func categoryPageParams(r *http.Request) (sort string, limit int, continuation s
 	switch sort = r.URL.Query().Get("sort"); sort {
 	case "":
 		sort = store.SortByName
-	case store.SortByName, store.SortByPrice:
+	case store.SortByName, store.SortByPrice, store.SortByRating:
 	default:
-		return "", 0, "", domain.Errorf(domain.EINVALID, "sort must be name or price")
+		return "", 0, "", domain.Errorf(domain.EINVALID, "sort must be name, price or rating")
 	}
 	return sort, limit, continuation, nil
 }

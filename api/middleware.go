@@ -64,7 +64,7 @@ func withRecover(next http.Handler) http.Handler {
 // withCost puts a store.Meter in the request's context (or uses the one an
 // outer middleware, the telemetry, put there) and writes what the request
 // cost into its response headers: every /v1 response says how many store
-// operations and Request Units it took (docs/workshop/06-measure-the-cost.md).
+// operations and Request Units it took (docs/workshop/08-measure-the-cost.md).
 // estimated adds X-Request-Charge-Estimated: true, for a store whose
 // charges are an estimate (Deps.ChargesEstimated).
 func withCost(estimated bool) func(http.Handler) http.Handler {

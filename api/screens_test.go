@@ -37,6 +37,7 @@ func screensReadOnce(t *testing.T, cache *api.ReadCache) {
 		{"Categories", "/v1/categories", "", true},
 		{"CategoryPage", "/v1/categories/books/products", "", true},
 		{"CategoryPageByPrice", "/v1/categories/books/products?sort=price&limit=1", "", true},
+		{"CategoryPageByRating", "/v1/categories/books/products?sort=rating&limit=1", "", true},
 		{"SearchOneWord", "/v1/search?q=books", "", false},
 		{"SearchThreeWords", "/v1/search?q=Cosmos+patterns+book", "", false},
 		{"ProductPage", "/v1/products/book-1", "", true},
@@ -116,6 +117,21 @@ func TestCatalog(t *testing.T) {
 			t.Fatalf("second page = %+v, want book-1", second)
 		}
 	})
+	t.Run("CategoryPageByRatingPages", func(t *testing.T) {
+		type page struct {
+			Items        []struct{ ID string }
+			Continuation *string
+		}
+		// book-1 is rated 4.5 by the fixture's reviews, book-2 not at all.
+		first := decodeBody[page](t, s.do(req{method: "GET", path: "/v1/categories/books/products?sort=rating&limit=1"}).want(200))
+		if len(first.Items) != 1 || first.Items[0].ID != "book-1" || first.Continuation == nil {
+			t.Fatalf("first page = %+v, want book-1 and a continuation", first)
+		}
+		second := decodeBody[page](t, s.do(req{method: "GET", path: "/v1/categories/books/products?sort=rating&limit=1&continuation=" + *first.Continuation}).want(200))
+		if len(second.Items) != 1 || second.Items[0].ID != "book-2" || second.Continuation != nil {
+			t.Fatalf("second page = %+v, want book-2 and no continuation", second)
+		}
+	})
 	t.Run("EmptyCategoryIsAnEmptyPage", func(t *testing.T) {
 		r := s.do(req{method: "GET", path: "/v1/categories/empty/products"}).want(200)
 		if got := decodeBody[struct{ Items []any }](t, r); len(got.Items) != 0 {
@@ -167,7 +183,7 @@ func TestCatalog(t *testing.T) {
 		s.do(req{method: "GET", path: "/v1/products/book-1/reviews?limit=101"}).want(400)
 	})
 	t.Run("BadSortIs400", func(t *testing.T) {
-		s.do(req{method: "GET", path: "/v1/categories/books/products?sort=rating"}).want(400)
+		s.do(req{method: "GET", path: "/v1/categories/books/products?sort=popularity"}).want(400)
 	})
 	t.Run("ForgedContinuationIs400", func(t *testing.T) {
 		s.do(req{method: "GET", path: "/v1/categories/books/products?continuation=forged"}).want(400)

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 
 	"shop/domain"
 )
@@ -19,13 +22,18 @@ func NewProductSummaries(s Store) *ProductSummaries {
 
 // Sort orders of the category page.
 const (
-	SortByName  = "name"
-	SortByPrice = "price"
+	SortByName   = "name"
+	SortByPrice  = "price"
+	SortByRating = "rating"
 )
 
 // Page returns one page of a category's products ordered by name or price
 // (ties by id): ONE single-partition query served by a composite index.
+// By rating, best first, it reads the whole category (byRating).
 func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, limit int, continuation string) ([]domain.ProductSummary, string, error) {
+	if sort == SortByRating {
+		return r.byRating(ctx, categoryID, limit, continuation)
+	}
 	orderBy := "name"
 	if sort == SortByPrice {
 		orderBy = "priceCents"
@@ -37,6 +45,59 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 		Limit:        limit,
 		Continuation: continuation,
 	})
+}
+
+// byRating is the rating sort without an index: the view has no composite
+// index (averageRating, id) (the one on ratingScore serves the featured
+// list's score, another property), and Cosmos refuses an ORDER BY of two
+// properties without one (index-composite). So it reads every summary of
+// the category (one single-partition query, unordered), sorts them here
+// (averageRating descending, ties by id descending) and cuts the page at
+// an offset, its continuation. Every page pays for the whole category:
+// the exercise of docs/workshop/05-a-table-per-read-pattern.md makes it
+// an index walk.
+func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limit int, continuation string) ([]domain.ProductSummary, string, error) {
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	offset := 0
+	if continuation != "" {
+		n, err := strconv.Atoi(continuation)
+		if err != nil || n < 0 {
+			return nil, "", domain.Errorf(domain.EINVALID, "continuation is not one this server issued")
+		}
+		offset = n
+	}
+	var all []domain.ProductSummary
+	cont := ""
+	for {
+		page, next, err := queryPage[domain.ProductSummary](ctx, r.c, Query{
+			PartitionKey: categoryID,
+			Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
+			Limit:        MaxQueryPageSize,
+			Continuation: cont,
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		all = append(all, page...)
+		if next == "" {
+			break
+		}
+		cont = next
+	}
+	slices.SortFunc(all, func(a, b domain.ProductSummary) int {
+		return cmp.Or(cmp.Compare(b.AverageRating, a.AverageRating), cmp.Compare(b.ID, a.ID))
+	})
+	if offset >= len(all) {
+		return nil, "", nil
+	}
+	end := min(offset+limit, len(all))
+	next := ""
+	if end < len(all) {
+		next = strconv.Itoa(end)
+	}
+	return all[offset:end], next, nil
 }
 
 // Best returns the n best-rated products of a category (by ratingScore,

@@ -53,9 +53,11 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 	for _, p := range []struct {
 		id, name string
 		price    int64
-	}{{"p1", "Cold Brew Kit", 3500}, {"p2", "Aeropress", 2999}, {"p3", "Burr Grinder", 8900}, {"p4", "Chemex", 2999}} {
+		rating   float64
+	}{{"p1", "Cold Brew Kit", 3500, 4.5}, {"p2", "Aeropress", 2999, 3}, {"p3", "Burr Grinder", 8900, 4.5}, {"p4", "Chemex", 2999, 4.8}} {
 		pr := newProduct(p.id, p.price)
 		pr.Name = p.name
+		pr.ReviewStats.Average = p.rating
 		if _, err := views.Put(ctx, domain.SummaryOfProduct(pr)); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +72,8 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 		want []string
 	}{
 		{store.SortByName, []string{"p2", "p3", "p4", "p1"}},
-		{store.SortByPrice, []string{"p2", "p4", "p1", "p3"}}, // ties by id
+		{store.SortByPrice, []string{"p2", "p4", "p1", "p3"}},  // ties by id
+		{store.SortByRating, []string{"p4", "p3", "p1", "p2"}}, // best first, ties by id descending
 	}
 	for _, tt := range tests {
 		t.Run(tt.sort, func(t *testing.T) {
@@ -94,6 +97,8 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 			}
 		})
 	}
+	_, _, err := views.Page(ctx, "coffee", store.SortByRating, 3, "not-an-offset")
+	wantCode(t, "rating page with a foreign continuation", err, domain.EINVALID)
 	ids, err := views.IDs(ctx, "coffee")
 	if err != nil {
 		t.Fatal(err)

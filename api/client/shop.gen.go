@@ -128,8 +128,9 @@ func (e ListOrdersByStatusParamsStatus) Valid() bool {
 
 // Defines values for ListCategoryProductsParamsSort.
 const (
-	Name  ListCategoryProductsParamsSort = "name"
-	Price ListCategoryProductsParamsSort = "price"
+	Name   ListCategoryProductsParamsSort = "name"
+	Price  ListCategoryProductsParamsSort = "price"
+	Rating ListCategoryProductsParamsSort = "rating"
 )
 
 // Valid indicates whether the value is a known member of the ListCategoryProductsParamsSort enum.
@@ -138,6 +139,8 @@ func (e ListCategoryProductsParamsSort) Valid() bool {
 	case Name:
 		return true
 	case Price:
+		return true
+	case Rating:
 		return true
 	default:
 		return false
