@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
+	"shop/domain"
+	"shop/store"
 	"shop/store/writes"
 )
 
@@ -24,34 +27,16 @@ type cartItemRequest struct {
 	Quantity int `json:"quantity" validate:"required,min=1,max=99"`
 }
 
-// handleCartPut sets a line's quantity (writes.SetCartLine): with the
-// client's If-Match a stale cart is 412; without it the server retries its
-// own lost races.
-func handleCartPut(ws *writes.Writes) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathProductID(r)
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		req, err := decode[cartItemRequest](r)
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		c, err := ws.SetCartLine(r.Context(), userFrom(r.Context()).ID, id, req.Quantity, ifMatch(r))
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		setETag(w, c.ETag)
-		encode(w, http.StatusOK, viewCart(c))
-	}
-}
+// cartLineWrite is the write behind a cart line route:
+// writes.SetCartLine (the PUT: the line holds quantity) or
+// writes.AddCartLine (the POST, the storefront's "Add to cart": the line
+// grows by quantity).
+type cartLineWrite func(ctx context.Context, userID, productID string, quantity int, ifMatch store.Precondition) (domain.Cart, error)
 
-// handleCartAdd adds to a line's quantity (writes.AddCartLine), the
-// storefront's "Add to cart"; If-Match as on the PUT.
-func handleCartAdd(ws *writes.Writes) http.HandlerFunc {
+// handleCartLine writes one line of the caller's cart: with the client's
+// If-Match a stale cart is 412; without it the server retries its own
+// lost races.
+func handleCartLine(write cartLineWrite) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
@@ -63,7 +48,7 @@ func handleCartAdd(ws *writes.Writes) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		c, err := ws.AddCartLine(r.Context(), userFrom(r.Context()).ID, id, req.Quantity, ifMatch(r))
+		c, err := write(r.Context(), userFrom(r.Context()).ID, id, req.Quantity, ifMatch(r))
 		if err != nil {
 			writeProblem(w, r, err)
 			return
