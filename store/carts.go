@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 
 	"shop/domain"
 )
@@ -39,10 +40,14 @@ func (r *Carts) Update(ctx context.Context, userID string, ifMatch Precondition,
 // should exist (settling a checkout, refreshing a line): a missing cart
 // (expired by its TTL) is ENOTFOUND, never created. from, when it has an
 // _etag, is the cart as the caller already read it, and the first attempt
-// starts from it instead of reading again.
+// starts from it instead of reading again. from is the caller's and stays
+// as it was: fn changes a copy of its lines (a cart passed again, by a
+// caller that tries once more, must not hold what an earlier try did).
 func (r *Carts) UpdateExisting(ctx context.Context, from domain.Cart, fn func(*domain.Cart) error) (domain.Cart, error) {
 	o := rmw[domain.Cart]{}
 	if from.ETag != "" {
+		from.Items = slices.Clone(from.Items)
+		from.ProductIDs = slices.Clone(from.ProductIDs)
 		o.from, o.fromETag = &from, from.ETag
 	}
 	c, _, err := update(ctx, r.c, from.UserID, from.UserID, o, fn)

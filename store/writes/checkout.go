@@ -150,8 +150,13 @@ func (w *Writes) settleAfterAnswer(ctx context.Context, marked domain.Cart, plac
 	w.background.Go(func() {
 		ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 		defer cancel()
+		from := marked
 		_ = store.Persist(ctx, func() error {
-			_, err := w.settleFrom(ctx, marked, placed)
+			// Only the first try starts from the marked cart: a failed
+			// write may still have gone in, so a try again reads anew.
+			start := from
+			from = domain.Cart{UserID: marked.UserID}
+			_, err := w.settleFrom(ctx, start, placed)
 			return err
 		})
 	})

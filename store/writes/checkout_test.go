@@ -20,6 +20,9 @@ import (
 type hooked struct {
 	store.Store
 	onCartReplace func(c domain.Cart)
+	// failCartReplace, when it returns an error, fails the replace with
+	// it instead of writing.
+	failCartReplace func(c domain.Cart) error
 }
 
 func (s *hooked) Container(name string) store.Container {
@@ -39,6 +42,15 @@ func (c hookedContainer) Replace(ctx context.Context, pk, id string, item []byte
 			return store.ItemResponse{}, err
 		}
 		c.s.onCartReplace(cart)
+	}
+	if c.name == store.CartsContainer && c.s.failCartReplace != nil {
+		var cart domain.Cart
+		if err := json.Unmarshal(item, &cart); err != nil {
+			return store.ItemResponse{}, err
+		}
+		if err := c.s.failCartReplace(cart); err != nil {
+			return store.ItemResponse{}, err
+		}
 	}
 	return c.Container.Replace(ctx, pk, id, item, opts)
 }
@@ -168,4 +180,33 @@ func shortages(err error) []domain.Shortage {
 		return nil
 	}
 	return e.Shortages
+}
+
+// TestSettleAfterAnswerRetriesFromTheStoredCart: the settle after the
+// answer starts from the cart the checkout marked, and a store that is
+// unavailable for its write makes it try again. The try again reads the
+// cart anew: the first try's settle changed its copy of the lines (the
+// paid line deleted in place), and writing that copy would leave a line
+// of no product in the cart.
+func TestSettleAfterAnswerRetriesFromTheStoredCart(t *testing.T) {
+	ws, repos, h := stockedShop(t)
+	var failed sync.Once
+	h.failCartReplace = func(c domain.Cart) error {
+		var err error
+		if c.Pending == nil {
+			failed.Do(func() { err = domain.Errorf(domain.EUNAVAILABLE, "injected: the settle's first write") })
+		}
+		return err
+	}
+	if _, err := ws.Checkout(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	ws.Wait()
+	c, err := repos.Carts.Get(t.Context(), "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Pending != nil || len(c.Items) != 0 || c.ItemCount != 0 {
+		t.Errorf("cart after the settle: pending %v, lines %+v, item count %d; want settled and empty", c.Pending, c.Items, c.ItemCount)
+	}
 }
