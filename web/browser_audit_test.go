@@ -81,12 +81,7 @@ const auditJS = `(() => {
 // on one line and nothing scrolls sideways; the admin's feed panel shows
 // leases as words, not JSON.
 func TestBrowserAudit(t *testing.T) {
-	chromiumPath(t)
-	base := newShop(t)
-	browser := newBrowser(t)
-	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	base, browser := startBrowser(t)
 
 	// One order, so that every screen has something to show.
 	setup := openPage(t, browser, base)

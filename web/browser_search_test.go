@@ -20,12 +20,7 @@ var sampleTags = []string{"gift", "bestseller", "new", "eco", "handmade", "organ
 // must both match, a word nothing matches, a query the API refuses,
 // "More results" past the first page, and a link to a search opened cold.
 func TestBrowserSearch(t *testing.T) {
-	chromiumPath(t)
-	base := newShop(t)
-	browser := newBrowser(t)
-	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	base, browser := startBrowser(t)
 
 	t.Run("TypeAWordAndPressEnter", func(t *testing.T) {
 		p := openPage(t, browser, base)

@@ -15,12 +15,7 @@ import (
 // explained in words that name the product, with its lines flagged at
 // checkout and on the cart.
 func TestBrowserStock(t *testing.T) {
-	chromiumPath(t)
-	base := newShop(t)
-	browser := newBrowser(t)
-	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	base, browser := startBrowser(t)
 
 	t.Run("SoldOutBadgeAndDisabledAdd", func(t *testing.T) {
 		p := openPage(t, browser, base)

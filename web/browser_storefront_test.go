@@ -14,12 +14,7 @@ import (
 // forgot why it was asked for, errors in API words, and direct links that
 // guessed names.
 func TestBrowserStorefront(t *testing.T) {
-	chromiumPath(t)
-	base := newShop(t)
-	browser := newBrowser(t)
-	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	base, browser := startBrowser(t)
 
 	t.Run("CancelOrderFromItsPage", func(t *testing.T) {
 		p := openPage(t, browser, base)

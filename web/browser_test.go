@@ -40,6 +40,20 @@ func chromiumPath(t *testing.T) string {
 
 // newBrowser starts one headless chromium with a fresh profile and returns
 // a context for a new tab in it.
+// startBrowser starts a shop and a headless Chromium for a browser test
+// (skipped without chromium), and returns the shop's URL and the browser.
+// The first navigation starts the browser: a failure there is the
+// environment, not the shop.
+func startBrowser(t *testing.T) (base string, browser context.Context) {
+	t.Helper()
+	chromiumPath(t)
+	base, browser = newShop(t), newBrowser(t)
+	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return base, browser
+}
+
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	exe := chromiumPath(t)
@@ -65,13 +79,7 @@ func newBrowser(t *testing.T) context.Context {
 }
 
 func TestBrowserShop(t *testing.T) {
-	chromiumPath(t)
-	base := newShop(t)
-	browser := newBrowser(t)
-	// The first Run starts the browser; a failure here is the environment.
-	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	base, browser := startBrowser(t)
 
 	t.Run("CostPanelText", func(t *testing.T) {
 		p := openPage(t, browser, base)
