@@ -147,15 +147,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxLogicalPartitionBytes <= 0 {
 		opts.MaxLogicalPartitionBytes = DefaultMaxLogicalPartitionBytes
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout: 5 * time.Second, NoSync: opts.NoSync,
-		// The free pages are kept in a map and not written by each
-		// commit: with bbolt's defaults (an array, written by every
-		// commit) a file that has seen many writes spends each commit,
-		// even a lease's renewal, rewriting a long list of free pages.
-		// bbolt rebuilds the list by walking the file when it opens it.
-		FreelistType: bolt.FreelistMapType, NoFreelistSync: true,
-	})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: opts.NoSync})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
