@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -51,6 +52,9 @@ type benchOptions struct {
 const (
 	maxBenchDuration = 2 * time.Minute
 	maxBenchRate     = 100_000
+	// generatorGCPercent is the bench's garbage collection target when
+	// GOGC is not set.
+	generatorGCPercent = 400
 	// rampP99Limit ends the ramp: a rate is sustained while every request
 	// succeeds and the 99th percentile stays under it.
 	rampP99Limit = 10 * time.Millisecond
@@ -136,6 +140,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&o.throughput, "throughput", 0, "provisioned Request Units per second of each container of the started shop (SHOP_THROUGHPUT), and a report of what each physical partition spent and refused during the mix (0: unlimited, no report)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if getenv("GOGC") == "" {
+		// The generator is the instrument: each of its collections
+		// delays the sends and answers in flight, which the runs would
+		// count as the shop's latency. The shop serves at the same
+		// setting (cmd/shop/serve.go).
+		defer debug.SetGCPercent(debug.SetGCPercent(generatorGCPercent))
 	}
 	for _, r := range strings.Split(*revisions, ",") {
 		if r = strings.TrimSpace(r); r != "" {

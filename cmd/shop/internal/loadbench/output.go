@@ -219,7 +219,7 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "## Load benchmark: the HTTP path against a bare handler\n\n")
 	fmt.Fprintf(out, "Reproduce: `%s`\n\n", r.Command)
 	fmt.Fprintf(out, "- target: %s\n", r.Target)
-	fmt.Fprintf(out, "- load: the constant-rate runs, the ramp and the flash sale from the vegeta library in the bench's own process, which is not the shop's (a slow answer does not slow the sender, so tail latency is not hidden); the throughput comparison from %s\n", r.Generator)
+	fmt.Fprintf(out, "- load: the constant-rate runs, the ramp and the flash sale from the vegeta library in the bench's own process, which is not the shop's (a slow answer does not slow the sender, so tail latency is not hidden; the bench collects its garbage at GOGC=400, as the shop does, so that its own collections delay fewer sends and answers); the throughput comparison from %s\n", r.Generator)
 	fmt.Fprintf(out, "- machine: %s; the load generators and the shop share these CPUs\n", r.Machine)
 	fmt.Fprintf(out, "- data: %s (set up in %s)\n", r.DataSet, r.SetupTime)
 	for _, rev := range r.Revisions {

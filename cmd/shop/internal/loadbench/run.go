@@ -187,6 +187,11 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 			return rep, err
 		}
 	}
+	// The mix starts on a quiet shop: nothing of its preparation (the
+	// buyers' carts) still in the feed workers' hands.
+	if err := shop.settle(ctx); err != nil {
+		return rep, err
+	}
 	rep.Mix, rep.MixByKind = attack(ctx, constant("mix", o.mixRate), mix.targeter(), kindOf)
 	if o.throughput > 0 {
 		after, err := calls.throughput(ctx)
@@ -297,8 +302,14 @@ func startShops(ctx context.Context, o benchOptions) (shops []*benchShop, revs [
 	none := func(context.Context) ([]*benchShop, func(), error) { return nil, func() {}, nil }
 	if o.url != "" {
 		u := strings.TrimRight(o.url, "/")
+		calls, err := newBenchClient(u)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		// In dev mode, as --url requires: its feed status is readable.
+		settle := func(ctx context.Context) error { return waitCaughtUp(ctx, calls, time.Minute) }
 		return []*benchShop{{name: "shop at " + u, url: u, desc: "shop at " + u, close: func() {},
-			settle: func(context.Context) error { return nil }}}, nil, none, func() {}, nil
+			settle: settle}}, nil, none, func() {}, nil
 	}
 	var closers []func()
 	closeAll = func() {
