@@ -88,13 +88,14 @@ func handleProduct(products *store.Products, cache *renderCache) http.HandlerFun
 			writeProblem(w, r, err)
 			return
 		}
-		it, err := products.Read(r.Context(), id)
+		etag, body := cache.latest(id)
+		it, err := products.Read(r.Context(), id, etag)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		if body, ok := cache.get(id, it.ETag); ok {
-			setETag(w, it.ETag)
+		if it.NotModified {
+			setETag(w, etag)
 			writeBody(w, http.StatusOK, mediaJSON, body)
 			return
 		}
@@ -103,7 +104,7 @@ func handleProduct(products *store.Products, cache *renderCache) http.HandlerFun
 			writeProblem(w, r, err)
 			return
 		}
-		body, err := render(viewProduct(p))
+		body, err = render(viewProduct(p))
 		if err != nil {
 			writeEncodeFailure(w)
 			return

@@ -19,21 +19,32 @@ import (
 )
 
 // The API's middleware, in the order routes.go installs it: the logger
-// and the recovery around everything; then on /v1 what a request cost,
-// who sent it (withBearer verifies the token, once), how many requests
-// one caller may send (rateLimit), the client's session token (withSession,
-// session.go) and how long one request may hold the store (withDeadline);
-// and on the customer and admin routes that the caller is signed in
-// (authenticate) and an admin (requireAdmin).
+// and the deadline (withContext) and the recovery around everything; then
+// on /v1 what a request cost, who sent it (withBearer verifies the token,
+// once), how many requests one caller may send (rateLimit) and the
+// client's session token (withSession, session.go); and on the customer
+// and admin routes that the caller is signed in (authenticate) and an
+// admin (requireAdmin).
 
 type loggerKey struct{}
 
-// withLogger gives writeProblem the server's logger through the context,
-// so handlers need not carry it.
-func withLogger(log *slog.Logger) func(http.Handler) http.Handler {
+// withContext gives each request the server's logger, for writeProblem
+// (so handlers need not carry it), and a deadline d away (none when d is
+// 0): a store call still running past it is abandoned (the adapters
+// answer EUNAVAILABLE, Cosmos's SDK a timeout), so a throttled or hung
+// store costs a client at most d before its 503, and the server's
+// goroutines do not pile up behind it. Both go into one copy of the
+// request: each copy is a few hundred bytes of garbage per request.
+func withContext(log *slog.Logger, d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loggerKey{}, log)))
+			ctx := context.WithValue(r.Context(), loggerKey{}, log)
+			if d > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, d)
+				defer cancel()
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }
@@ -251,23 +262,6 @@ func clientAddr(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
-}
-
-// withDeadline gives each request a deadline: a store call still running
-// past it is abandoned (the adapters answer EUNAVAILABLE, Cosmos's SDK a
-// timeout), so a throttled or hung store costs a client at most d before
-// its 503, and the server's goroutines do not pile up behind it.
-func withDeadline(d time.Duration) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if d <= 0 {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
 }
 
 // authenticate requires the valid Bearer token withBearer verified (HS256

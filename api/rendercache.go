@@ -8,10 +8,11 @@ import (
 // renderCache keeps the product page's rendered body of each product for
 // the _etag it was rendered from. The page still makes its one point read
 // (its charge is the page's cost, and the read says which _etag is
-// current), but when the stored _etag is the cached one it writes the
-// cached bytes instead of decoding the document and encoding the view
-// again: the view is a function of the document alone, and every write of
-// a document changes its _etag.
+// current), sent with If-None-Match: the cached _etag. When it is still
+// the stored one the store sends no document (Cosmos answers 304) and the
+// page writes the cached bytes instead of decoding the document and
+// encoding the view again: the view is a function of the document alone,
+// and every write of a document changes its _etag.
 //
 // It holds at most maxEntries products and maxBytes of bodies, evicting
 // the least recently used; a product holds one entry, its newest render.
@@ -46,23 +47,23 @@ func newRenderCache(maxEntries, maxBytes int) *renderCache {
 	}
 }
 
-// get returns product id's body if it was rendered from _etag etag.
-func (c *renderCache) get(id, etag string) ([]byte, bool) {
-	if c == nil || etag == "" {
-		return nil, false
+// latest returns product id's newest render and the _etag it was
+// rendered from ("" and nil when there is none). The page reads the
+// product with that _etag as If-None-Match and writes body when the store
+// says it is still current.
+func (c *renderCache) latest(id string) (etag string, body []byte) {
+	if c == nil {
+		return "", nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byID[id]
 	if !ok {
-		return nil, false
-	}
-	e := el.Value.(*renderEntry)
-	if e.etag != etag {
-		return nil, false
+		return "", nil
 	}
 	c.lru.MoveToFront(el)
-	return e.body, true
+	e := el.Value.(*renderEntry)
+	return e.etag, e.body
 }
 
 // put keeps body as product id's render of _etag etag, replacing an older

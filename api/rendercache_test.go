@@ -20,19 +20,26 @@ import (
 	"shop/store/embedded"
 )
 
+// renderedAt is what the product page serves from c for product id when
+// the store answers that etag is still current.
+func renderedAt(c *renderCache, id, etag string) ([]byte, bool) {
+	e, body := c.latest(id)
+	return body, e != "" && e == etag
+}
+
 func TestRenderCacheBounds(t *testing.T) {
 	body := func(n int) []byte { return []byte(strings.Repeat("x", n)) }
 	t.Run("Entries", func(t *testing.T) {
 		c := newRenderCache(2, 1<<20)
 		c.put("a", `"1"`, body(10))
 		c.put("b", `"1"`, body(10))
-		c.get("a", `"1"`) // a is now the most recently used
+		renderedAt(c, "a", `"1"`) // a is now the most recently used
 		c.put("c", `"1"`, body(10))
-		if _, ok := c.get("b", `"1"`); ok {
+		if _, ok := renderedAt(c, "b", `"1"`); ok {
 			t.Error("b kept: the least recently used must go first")
 		}
 		for _, id := range []string{"a", "c"} {
-			if _, ok := c.get(id, `"1"`); !ok {
+			if _, ok := renderedAt(c, id, `"1"`); !ok {
 				t.Errorf("%s evicted", id)
 			}
 		}
@@ -49,21 +56,21 @@ func TestRenderCacheBounds(t *testing.T) {
 			t.Errorf("size %d entries %d bytes, want 8, 800", n, b)
 		}
 		c.put("big", `"1"`, body(101)) // over an eighth of the bound
-		if _, ok := c.get("big", `"1"`); ok {
+		if _, ok := renderedAt(c, "big", `"1"`); ok {
 			t.Error("a body over an eighth of the bound was kept")
 		}
 	})
 	t.Run("NewETagReplaces", func(t *testing.T) {
 		c := newRenderCache(10, 1<<20)
 		c.put("a", `"1"`, body(10))
-		if _, ok := c.get("a", `"2"`); ok {
+		if _, ok := renderedAt(c, "a", `"2"`); ok {
 			t.Error("a body served for another _etag")
 		}
 		c.put("a", `"2"`, body(30))
-		if got, ok := c.get("a", `"2"`); !ok || len(got) != 30 {
+		if got, ok := renderedAt(c, "a", `"2"`); !ok || len(got) != 30 {
 			t.Errorf("get = %d bytes, %v; want the new render", len(got), ok)
 		}
-		if _, ok := c.get("a", `"1"`); ok {
+		if _, ok := renderedAt(c, "a", `"1"`); ok {
 			t.Error("the old render is still served")
 		}
 		if n, b := c.size(); n != 1 || b != 30 {
@@ -73,12 +80,12 @@ func TestRenderCacheBounds(t *testing.T) {
 	t.Run("NilAndNoETag", func(t *testing.T) {
 		var nilCache *renderCache
 		nilCache.put("a", `"1"`, body(1))
-		if _, ok := nilCache.get("a", `"1"`); ok {
+		if _, ok := renderedAt(nilCache, "a", `"1"`); ok {
 			t.Error("a nil cache cached")
 		}
 		c := newRenderCache(10, 1<<20)
 		c.put("a", "", body(1))
-		if _, ok := c.get("a", ""); ok {
+		if _, ok := renderedAt(c, "a", ""); ok {
 			t.Error("a body without an _etag was cached")
 		}
 	})
@@ -89,7 +96,7 @@ func TestRenderCacheBounds(t *testing.T) {
 			wg.Go(func() {
 				for i := range 500 {
 					id, etag := fmt.Sprint(i%32), fmt.Sprint(g%3)
-					if b, ok := c.get(id, etag); ok && string(b) != id+"/"+etag {
+					if b, ok := renderedAt(c, id, etag); ok && string(b) != id+"/"+etag {
 						t.Errorf("get(%s, %s) = %q", id, etag, b)
 					}
 					c.put(id, etag, []byte(id+"/"+etag))
@@ -189,4 +196,71 @@ func TestProductPageCache(t *testing.T) {
 		t.Errorf("deleted product: %d, want 404", rec.Code)
 	}
 	same("after the deletion")
+}
+
+// recordingStore records the product reads sent with If-None-Match.
+type recordingStore struct {
+	store.Store
+	mu    sync.Mutex
+	reads []store.ItemResponse
+}
+
+func (s *recordingStore) Container(name string) store.Container {
+	return recordingContainer{s.Store.Container(name), s}
+}
+
+type recordingContainer struct {
+	store.Container
+	s *recordingStore
+}
+
+func (c recordingContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
+	r, err := c.Container.ReadIfNoneMatch(ctx, pk, id, etag)
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	c.s.reads = append(c.s.reads, r)
+	return r, err
+}
+
+// TestProductPageReadsIfNoneMatch: once a product is rendered, the page's
+// one read names the render's _etag, and the store sends no document
+// while it is current.
+func TestProductPageReadsIfNoneMatch(t *testing.T) {
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recordingStore{Store: st}
+	repos := store.NewRepos(store.Metered(rec))
+	if _, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p-1"}, Name: "Mug",
+		CategoryID: "kitchen", CategoryName: "Kitchen", PriceCents: 1299, Currency: "EUR"}); err != nil {
+		t.Fatal(err)
+	}
+	r := chi.NewRouter()
+	r.With(withCost(false)).Get("/v1/products/{productId}", handleProduct(repos.Products, newRenderCache(renderCacheEntries, renderCacheBytes)))
+	var bodies []string
+	for range 3 {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/products/p-1", nil))
+		if w.Code != http.StatusOK {
+			t.Fatalf("product page: %d %s", w.Code, w.Body)
+		}
+		bodies = append(bodies, w.Body.String())
+	}
+	if len(rec.reads) != 3 {
+		t.Fatalf("%d reads with If-None-Match, want one per page (3)", len(rec.reads))
+	}
+	for i, rd := range rec.reads {
+		if want := i > 0; rd.NotModified != want || (rd.Item == nil) != want {
+			t.Errorf("read %d: not modified %v with %d bytes; want not modified %v", i+1, rd.NotModified, len(rd.Item), want)
+		}
+	}
+	if bodies[1] != bodies[0] || bodies[2] != bodies[0] {
+		t.Errorf("the pages differ:\n%s\n%s\n%s", bodies[0], bodies[1], bodies[2])
+	}
 }

@@ -34,7 +34,7 @@ func (s *server) surface(d Deps) http.Handler {
 // (withCost); user data is always keyed by the token's sub.
 func (s *server) routes(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(telemetry.RequestLog(s.log), telemetry.CORS(d.CORSOrigins), withLogger(s.log), withRecover)
+	r.Use(telemetry.RequestLog(s.log), telemetry.CORS(d.CORSOrigins), withContext(s.log, d.RequestTimeout), withRecover)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 	r.Get("/healthz", handleHealth())
@@ -44,7 +44,7 @@ func (s *server) routes(d Deps) http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		// Recovered inside withCost too, so a 500 still says what it cost.
 		r.Use(withCost(d.ChargesEstimated), withRecover)
-		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withQuery, withSession(d.SessionTokens), withDeadline(d.RequestTimeout))
+		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withQuery, withSession(d.SessionTokens))
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())
 

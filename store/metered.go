@@ -29,6 +29,13 @@ func (m meteredContainer) Read(ctx context.Context, pk, id string) (ItemResponse
 	return r, err
 }
 
+func (m meteredContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (ItemResponse, error) {
+	start := time.Now()
+	r, err := m.c.ReadIfNoneMatch(ctx, pk, id, etag)
+	record(ctx, start, r.RequestCharge)
+	return r, err
+}
+
 func (m meteredContainer) Create(ctx context.Context, pk string, item []byte) (ItemResponse, error) {
 	start := time.Now()
 	r, err := m.c.Create(ctx, pk, item)

@@ -57,6 +57,11 @@ type Store interface {
 type Container interface {
 	// Read returns the item. ENOTFOUND if missing (or expired by TTL).
 	Read(ctx context.Context, pk, id string) (ItemResponse, error)
+	// ReadIfNoneMatch is Read with If-None-Match: when the item's ETag is
+	// etag it answers NotModified with that ETag and no Item (Cosmos 304:
+	// the document is not sent), otherwise as Read. It is charged as the
+	// read: the item is still looked up.
+	ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (ItemResponse, error)
 	// Create stores a new item; ECONFLICT if its id exists in pk.
 	Create(ctx context.Context, pk string, item []byte) (ItemResponse, error)
 	// Replace overwrites an existing item; ENOTFOUND if missing,
@@ -179,6 +184,9 @@ type ItemResponse struct {
 	// _ts. Nil after Delete.
 	Item []byte
 	ETag string
+	// NotModified says a ReadIfNoneMatch found the ETag it named: Item
+	// is nil.
+	NotModified bool
 	// RequestCharge is the Request Units the call cost.
 	RequestCharge float64
 }

@@ -31,7 +31,7 @@ func NewProducts(s Store) *Products { return &Products{s.Container(ProductsConta
 // Get returns the product. Point read by (id, id): 1 RU for 1 KB
 // (query-point-reads). ENOTFOUND if missing or soft-deleted.
 func (r *Products) Get(ctx context.Context, id string) (domain.Product, error) {
-	it, err := r.Read(ctx, id)
+	it, err := r.Read(ctx, id, "")
 	if err != nil {
 		return domain.Product{}, err
 	}
@@ -41,10 +41,12 @@ func (r *Products) Get(ctx context.Context, id string) (domain.Product, error) {
 // Read is Get's one point read without the decoding: the document as
 // stored and its ETag, for a screen that keeps what it rendered of each
 // _etag and so decodes only a product it has not seen (the product page).
-// ENOTFOUND if missing; a soft-deleted product is read, DecodeProduct
-// refuses it.
-func (r *Products) Read(ctx context.Context, id string) (ItemResponse, error) {
-	it, err := r.c.Read(ctx, id, id)
+// With rendered, the _etag of the screen's render, the read is sent
+// with If-None-Match: when it is still current the answer is NotModified
+// and carries no document (Container.ReadIfNoneMatch). ENOTFOUND if
+// missing; a soft-deleted product is read, DecodeProduct refuses it.
+func (r *Products) Read(ctx context.Context, id, rendered string) (ItemResponse, error) {
+	it, err := r.c.ReadIfNoneMatch(ctx, id, id, rendered)
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return it, domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
 	}

@@ -275,6 +275,13 @@ func (c tracedContainer) Read(ctx context.Context, pk, id string) (ItemResponse,
 	return r, err
 }
 
+func (c tracedContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (ItemResponse, error) {
+	ctx, op := c.start(ctx, opReadItem)
+	r, err := c.c.ReadIfNoneMatch(ctx, pk, id, etag)
+	op.end(r.RequestCharge, err)
+	return r, err
+}
+
 func (c tracedContainer) Create(ctx context.Context, pk string, item []byte) (ItemResponse, error) {
 	ctx, op := c.start(ctx, opCreateItem)
 	r, err := c.c.Create(ctx, pk, item)

@@ -53,7 +53,9 @@ const (
 var wireGaps = map[string]wireGap{
 	"PartitionKeyRequired": {"a create ignores the partition-key header: an item that lacks the key property, " +
 		"or has another value in it, is stored under its own, where Cosmos answers 400", `(<nil>), want "invalid"`},
-	"MissingIsNotFound":   {gapReadMissing, "unexpected status 500"},
+	"MissingIsNotFound": {gapReadMissing, "unexpected status 500"},
+	"ReadIfNoneMatch": {"a point read ignores If-None-Match and answers 200 with the document, where Cosmos answers 304 " +
+		"when the ETag is the item's", "want not modified"},
 	"BatchOver100Refused": {"checking that the refused batch wrote nothing reads a missing item: " + gapReadMissing, "unexpected status 500"},
 	"BatchOver2MBRefused": {"checking that the refused batch wrote nothing reads a missing item: " + gapReadMissing, "unexpected status 500"},
 

@@ -92,6 +92,13 @@ func (c *Container) begin(ctx context.Context, pk string) (*containerState, int,
 // partition, no JSON decoding (point read, not a query: 1 RU,
 // query-point-reads).
 func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
+	return c.ReadIfNoneMatch(ctx, pk, id, "")
+}
+
+// ReadIfNoneMatch is Read with If-None-Match: when the stored _etag is
+// etag (not ""), the document is not copied out of the file and the
+// answer says NotModified, charged what the read would have been.
+func (c *Container) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
 	if err := validateID(id); err != nil {
 		return store.ItemResponse{}, err
 	}
@@ -104,6 +111,7 @@ func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse
 	key := itemKey(kbuf[:0], pk, id)
 	now := c.s.opts.Now()
 	var resp store.ItemResponse
+	size := 0
 	err = c.s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(st.items[p]).Get(key)
 		if v == nil {
@@ -116,6 +124,11 @@ func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse
 		if expired(&st.def, h, now) {
 			return notFound(id, pk)
 		}
+		size = len(doc)
+		if etag != "" && string(h.etag) == etag {
+			resp.ETag, resp.NotModified = etag, true
+			return nil
+		}
 		resp.Item = bytes.Clone(doc)
 		resp.ETag = string(h.etag)
 		return nil
@@ -123,7 +136,7 @@ func (c *Container) Read(ctx context.Context, pk, id string) (store.ItemResponse
 	if err != nil {
 		return c.failed(st, p, err)
 	}
-	resp.RequestCharge = readCharge(len(resp.Item))
+	resp.RequestCharge = readCharge(size)
 	c.s.charge(st, resp.RequestCharge, p)
 	return resp, nil
 }

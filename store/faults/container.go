@@ -24,6 +24,13 @@ func (c *container) Read(ctx context.Context, pk, id string) (store.ItemResponse
 	return c.c.Read(ctx, pk, id)
 }
 
+func (c *container) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
+	if err := c.f.inject(ctx, OpRead, c.name); err != nil {
+		return store.ItemResponse{}, err
+	}
+	return c.c.ReadIfNoneMatch(ctx, pk, id, etag)
+}
+
 func (c *container) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
 	if err := c.f.inject(ctx, OpCreate, c.name); err != nil {
 		return store.ItemResponse{}, err

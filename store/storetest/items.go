@@ -102,6 +102,34 @@ func testETagChangesOnEveryWrite(t *testing.T, s store.Store) {
 	}
 }
 
+// testReadIfNoneMatch: a read naming the current _etag is answered
+// NotModified with no document, charged; any other ETag gets the item.
+func testReadIfNoneMatch(t *testing.T, s store.Store) {
+	c := newContainer(t, s, nil)
+	first := mustCreate(t, c, "p", item("p", "a", "n", 1))
+	r, err := c.ReadIfNoneMatch(ctx, "p", "a", first.ETag)
+	wantCode(t, "ReadIfNoneMatch(current)", err, "")
+	if !r.NotModified || r.Item != nil || r.ETag != first.ETag {
+		t.Fatalf("ReadIfNoneMatch(current) = not modified %v, %d bytes, ETag %q; want not modified, no item, ETag %q",
+			r.NotModified, len(r.Item), r.ETag, first.ETag)
+	}
+	charged(t, "ReadIfNoneMatch(current)", r.RequestCharge)
+
+	second, err := c.Replace(ctx, "p", "a", item("p", "a", "n", 2), nil)
+	wantCode(t, "Replace", err, "")
+	for _, etag := range []string{first.ETag, ""} {
+		r, err = c.ReadIfNoneMatch(ctx, "p", "a", etag)
+		wantCode(t, "ReadIfNoneMatch(old)", err, "")
+		if r.NotModified || r.ETag != second.ETag || etagOf(t, r.Item) != second.ETag {
+			t.Fatalf("ReadIfNoneMatch(%q) after a replace = not modified %v, ETag %q, item %s; want the item at %q",
+				etag, r.NotModified, r.ETag, r.Item, second.ETag)
+		}
+		charged(t, "ReadIfNoneMatch(old)", r.RequestCharge)
+	}
+	_, err = c.ReadIfNoneMatch(ctx, "p", "missing", second.ETag)
+	wantCode(t, "ReadIfNoneMatch(missing)", err, domain.ENOTFOUND)
+}
+
 func testTSIsSet(t *testing.T, s store.Store) {
 	c := newContainer(t, s, nil)
 	before := time.Now().Add(-time.Minute).Unix()

@@ -38,6 +38,10 @@ func (c unchargedContainer) Read(ctx context.Context, pk, id string) (store.Item
 	return free(c.Container.Read(ctx, pk, id))
 }
 
+func (c unchargedContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
+	return free(c.Container.ReadIfNoneMatch(ctx, pk, id, etag))
+}
+
 func (c unchargedContainer) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
 	return free(c.Container.Create(ctx, pk, item))
 }

@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts Options) {
 		{"IDUniquePerPartition", testIDUniquePerPartition, nil},
 		{"ETagChangesOnEveryWrite", testETagChangesOnEveryWrite, []Capability{Patch}},
 		{"TSIsSet", testTSIsSet, nil},
+		{"ReadIfNoneMatch", testReadIfNoneMatch, nil},
 		{"StaleIfMatchIsPrecondition", testStaleIfMatch, []Capability{Patch}},
 		{"UpsertIfMatchOfMissingCreates", testUpsertIfMatchOfMissing, []Capability{Batch}},
 		{"MissingIsNotFound", testMissingIsNotFound, []Capability{Patch}},

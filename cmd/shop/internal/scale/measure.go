@@ -133,7 +133,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 
 	// The reads: what a render costs the store (the read cache aside).
 	read := map[string]func(i int) error{
-		classProduct: func(int) error { _, err := l.repos.Products.Read(ctx, hot); return err },
+		classProduct: func(int) error { _, err := l.repos.Products.Read(ctx, hot, ""); return err },
 		classCategory: func(int) error {
 			_, _, err := l.repos.ProductSummaries.Page(ctx, cat, store.SortByName, store.DefaultPageSize, "")
 			return err

@@ -75,6 +75,12 @@ func (c tallied) Read(ctx context.Context, pk, id string) (store.ItemResponse, e
 	return r, err
 }
 
+func (c tallied) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
+	r, err := c.Container.ReadIfNoneMatch(ctx, pk, id, etag)
+	c.t.add(c.name, r.RequestCharge)
+	return r, err
+}
+
 func (c tallied) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
 	r, err := c.Container.Create(ctx, pk, item)
 	c.t.add(c.name, r.RequestCharge)
