@@ -238,8 +238,9 @@ func displayAddr(a net.Addr) string {
 // kept, where Go's default is 100%. The shop's live heap is small (a few
 // MB: the documents live in bbolt's mapped file, not on the heap) and a
 // page allocates a few KB, so at Go's default a busy shop collects many
-// times a second. At 400 the product page costs about a fifth less CPU
-// (docs/performance.md, "Where the CPU went") for a heap a few MB larger.
+// times a second. At 400 it collects a quarter as often, for a heap a few
+// MB larger (docs/performance.md: the "allocation and garbage
+// collection" row of the CPU breakdown, and the memory line).
 // GOGC, if set, is the runtime's; GOMEMLIMIT, if set, still bounds the
 // heap.
 const defaultGCPercent = 400

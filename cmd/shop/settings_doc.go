@@ -22,7 +22,7 @@ var environment = []setting{
 	{"", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318", "where otlp traces go (OTLP over HTTP)"},
 	{"", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", "the traces endpoint itself, overriding the one above"},
 	{"", "OTEL_SERVICE_NAME", "shop", "service name on traces and metrics"},
-	{"", "GOGC", "400 (Go's own default is 100)", "the garbage collector's target, read by the Go runtime: `shop serve` sets 400 when it is unset, trading a few MB of heap for about a fifth less CPU per page (docs/performance.md); GOMEMLIMIT bounds the heap as usual"},
+	{"", "GOGC", "400 (Go's own default is 100)", "the garbage collector's target, read by the Go runtime: `shop serve` sets 400 when it is unset, collecting a quarter as often as Go's default for a heap a few MB larger (docs/performance.md); GOMEMLIMIT bounds the heap as usual"},
 }
 
 // settingsTable renders the configuration table as Markdown.
