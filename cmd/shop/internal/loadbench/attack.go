@@ -39,6 +39,9 @@ type runResult struct {
 	// X-Request-Charge and X-Store-Operations headers (0 for the baseline).
 	RUPerRequest  float64 `json:"ruPerRequest,omitempty"`
 	OpsPerRequest float64 `json:"storeOpsPerRequest,omitempty"`
+	// StolenPercent is the share of the machine's CPU time the hypervisor
+	// took while the run lasted (steal in /proc/stat; cpuClock).
+	StolenPercent float64 `json:"stolenPercent"`
 }
 
 func (r runResult) p99() time.Duration { return time.Duration(r.P99Ms * float64(time.Millisecond)) }
@@ -132,6 +135,7 @@ func hitAll(ctx context.Context, l load, tr vegeta.Targeter, sink func(*vegeta.R
 func attack(ctx context.Context, l load, tr vegeta.Targeter, kind func(method, url string) string) (runResult, []runResult) {
 	var all collector
 	byKind := map[string]*collector{}
+	start := readCPUClock()
 	hitAll(ctx, l, tr, func(res *vegeta.Result) {
 		all.add(res)
 		if kind != nil {
@@ -142,12 +146,17 @@ func attack(ctx context.Context, l load, tr vegeta.Targeter, kind func(method, u
 			byKind[k].add(res)
 		}
 	})
+	stolen := report.Round2(readCPUClock().sub(start).stolenPercent())
 	var kinds []runResult
 	for k, c := range byKind {
-		kinds = append(kinds, c.result(k, 0, 0, l.duration))
+		r := c.result(k, 0, 0, l.duration)
+		r.StolenPercent = stolen
+		kinds = append(kinds, r)
 	}
 	slices.SortFunc(kinds, func(a, b runResult) int { return int(b.Requests) - int(a.Requests) })
-	return all.result(l.name, l.rate, l.clients, l.duration), kinds
+	r := all.result(l.name, l.rate, l.clients, l.duration)
+	r.StolenPercent = stolen
+	return r, kinds
 }
 
 // alternate runs the two loads in turns, each split into segments slices
@@ -158,17 +167,20 @@ func alternate(ctx context.Context, segments int, la, lb load, ta, tb vegeta.Tar
 	loads, trs := [2]load{la, lb}, [2]vegeta.Targeter{ta, tb}
 	var cs [2]collector
 	var active [2]time.Duration
+	var clocks [2]cpuClock
 	for i := range 2 * segments {
 		k := i % 2
 		seg := loads[k]
 		seg.duration = max(loads[k].duration/time.Duration(segments), 100*time.Millisecond)
-		start := time.Now()
+		start, clock := time.Now(), readCPUClock()
 		hitAll(ctx, seg, trs[k], cs[k].add)
 		active[k] += time.Since(start)
+		clocks[k] = clocks[k].add(readCPUClock().sub(clock))
 	}
 	var out [2]runResult
 	for k := range out {
 		out[k] = cs[k].result(loads[k].name, loads[k].rate, loads[k].clients, loads[k].duration)
+		out[k].StolenPercent = report.Round2(clocks[k].stolenPercent())
 		if secs := active[k].Seconds(); secs > 0 {
 			out[k].SentRate = report.Round2(float64(out[k].Requests) / secs)
 			out[k].Throughput = report.Round2(float64(out[k].Requests) * out[k].Success / secs)

@@ -63,11 +63,11 @@ func benchRows(r benchReport) [][]runResult {
 func writeBenchText(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "shop bench: %s\ndata: %s (set up in %s)\nmachine: %s\n\n", r.Target, r.DataSet, r.SetupTime, r.Machine)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tload\trequests\tsent/s\tok/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tsuccess\tstatus\tstore cost/request\t")
+	fmt.Fprintln(tw, "run\tload\trequests\tsent/s\tok/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tsuccess\tstatus\tstore cost/request\tCPU stolen\t")
 	for _, group := range benchRows(r) {
 		for _, x := range group {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.4f\t%s\t%s\t\n", x.Name, loadText(x), x.Requests,
-				x.SentRate, x.Throughput, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.Success, statusText(x.Status), costText(x))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.4f\t%s\t%s\t%.1f%%\t\n", x.Name, loadText(x), x.Requests,
+				x.SentRate, x.Throughput, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.Success, statusText(x.Status), costText(x), x.StolenPercent)
 		}
 	}
 	tw.Flush()
@@ -83,9 +83,9 @@ func writeBenchText(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "\nthroughput of %s (%d bytes), %s:\n", r.Page, r.PageBytes, r.Generator)
 	if e := r.External; e != nil {
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  server\treq/s\trounds\tratio\tshop CPU µs/request\t")
+		fmt.Fprintln(tw, "  server\treq/s\trounds\tratio\tshop CPU µs/request\tCPU stolen\t")
 		for _, t := range e.Targets {
-			fmt.Fprintf(tw, "  %s\t%.0f\t%s\t%.2f\t%s\t\n", t.Name, t.RPS, roundsText(t.Rounds), t.Ratio, microsText(t.CPUMicrosPerRequest))
+			fmt.Fprintf(tw, "  %s\t%.0f\t%s\t%.2f\t%s\t%.1f%%\t\n", t.Name, t.RPS, roundsText(t.Rounds), t.Ratio, microsText(t.CPUMicrosPerRequest), t.StolenPercent)
 		}
 		tw.Flush()
 		writeBreakdownText(out, e.Targets)
@@ -94,7 +94,7 @@ func writeBenchText(out io.Writer, r benchReport) {
 	}
 	fmt.Fprintf(out, "product page ramp (steps of %s, until p99 > 10 ms or an error):\n", rampStepText(r))
 	for _, s := range r.Ramp {
-		fmt.Fprintf(out, "  %6d/s  sent %.0f/s  p50 %.2f ms  p99 %.2f ms  max %.2f ms  success %.4f\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
+		fmt.Fprintf(out, "  %6d/s  sent %.0f/s  p50 %.2f ms  p99 %.2f ms  max %.2f ms  success %.4f  CPU stolen %.1f%%\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success, s.StolenPercent)
 	}
 	fmt.Fprintf(out, "max sustainable rate: %s (stopped: %s)\n", sustainedText(r), r.RampStopped)
 	if f := r.FlashSale; f != nil {
@@ -165,10 +165,10 @@ func writeThroughputMarkdown(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "### Throughput, measured from another process\n\n")
 	fmt.Fprintf(out, "`%s` on `%s` (%d bytes), %d rounds of each server, alternating; %d errors. The shop's CPU per request is its process's user and system time (/proc) over the requests wrk completed in its rounds.\n\n",
 		e.Command, r.Page, r.PageBytes, len(e.Targets[0].Rounds), e.Errors)
-	fmt.Fprintln(out, "| server | req/s (rounds) | ratio to the bare handler | shop CPU per request |")
-	fmt.Fprintln(out, "|---|--:|--:|--:|")
+	fmt.Fprintln(out, "| server | req/s (rounds) | ratio to the bare handler | shop CPU per request | CPU stolen |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|")
 	for _, t := range e.Targets {
-		fmt.Fprintf(out, "| %s | %.0f %s | **%.2f** | %s |\n", t.Name, t.RPS, roundsText(t.Rounds), t.Ratio, microsUnit(t.CPUMicrosPerRequest))
+		fmt.Fprintf(out, "| %s | %.0f %s | **%.2f** | %s | %.1f%% |\n", t.Name, t.RPS, roundsText(t.Rounds), t.Ratio, microsUnit(t.CPUMicrosPerRequest), t.StolenPercent)
 	}
 	var profiled []wrkResult
 	for _, t := range e.Targets {
@@ -222,17 +222,18 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 	fmt.Fprintf(out, "- load: the constant-rate runs, the ramp and the flash sale from the vegeta library in the bench's own process, which is not the shop's (a slow answer does not slow the sender, so tail latency is not hidden; the bench collects its garbage at GOGC=400, as the shop does, so that its own collections delay fewer sends and answers); the throughput comparison from %s\n", r.Generator)
 	fmt.Fprintf(out, "- machine: %s; the load generators and the shop share these CPUs\n", r.Machine)
 	fmt.Fprintf(out, "- data: %s (set up in %s)\n", r.DataSet, r.SetupTime)
+	fmt.Fprintln(out, "- CPU stolen: the share of the machine's CPU time its hypervisor gave to other machines while a run lasted (steal, /proc/stat), when neither the shop nor the generator could run: a virtual machine on a busy host shows it as latency that no code explains")
 	for _, rev := range r.Revisions {
 		fmt.Fprintf(out, "- revision %s (%s): built from this repository's history and run as a shop of its own on a copy of the same data, for the before and after\n", rev.Rev, rev.Subject)
 	}
 	fmt.Fprintf(out, "- mix: 70%% product page, 15%% category page, 10%% cart update (PUT /v1/cart/items/{id}, spread over at least %d users so each updates their cart about twice), 5%% checkout (each by a distinct new user with one line in the cart, a product listed in_stock, with an Idempotency-Key)\n", minCartUsers)
 	fmt.Fprintf(out, "- baseline: a bare net/http handler in the bench's process writing the same bytes as the product page `%s` (%d bytes)\n\n", r.Page, r.PageBytes)
-	fmt.Fprintln(out, "| run | load | requests | sent/s | ok/s | p50 ms | p90 ms | p99 ms | max ms | success | status | store cost/request |")
-	fmt.Fprintln(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
+	fmt.Fprintln(out, "| run | load | requests | sent/s | ok/s | p50 ms | p90 ms | p99 ms | max ms | success | status | store cost/request | CPU stolen |")
+	fmt.Fprintln(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|--:|")
 	for _, group := range benchRows(r) {
 		for _, x := range group {
-			fmt.Fprintf(out, "| %s | %s | %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.4f | %s | %s |\n", strings.TrimSpace(x.Name), loadText(x), x.Requests,
-				x.SentRate, x.Throughput, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.Success, statusText(x.Status), costText(x))
+			fmt.Fprintf(out, "| %s | %s | %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.4f | %s | %s | %.1f%% |\n", strings.TrimSpace(x.Name), loadText(x), x.Requests,
+				x.SentRate, x.Throughput, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.Success, statusText(x.Status), costText(x), x.StolenPercent)
 		}
 	}
 	fmt.Fprintln(out)
@@ -251,10 +252,10 @@ func writeBenchMarkdown(out io.Writer, r benchReport) {
 		fmt.Fprintf(out, "Throughput ratio, product page / baseline (%s, wrk was not on PATH): **%.2f**.\n\n", r.Generator, r.ThroughputRatio)
 	}
 	fmt.Fprintf(out, "Product page ramp, %s per step, until p99 > 10 ms or an error:\n\n", rampStepText(r))
-	fmt.Fprintln(out, "| rate | sent/s | p50 ms | p99 ms | max ms | success |")
-	fmt.Fprintln(out, "|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(out, "| rate | sent/s | p50 ms | p99 ms | max ms | success | CPU stolen |")
+	fmt.Fprintln(out, "|--:|--:|--:|--:|--:|--:|--:|")
 	for _, s := range r.Ramp {
-		fmt.Fprintf(out, "| %d/s | %.0f | %.2f | %.2f | %.2f | %.4f |\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success)
+		fmt.Fprintf(out, "| %d/s | %.0f | %.2f | %.2f | %.2f | %.4f | %.1f%% |\n", s.Rate, s.SentRate, s.P50Ms, s.P99Ms, s.MaxMs, s.Success, s.StolenPercent)
 	}
 	fmt.Fprintf(out, "\nMax sustainable rate of the product page: **%s** (stopped: %s).\n\n", sustainedText(r), r.RampStopped)
 	if f := r.FlashSale; f != nil {

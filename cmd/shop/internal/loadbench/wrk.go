@@ -52,8 +52,12 @@ type wrkResult struct {
 	CPUMicrosPerRequest float64 `json:"cpuMicrosPerRequest,omitempty"`
 	// Breakdown is where that CPU went (a shop with a profile listener).
 	Breakdown *breakdown `json:"breakdown,omitempty"`
-	requests  int64
-	cpu       float64 // seconds
+	// StolenPercent is the share of the machine's CPU time the hypervisor
+	// took during this target's rounds (cpuClock).
+	StolenPercent float64 `json:"stolenPercent"`
+	requests      int64
+	cpu           float64 // seconds
+	clock         cpuClock
 }
 
 // wrkThreads is wrk's -t: one per core of a small machine.
@@ -92,11 +96,13 @@ func runExternal(ctx context.Context, wrk string, targets []wrkTarget, conns, ro
 					return res, err
 				}
 			}
+			clock := readCPUClock()
 			run, err := wrkRun(ctx, wrk, t.url, conns, round)
 			if err != nil {
 				return res, err
 			}
 			r := &res.Targets[i]
+			r.clock = r.clock.add(readCPUClock().sub(clock))
 			if t.child != nil {
 				after, err := t.child.cpuTime()
 				if err != nil {
@@ -117,6 +123,7 @@ func runExternal(ctx context.Context, wrk string, targets []wrkTarget, conns, ro
 			sum += x
 		}
 		r.RPS = report.Round2(sum / float64(len(r.Rounds)))
+		r.StolenPercent = report.Round2(r.clock.stolenPercent())
 		if r.requests > 0 && r.cpu > 0 {
 			r.CPUMicrosPerRequest = report.Round2(r.cpu / float64(r.requests) * 1e6)
 		}
