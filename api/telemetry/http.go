@@ -69,11 +69,16 @@ func (h *httpInstruments) setsOf(method, route string, status int) *requestSets 
 		method = "_OTHER"
 	}
 	return h.sets.get(requestKey{method, route, status}, func() *requestSets {
-		return &requestSets{
+		s := &requestSets{
 			byRoute: metric.WithAttributeSet(attribute.NewSet(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route))),
 			byStatus: metric.WithAttributeSet(attribute.NewSet(
 				semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status))),
 		}
+		// The retries series exists from a route's first request, so
+		// that rate() reads 0 rather than nothing; after that only a
+		// retry adds to it (one measurement less per request).
+		h.retries.Add(context.Background(), 0, s.byRoute)
+		return s
 	})
 }
 
@@ -204,8 +209,9 @@ func (t *Telemetry) RecordRequest(ctx context.Context, method, route string, sta
 	sets := t.http.setsOf(method, route, status)
 	t.http.charge.Record(ctx, ru, sets.byStatus)
 	t.http.ops.Record(ctx, int64(ops), sets.byRoute)
-	// Added even when 0, so the series exists and rate() reads 0, not nothing.
-	t.http.retries.Add(ctx, int64(retries), sets.byRoute)
+	if retries > 0 {
+		t.http.retries.Add(ctx, int64(retries), sets.byRoute)
+	}
 }
 
 // knownMethods are the methods the HTTP conventions allow in a span name;
