@@ -185,6 +185,11 @@ func TestCartPutRacingAPriceChangeKeepsTheNewPrice(t *testing.T) {
 	h := feedworkers.NewHandlers(s.store, feedworkers.HandlersConfig{})
 	price := int64(2499)
 	change := func() {
+		// The window this test is about: the PUT has read the product and
+		// not yet written the cart.
+		if c, err := s.repos.Carts.Get(t.Context(), "alice"); err != nil || len(c.Items) != 0 {
+			t.Errorf("the hook ran after the PUT wrote the cart (%+v, %v), not between its read and its write", c.Items, err)
+		}
 		p, err := s.repos.Products.Update(t.Context(), "book-1", "", func(p *domain.Product) error {
 			p.Apply(domain.ProductChange{PriceCents: &price}, time.Now())
 			return nil
