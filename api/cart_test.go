@@ -164,7 +164,12 @@ type hookedContainer struct {
 }
 
 func (c hookedContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
-	r, err := c.Container.Read(ctx, pk, id)
+	return c.ReadIfNoneMatch(ctx, pk, id, "")
+}
+
+// ReadIfNoneMatch is hooked too: Products.Get reads through it.
+func (c hookedContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
+	r, err := c.Container.ReadIfNoneMatch(ctx, pk, id, etag)
 	if hook := c.s.armed.Swap(nil); hook != nil {
 		(*hook)()
 	}
