@@ -164,7 +164,12 @@ type hookedContainer struct {
 }
 
 func (c hookedContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
-	r, err := c.Container.Read(ctx, pk, id)
+	return c.ReadIfNoneMatch(ctx, pk, id, "")
+}
+
+// ReadIfNoneMatch is hooked too: Products.Get reads through it.
+func (c hookedContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
+	r, err := c.Container.ReadIfNoneMatch(ctx, pk, id, etag)
 	if hook := c.s.armed.Swap(nil); hook != nil {
 		(*hook)()
 	}
@@ -185,6 +190,11 @@ func TestCartPutRacingAPriceChangeKeepsTheNewPrice(t *testing.T) {
 	h := feedworkers.NewHandlers(s.store, feedworkers.HandlersConfig{})
 	price := int64(2499)
 	change := func() {
+		// The window this test is about: the PUT has read the product and
+		// not yet written the cart.
+		if c, err := s.repos.Carts.Get(t.Context(), "alice"); err != nil || len(c.Items) != 0 {
+			t.Errorf("the hook ran after the PUT wrote the cart (%+v, %v), not between its read and its write", c.Items, err)
+		}
 		p, err := s.repos.Products.Update(t.Context(), "book-1", "", func(p *domain.Product) error {
 			p.Apply(domain.ProductChange{PriceCents: &price}, time.Now())
 			return nil
