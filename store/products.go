@@ -46,7 +46,13 @@ func (r *Products) Get(ctx context.Context, id string) (domain.Product, error) {
 // and carries no document (Container.ReadIfNoneMatch). ENOTFOUND if
 // missing; a soft-deleted product is read, DecodeProduct refuses it.
 func (r *Products) Read(ctx context.Context, id, rendered string) (ItemResponse, error) {
-	it, err := r.c.ReadIfNoneMatch(ctx, id, id, rendered)
+	var it ItemResponse
+	var err error
+	if rendered == "" {
+		it, err = r.c.Read(ctx, id, id)
+	} else {
+		it, err = r.c.ReadIfNoneMatch(ctx, id, id, rendered)
+	}
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return it, domain.Errorf(domain.ENOTFOUND, "product %q not found", id)
 	}
