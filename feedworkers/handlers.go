@@ -22,6 +22,7 @@ import (
 // Each handler is a plain method over decoded documents, so tests call it
 // directly, twice, shuffled or duplicated, without a processor.
 type Handlers struct {
+	st     store.Store
 	repos  *store.Repos
 	writes *writes.Writes
 	now    func() time.Time
@@ -62,7 +63,7 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 	repos := store.NewRepos(st)
 	repos.OrderSummaries = store.NewOrderSummariesIn(st, cfg.StatusBuckets)
 	return &Handlers{
-		repos: repos, writes: writes.New(repos, cfg.Now),
+		st: st, repos: repos, writes: writes.New(repos, cfg.Now),
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
 	}
 }

@@ -255,3 +255,19 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch 
 	})
 	return out, err
 }
+
+// PutSummary writes the user's customer summary whole: a create when
+// ifMatch is empty (ECONFLICT if one appeared), else a replace of that
+// version (EPRECONDITION if a checkout or cancel changed it since). The
+// audit's repair; checkouts and cancels change the summary in their batch.
+func (r *Orders) PutSummary(ctx context.Context, s domain.CustomerSummary, ifMatch string, now time.Time) error {
+	s.LastUpdated = now.UTC()
+	s.ETag, s.TS = "", 0
+	var err error
+	if ifMatch == "" {
+		_, err = CreateDoc(ctx, r.c, s.UserID, s)
+	} else {
+		_, err = ReplaceDoc(ctx, r.c, s.UserID, s.ID, s, &WriteOptions{IfMatch: ifMatch})
+	}
+	return err
+}

@@ -1,0 +1,152 @@
+package feedworkers
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"shop/domain"
+	"shop/store"
+)
+
+// The audit's repairs: each is the feed's own write for one source, from
+// the source as it is now, so its version guard still holds.
+
+// nameProduct gives product id the name of its category catID, as
+// RenameCategories does: a product since moved or deleted is left alone.
+func (h *Handlers) nameProduct(ctx context.Context, id, catID, name string) error {
+	_, err := h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
+		if p.Deleted || p.CategoryID != catID || !p.Apply(domain.ProductChange{CategoryName: &name}, h.now()) {
+			return errUnchanged
+		}
+		return nil
+	})
+	if err = ignoreUnchanged(err); domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	return err
+}
+
+// repairAvailability takes the product's availability from its current
+// stock, unless the copy was taken from a newer stock version: unlike
+// InventoryToProducts it also rewrites a copy that claims the stock's
+// version and says another status.
+func (h *Handlers) repairAvailability(ctx context.Context, id string) error {
+	s, err := h.repos.Inventory.Stock(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
+		want := domain.Availability{Status: domain.StatusOf(s.Available), SourceVersion: s.Version}
+		if s.Version < p.Availability.SourceVersion || p.Availability == want {
+			return errUnchanged
+		}
+		p.Availability = want
+		p.Version++
+		p.LastUpdated = h.now().UTC()
+		return nil
+	})
+	return ignoreUnchanged(err)
+}
+
+// recountAll counts and ranks every category of the index again (the
+// index's read-modify-write of the products feed, every category asked
+// for a new ranking).
+func (h *Handlers) recountAll(ctx context.Context) error {
+	cats, err := h.repos.Products.Categories(ctx)
+	if err != nil {
+		return err
+	}
+	var rc recount
+	for _, c := range cats.Items {
+		rc.add(c.ID, "")
+		rc.left(c.ID)
+	}
+	return h.updateIndex(ctx, &rc)
+}
+
+// repairProduct runs the products feed's view path for the product's
+// current version, as a replay (so its categories are counted again), and
+// counts category from too, when a copy was removed there.
+func (h *Handlers) repairProduct(ctx context.Context, id, from string) error {
+	p, err := h.repos.Products.GetAny(ctx, id)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return h.recountAll(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	var rc recount
+	if err := h.productToView(ctx, p, true, &rc); err != nil {
+		return err
+	}
+	if from != "" && from != p.CategoryID {
+		rc.add(from, "")
+		rc.left(from)
+	}
+	return h.updateIndex(ctx, &rc)
+}
+
+// repairSearch runs the search path for the product's current version,
+// and leaves a tombstone under term when the product no longer holds it.
+func (h *Handlers) repairSearch(ctx context.Context, id, term string) error {
+	p, err := h.repos.Products.GetAny(ctx, id)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.ProductToSearch(ctx, p); err != nil {
+		return err
+	}
+	if term == "" || slices.Contains(domain.SearchTerms(p), term) {
+		return nil
+	}
+	_, err = h.repos.Search.Remove(ctx, term, id, p.Version)
+	return err
+}
+
+// repairCartLine copies the product's current version into the cart's
+// line, unless the line holds a newer one (If-Match on the cart, from the
+// copy the audit read).
+func (h *Handlers) repairCartLine(ctx context.Context, c domain.Cart, productID string) error {
+	p, err := h.repos.Products.GetAny(ctx, productID)
+	if err != nil {
+		return err
+	}
+	_, err = h.repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
+		i := slices.IndexFunc(c.Items, func(l domain.CartLine) bool { return l.ProductID == productID })
+		if i < 0 || c.Items[i].ProductVersion > p.Version || c.Items[i].PriceVersion > p.PriceVersion {
+			return store.ErrUnchanged
+		}
+		c.Items[i] = copyLine(c.Items[i], p)
+		c.Recompute(h.now())
+		return nil
+	})
+	if errors.Is(err, store.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	return err
+}
+
+// propagateProduct does for the product's current version what the
+// products feed does for it: its summary, its search entries, its cart
+// lines, its category's count and featured list.
+func (h *Handlers) propagateProduct(ctx context.Context, id string) (domain.Product, error) {
+	p, err := h.repos.Products.GetAny(ctx, id)
+	if err != nil {
+		return p, err
+	}
+	var rc recount
+	if err := h.productToView(ctx, p, true, &rc); err != nil {
+		return p, err
+	}
+	if err := h.ProductToSearch(ctx, p); err != nil {
+		return p, err
+	}
+	if err := h.syncCarts(ctx, p); err != nil {
+		return p, err
+	}
+	return p, h.updateIndex(ctx, &rc)
+}
