@@ -42,7 +42,7 @@ func convergedSample(t *testing.T) (store.Store, *store.Repos) {
 		}
 		o, err := ws.Checkout(ctx, writes.CheckoutRequest{UserID: c.UserID, Customer: domain.Customer{Name: "A", Email: "a@example.com"},
 			Address: domain.Address{Name: "A", Line1: "1 Main St", City: "Town", PostalCode: "1000", Country: "BE"},
-			Key: "k-" + c.UserID, RequestHash: "h"})
+			Key:     "k-" + c.UserID, RequestHash: "h"})
 		if err != nil {
 			t.Fatalf("checkout of %s: %v", c.UserID, err)
 		}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"shop/feedworkers"
+	"shop/store"
+	"shop/store/faults"
+)
+
+// TestEveryCopyConverges is the shop's convergence property: random
+// interleavings of every write the API offers (categories created and
+// renamed; products created, with ids that collide, patched, moved and
+// deleted; stock counted; reviews; cart lines; checkouts, cancels and
+// shipping), several at once, while the feeds run behind (latency on
+// every feed read), their batches fail half way and run again (injected
+// unavailability on the copies' writes) and the processors restart. When
+// the writes stop and the feeds have caught up, the audit
+// (feedworkers.Audit) derives every copy from its sources and none may
+// differ, be missing, or outlive its source. The audit refuses a
+// document type it does not know, so a new copy fails here until the
+// audit derives it.
+//
+// The default run explores for a few seconds; SHOP_LONG=1 explores ten
+// minutes.
+func TestEveryCopyConverges(t *testing.T) {
+	budget := 8 * time.Second
+	if longRun() {
+		budget = 10 * time.Minute
+	}
+	shortShrink(t, 20*time.Second)
+	dir := t.TempDir()
+	began := time.Now()
+	var failing atomic.Bool
+	var ran, skipped, steps, writes, refused, n int
+	var differences atomic.Int64
+	rapid.Check(t, func(rt *rapid.T) {
+		if time.Since(began) > budget && !failing.Load() {
+			skipped++
+			return
+		}
+		ran++
+		n++
+		ft := &flagT{T: rt, failing: &failing}
+		path := filepath.Join(dir, fmt.Sprintf("converge-%d.db", n))
+		rt.Cleanup(func() { os.Remove(path) })
+		c := newConvergence(ft, path)
+		rt.Repeat(c.actions())
+		d := c.settle()
+		steps += c.steps
+		writes += int(c.writes.Load())
+		refused += int(c.refused.Load())
+		differences.Add(int64(d))
+	})
+	t.Logf("%d sequences run (%d steps, %d writes answered 2xx, %d refused), %d not run past the time budget, in %v",
+		ran, steps, writes, refused, skipped, time.Since(began).Round(time.Millisecond))
+}
+
+// convergence is one random run of the shop: a few categories, products,
+// customers and their orders, all drawn from small pools so that writes
+// meet.
+type convergence struct {
+	t     *flagT
+	s     *liveShop
+	admin string
+	users []convUser
+	steps int
+
+	writes, refused atomic.Int64
+}
+
+var (
+	convCategories = []string{"tea", "mugs", "books"}
+	convProducts   = []string{"p1", "p2", "p3", "p4", "p5", "p6"}
+	convNames      = []string{"Green Tea", "Black Tea", "Blue Mug", "Red Mug", "Old Book", "New Book", "Tea Mug"}
+	convCatNames   = []string{"Tea", "Teas", "Mugs", "Cups", "Books", "Reading", "Gifts"}
+	convTags       = []string{"gift", "organic", "sale", "new"}
+)
+
+func newConvergence(t *flagT, path string) *convergence {
+	// The feeds run behind: every change-feed read waits, every copy's
+	// write fails now and then, so a batch stops half way and runs again.
+	fc := &faults.Config{Seed: rapid.Uint64().Draw(t.T, "fault seed"), Rules: []faults.Rule{
+		{Ops: []faults.Op{faults.OpReadChangeFeed}, Latency: time.Duration(rapid.IntRange(0, 3).Draw(t.T, "feed latency ms")) * time.Millisecond},
+		{Ops: faults.Writes, Containers: []string{store.ProductsByCategoryContainer, store.ProductsByTermContainer, store.OrdersByStatusContainer},
+			Unavailable: rapid.SampledFrom([]float64{0, 0.02, 0.1}).Draw(t.T, "copy write failures")},
+	}}
+	c := &convergence{t: t, s: newLiveShop(t, path, fc), admin: liveToken(t, "boss", true)}
+	for i := range 3 {
+		id := fmt.Sprintf("buyer-%d", i)
+		c.users = append(c.users, convUser{id, liveToken(t, id, false)})
+	}
+	// One category to start from, so the first products have a home.
+	c.must("PUT", "/v1/categories/tea", c.admin, map[string]string{"name": "Tea"})
+	return c
+}
+
+func (c *convergence) actions() map[string]func(*rapid.T) {
+	return map[string]func(*rapid.T){
+		"burst":   c.burst,
+		"restart": c.restart,
+		"settle":  func(*rapid.T) { c.steps++; c.settle() },
+	}
+}
+
+// burst sends a few writes at once: the interleavings nobody wrote down.
+func (c *convergence) burst(t *rapid.T) {
+	c.steps++
+	n := rapid.IntRange(1, 6).Draw(t, "writes at once")
+	var reqs []func()
+	for range n {
+		reqs = append(reqs, c.write(t))
+	}
+	var wg sync.WaitGroup
+	for _, r := range reqs {
+		wg.Go(r)
+	}
+	wg.Wait()
+}
+
+// write draws one write the API offers and returns the call that sends it.
+func (c *convergence) write(t *rapid.T) func() {
+	product := rapid.SampledFrom(convProducts).Draw(t, "product")
+	category := rapid.SampledFrom(convCategories).Draw(t, "category")
+	u := rapid.SampledFrom(c.users).Draw(t, "user")
+	user := u.token
+	merge := map[string]string{"Content-Type": "application/merge-patch+json"}
+	switch kind := rapid.SampledFrom([]string{
+		"category", "create", "create", "price", "rename", "tags", "move", "move", "delete",
+		"stock", "review", "cart", "cart", "checkout", "cancel", "ship",
+	}).Draw(t, "write"); kind {
+	case "category":
+		name := rapid.SampledFrom(convCatNames).Draw(t, "category name")
+		return c.send("PUT", "/v1/categories/"+category, c.admin, map[string]string{"name": name}, nil)
+	case "create":
+		body := map[string]any{"productId": product, "name": rapid.SampledFrom(convNames).Draw(t, "name"),
+			"priceCents": rapid.Int64Range(100, 5000).Draw(t, "price"), "categoryId": category,
+			"stock": rapid.Int64Range(0, 8).Draw(t, "stock"), "tags": rapid.SliceOfNDistinct(rapid.SampledFrom(convTags), 0, 3, rapid.ID[string]).Draw(t, "tags")}
+		return c.send("POST", "/v1/products", c.admin, body, nil)
+	case "price":
+		return c.send("PATCH", "/v1/products/"+product, c.admin, map[string]int64{"priceCents": rapid.Int64Range(100, 5000).Draw(t, "price")}, merge)
+	case "rename":
+		return c.send("PATCH", "/v1/products/"+product, c.admin, map[string]string{"name": rapid.SampledFrom(convNames).Draw(t, "name")}, merge)
+	case "tags":
+		return c.send("PATCH", "/v1/products/"+product, c.admin, map[string][]string{"tags": rapid.SliceOfNDistinct(rapid.SampledFrom(convTags), 0, 3, rapid.ID[string]).Draw(t, "tags")}, merge)
+	case "move":
+		return c.send("PATCH", "/v1/products/"+product, c.admin, map[string]string{"categoryId": category}, merge)
+	case "delete":
+		return c.send("DELETE", "/v1/products/"+product, c.admin, nil, nil)
+	case "stock":
+		return c.send("PUT", "/v1/admin/products/"+product+"/stock", c.admin, map[string]int64{"available": rapid.Int64Range(0, 8).Draw(t, "available")}, nil)
+	case "review":
+		body := map[string]any{"rating": rapid.IntRange(1, 5).Draw(t, "rating"), "title": "Fine", "body": "It is fine."}
+		return c.send("POST", "/v1/products/"+product+"/reviews", user, body, nil)
+	case "cart":
+		return c.send("PUT", "/v1/cart/items/"+product, user, map[string]int{"quantity": rapid.IntRange(1, 3).Draw(t, "quantity")}, nil)
+	case "checkout":
+		key := fmt.Sprintf("k-%d", rapid.IntRange(0, 1<<30).Draw(t, "key"))
+		return c.send("POST", "/v1/checkout", user, addressBody, map[string]string{"Idempotency-Key": key})
+	case "cancel", "ship":
+		// The user's newest order, read when the call runs.
+		return func() {
+			var page struct {
+				Items []struct {
+					ID string `json:"id"`
+				} `json:"items"`
+			}
+			if !c.try("GET", "/v1/orders?limit=1", user, nil, nil, &page) || len(page.Items) == 0 {
+				return
+			}
+			id := page.Items[0].ID
+			if kind == "cancel" {
+				c.try("POST", "/v1/orders/"+id+"/cancel", user, nil, nil, nil)
+				return
+			}
+			c.try("PATCH", "/v1/admin/orders/"+u.id+"/"+id, c.admin, map[string]string{"status": "shipped"}, nil, nil)
+		}
+	default:
+		panic("unknown write " + kind)
+	}
+}
+
+type convUser struct{ id, token string }
+
+// send returns a call of one write. Any answer but a 5xx is the shop's to
+// give: a write that collides with another is refused (409, 404, 412),
+// and convergence must hold whatever was refused. A 503 (an injected
+// fault the request did not ride through) is allowed too: the write may
+// have been applied in part, which is what the audit is for.
+func (c *convergence) send(method, path, tok string, body any, header map[string]string) func() {
+	return func() { c.try(method, path, tok, body, header, nil) }
+}
+
+func (c *convergence) try(method, path, tok string, body any, header map[string]string, out any) bool {
+	code, b, err := httpDo(c.s.client, method, c.s.URL+path, tok, body, header)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	switch {
+	case code >= 500 && code != http.StatusServiceUnavailable:
+		c.t.Fatalf("%s %s = %d %s", method, path, code, describe(b))
+	case code >= 400:
+		c.refused.Add(1)
+		return false
+	}
+	c.writes.Add(1)
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			c.t.Fatalf("%s %s: decode %s: %v", method, path, describe(b), err)
+		}
+	}
+	return true
+}
+
+func (c *convergence) must(method, path, tok string, body any) {
+	if !c.try(method, path, tok, body, nil, nil) {
+		c.t.Fatalf("%s %s was refused", method, path)
+	}
+}
+
+func (c *convergence) restart(*rapid.T) {
+	c.steps++
+	c.s.restart()
+}
+
+// settle heals the store, waits until the feeds have caught up and then
+// audits every copy: the number of differences is 0 or the run fails.
+func (c *convergence) settle() int {
+	if c.s.faults != nil {
+		c.s.faults.Heal()
+		defer c.s.faults.Break()
+	}
+	still := 0
+	for deadline := time.Now().Add(30 * time.Second); still < 5; time.Sleep(10 * time.Millisecond) {
+		if c.s.feedLag() == "" {
+			still++
+		} else {
+			still = 0
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the feeds did not catch up in 30 s: %s", c.s.feedLag())
+		}
+	}
+	h := feedworkers.NewHandlers(c.s.raw, feedworkers.HandlersConfig{})
+	r, err := h.Audit(context.Background(), feedworkers.AuditOptions{})
+	if err != nil {
+		c.t.Fatalf("audit: %v", err)
+	}
+	if len(r.Differences) > 0 {
+		var lines []string
+		for _, d := range r.Differences {
+			lines = append(lines, d.String())
+		}
+		// The ids vary from run to run; the failure names the copies, so
+		// rapid compares like with like while it shrinks.
+		c.t.Logf("after the feeds caught up:\n%s", strings.Join(lines, "\n"))
+		c.t.Fatalf("copies differ from their sources: %v", r.ByCopy())
+	}
+	return len(r.Differences)
+}
+
+// GoString keeps rapid's log of a drawn user to its id.
+func (u convUser) GoString() string { return u.id }
