@@ -134,7 +134,9 @@ type AuditOptions struct {
 	Progress func(AuditProgress)
 }
 
-// AuditProgress is where an audit is.
+// AuditProgress is where an audit is: the container it reads, and the
+// documents of it read so far in this pass (the containers that hold
+// sources and copies are read twice).
 type AuditProgress struct {
 	Container    string
 	Documents    int
@@ -195,6 +197,7 @@ type audit struct {
 	stock    map[string]domain.Stock    // by product id
 	orders   map[[2]string]domain.Order // by (userId, id)
 	byUser   map[string][]domain.Order
+	reviews  map[string][]domain.Review // by product id
 
 	// What the scans of the copies met, for the checks of missing copies.
 	summarySeen    map[[2]string]bool // (categoryId, productId)
@@ -216,10 +219,11 @@ func (a *audit) run(ctx context.Context) error {
 	a.products, a.stock, a.orders, a.byUser = map[string]domain.Product{}, map[string]domain.Stock{}, map[[2]string]domain.Order{}, map[string][]domain.Order{}
 	a.summarySeen, a.entrySeen, a.ledgers = map[[2]string]bool{}, map[[2]string]bool{}, map[string]domain.SearchLedger{}
 	a.summaries, a.orderSummaries = map[string]bool{}, map[[2]string]bool{}
+	a.reviews = map[string][]domain.Review{}
 	// Sources first. The containers of sources also hold copies (a
 	// customer summary beside the orders, reservations beside the stock):
 	// those are checked in the second pass, once every source is known.
-	for _, c := range []string{store.ProductsContainer, store.InventoryContainer, store.OrdersContainer} {
+	for _, c := range []string{store.ProductsContainer, store.InventoryContainer, store.OrdersContainer, store.ReviewsContainer} {
 		if err := a.scan(ctx, c, a.source); err != nil {
 			return err
 		}
@@ -240,7 +244,6 @@ func (a *audit) run(ctx context.Context) error {
 		{store.OrdersContainer, a.checkOrdersDoc},
 		{store.InventoryContainer, a.checkInventoryDoc},
 		{store.OrdersByStatusContainer, a.checkOrderSummaryDoc},
-		{store.ReviewsContainer, a.known},
 	}
 	for _, c := range checks {
 		if err := a.scan(ctx, c.container, c.check); err != nil {
@@ -264,7 +267,7 @@ func (a *audit) run(ctx context.Context) error {
 // after checking that Kinds knows the type.
 func (a *audit) scan(ctx context.Context, container string, fn func(ctx context.Context, typ string, item []byte) error) error {
 	c := a.h.st.Container(container)
-	cont := ""
+	cont, read := "", 0
 	for {
 		page, err := c.Query(ctx, store.Query{Limit: a.opts.PageSize, Continuation: cont})
 		if err != nil {
@@ -279,6 +282,7 @@ func (a *audit) scan(ctx context.Context, container string, fn func(ctx context.
 				return err
 			}
 			a.report.Documents[container]++
+			read++
 			if _, ok := Kinds[container][hd.Type]; !ok {
 				a.differ(Difference{Copy: CopyUnknown, Container: container, ID: hd.ID,
 					Detail: fmt.Sprintf("a document of type %q, which the audit does not know: list it in feedworkers.Kinds and derive it", hd.Type)})
@@ -288,7 +292,7 @@ func (a *audit) scan(ctx context.Context, container string, fn func(ctx context.
 				return err
 			}
 		}
-		a.progress(container)
+		a.progress(container, read)
 		if err := a.pace(ctx); err != nil {
 			return err
 		}
@@ -298,9 +302,6 @@ func (a *audit) scan(ctx context.Context, container string, fn func(ctx context.
 		cont = page.Continuation
 	}
 }
-
-// known accepts any document Kinds lists: a container of sources only.
-func (a *audit) known(context.Context, string, []byte) error { return nil }
 
 // source keeps the sources in memory.
 func (a *audit) source(_ context.Context, typ string, item []byte) error {
@@ -324,6 +325,16 @@ func (a *audit) source(_ context.Context, typ string, item []byte) error {
 		}
 		a.orders[[2]string{o.UserID, o.ID}] = o
 		a.byUser[o.UserID] = append(a.byUser[o.UserID], o)
+	case domain.TypeReview:
+		// One scan of reviews costs far less than a query per product
+		// (0.17 RU a review against about 3 RU a query on the sample
+		// shop), at the price of holding them until the products are
+		// checked.
+		r, err := store.Decode[domain.Review](item)
+		if err != nil {
+			return err
+		}
+		a.reviews[r.ProductID] = append(a.reviews[r.ProductID], r)
 	}
 	return nil
 }
@@ -350,12 +361,12 @@ func (a *audit) pace(ctx context.Context) error {
 	}
 }
 
-func (a *audit) progress(container string) {
+func (a *audit) progress(container string, read int) {
 	if a.opts.Progress == nil {
 		return
 	}
 	_, ru, _ := a.meter.Totals()
-	a.opts.Progress(AuditProgress{Container: container, Documents: a.report.Documents[container],
+	a.opts.Progress(AuditProgress{Container: container, Documents: read,
 		Differences: len(a.report.Differences), RequestUnits: ru, Elapsed: time.Since(a.began)})
 }
 

@@ -52,10 +52,7 @@ func (a *audit) checkProducts(ctx context.Context) error {
 				}
 			}
 		}
-		all, err := a.h.repos.Reviews.All(ctx, p.ID)
-		if err != nil {
-			return err
-		}
+		all := a.reviews[p.ID]
 		a.report.Checked[CopyReviews]++
 		stats, top := domain.ComputeReviewStats(all)
 		if !sameReviews(&p, stats, top) {
