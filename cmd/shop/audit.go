@@ -119,4 +119,3 @@ func printAudit(w io.Writer, r feedworkers.AuditReport) error {
 	}
 	return nil
 }
-
