@@ -1,0 +1,98 @@
+package feedworkers_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"shop/domain"
+	"shop/feedworkers"
+	"shop/store"
+)
+
+// pausedRead is a store whose first read of one document, once armed,
+// returns what it read only when released: a worker that read a version
+// and was then overtaken by another worker with a newer one (two
+// instances during a lease handover).
+type pausedRead struct {
+	store.Store
+	container, id string
+
+	once     sync.Once
+	read     chan struct{} // closed once the paused read has read
+	released chan struct{} // closed to let it return
+}
+
+func newPausedRead(st store.Store, container, id string) *pausedRead {
+	return &pausedRead{Store: st, container: container, id: id, read: make(chan struct{}), released: make(chan struct{})}
+}
+
+func (p *pausedRead) Container(name string) store.Container {
+	c := p.Store.Container(name)
+	if name != p.container {
+		return c
+	}
+	return pausedContainer{c, p}
+}
+
+type pausedContainer struct {
+	store.Container
+	p *pausedRead
+}
+
+func (c pausedContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
+	r, err := c.Container.Read(ctx, pk, id)
+	if id == c.p.id {
+		c.p.once.Do(func() {
+			close(c.p.read)
+			<-c.p.released
+		})
+	}
+	return r, err
+}
+
+// TestStatusViewOvertakenByANewerStatusConverges: a worker reads an order
+// as shipped and pauses; meanwhile the order is delivered and another
+// worker projects it; then the first writes its shipped summary. The view
+// must end with the one delivered summary, not a shipped one besides it.
+func TestStatusViewOvertakenByANewerStatusConverges(t *testing.T) {
+	st := newStore(t)
+	repos := store.NewRepos(st)
+	ctx := t.Context()
+	p := createProduct(t, repos, "p1", "coffee", 1000)
+	addToCart(t, repos, "u1", p, 1)
+	o := placeOrder(t, repos, "u1", "o-1")
+	fresh := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	if err := fresh.OrdersToStatusView(ctx, []domain.Order{o}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repos.Orders.SetStatus(ctx, "u1", "o-1", "", domain.StatusShipped, now); err != nil {
+		t.Fatal(err)
+	}
+
+	paused := newPausedRead(st, store.OrdersContainer, "o-1")
+	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	done := make(chan error)
+	go func() { done <- slow.OrdersToStatusView(ctx, []domain.Order{o}) }()
+	<-paused.read
+	if _, err := repos.Orders.SetStatus(ctx, "u1", "o-1", "", domain.StatusDelivered, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.OrdersToStatusView(ctx, []domain.Order{o}); err != nil {
+		t.Fatal(err)
+	}
+	close(paused.released)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	var held []string
+	for _, status := range []string{domain.StatusPlaced, domain.StatusShipped, domain.StatusDelivered} {
+		if _, err := repos.OrderSummaries.Get(ctx, repos.OrderSummaries.Key(status, o), "o-1"); err == nil {
+			held = append(held, status)
+		}
+	}
+	if len(held) != 1 || held[0] != domain.StatusDelivered {
+		t.Errorf("the view holds the order as %v, want only delivered", held)
+	}
+}
