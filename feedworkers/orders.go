@@ -33,11 +33,17 @@ func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) err
 // duplicates and reordering: a late "shipped" version processed after
 // "delivered" would otherwise re-create the shipped summary (the guard of
 // Put is per partition, and the delivered copy lives in another one).
-// With the current order as the truth, every replay writes the same
-// partition and deletes the same others. What remains: two workers
-// applying the same order at once (only during a lease handover) may
-// interleave a stale read's write after a fresh one; the next change of
-// that order repairs it.
+//
+// Two workers may still apply one order at once (two instances during a
+// lease handover, or the audit's repair beside the feed): one reads the
+// order shipped, the other reads it delivered and projects it, deleting
+// the shipped summary, and then the first writes its shipped summary
+// after that delete. So after projecting, the handler reads the order
+// again and projects once more while it has changed (projectCurrent):
+// either the newer version committed before that read, and this handler
+// deletes its own stale summary, or after it, and the newer version's
+// handler reads it only after this one's writes, so its deletes come
+// after them. One point read more per changed order.
 func (h *Handlers) OrdersToStatusView(ctx context.Context, orders []domain.Order) error {
 	seen := map[[2]string]bool{}
 	for _, o := range orders {
@@ -46,16 +52,28 @@ func (h *Handlers) OrdersToStatusView(ctx context.Context, orders []domain.Order
 			continue
 		}
 		seen[key] = true
-		cur, err := h.repos.Orders.Get(ctx, o.UserID, o.ID)
-		if domain.IsCode(err, domain.ENOTFOUND) {
-			continue
+		if err := h.projectCurrent(ctx, o.UserID, o.ID); err != nil {
+			return err
 		}
-		if err != nil {
+	}
+	return nil
+}
+
+// projectCurrent projects the order as it is now, and again as long as a
+// read after the projection finds a newer version.
+func (h *Handlers) projectCurrent(ctx context.Context, userID, orderID string) error {
+	var done int64 = -1
+	for {
+		cur, err := h.repos.Orders.Get(ctx, userID, orderID)
+		if domain.IsCode(err, domain.ENOTFOUND) {
+			return nil
+		}
+		if err != nil || cur.Version == done {
 			return err
 		}
 		if err := h.repos.OrderSummaries.Project(ctx, cur); err != nil {
 			return err
 		}
+		done = cur.Version
 	}
-	return nil
 }
