@@ -7,6 +7,7 @@ import (
 
 	"shop/domain"
 	"shop/feedworkers"
+	"shop/feedworkers/changefeed"
 	"shop/store"
 )
 
@@ -94,5 +95,47 @@ func TestStatusViewOvertakenByANewerStatusConverges(t *testing.T) {
 	}
 	if len(held) != 1 || held[0] != domain.StatusDelivered {
 		t.Errorf("the view holds the order as %v, want only delivered", held)
+	}
+}
+
+// TestCategoryViewOvertakenByAMoveConverges: a worker reads a product in
+// its first category and pauses; meanwhile the product moves and another
+// worker puts its summary in the new category and deletes it from the
+// old; then the first writes its summary in the old category. The view
+// must end with the one summary, in the new category.
+func TestCategoryViewOvertakenByAMoveConverges(t *testing.T) {
+	st := newStore(t)
+	repos := store.NewRepos(st)
+	ctx := t.Context()
+	createProduct(t, repos, "p1", "coffee", 1000)
+	name := "Tea"
+	changeProduct(t, repos, "p1", domain.ProductChange{Name: &name})
+	batch := func() changefeed.Batch {
+		return changefeed.Batch{Items: [][]byte{raw(t, st, store.ProductsContainer, "p1", "p1")}}
+	}
+	fresh := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	paused := newPausedRead(st, store.ProductsContainer, "p1")
+	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	done := make(chan error)
+	first := batch()
+	go func() { done <- slow.Products(ctx, first) }()
+	<-paused.read
+	tea, teaName := "tea", "Name of tea"
+	changeProduct(t, repos, "p1", domain.ProductChange{CategoryID: &tea, CategoryName: &teaName})
+	if err := fresh.Products(ctx, batch()); err != nil {
+		t.Fatal(err)
+	}
+	close(paused.released)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, cat := range []string{"coffee", "tea"} {
+		if _, err := repos.ProductSummaries.Get(ctx, cat, "p1"); err == nil {
+			held = append(held, cat)
+		}
+	}
+	if len(held) != 1 || held[0] != "tea" {
+		t.Errorf("the view holds p1 in %v, want only tea", held)
 	}
 }
