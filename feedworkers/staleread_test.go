@@ -44,12 +44,25 @@ type pausedContainer struct {
 func (c pausedContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
 	r, err := c.Container.Read(ctx, pk, id)
 	if id == c.p.id {
-		c.p.once.Do(func() {
-			close(c.p.read)
-			<-c.p.released
-		})
+		c.p.pause()
 	}
 	return r, err
+}
+
+// Query pauses on a query of the partition named by id.
+func (c pausedContainer) Query(ctx context.Context, q store.Query) (store.QueryPage, error) {
+	page, err := c.Container.Query(ctx, q)
+	if q.PartitionKey == c.p.id {
+		c.p.pause()
+	}
+	return page, err
+}
+
+func (p *pausedRead) pause() {
+	p.once.Do(func() {
+		close(p.read)
+		<-p.released
+	})
 }
 
 // TestStatusViewOvertakenByANewerStatusConverges: a worker reads an order
@@ -137,5 +150,46 @@ func TestCategoryViewOvertakenByAMoveConverges(t *testing.T) {
 	}
 	if len(held) != 1 || held[0] != "tea" {
 		t.Errorf("the view holds p1 in %v, want only tea", held)
+	}
+}
+
+// TestReviewStatsOvertakenByANewerReviewConverge: a worker reads a
+// product's reviews and pauses; meanwhile another review arrives and
+// another worker writes the stats of both; then the first writes the stats
+// of one. The product must keep the stats of its two reviews.
+func TestReviewStatsOvertakenByANewerReviewConverge(t *testing.T) {
+	st := newStore(t)
+	repos := store.NewRepos(st)
+	ctx := t.Context()
+	createProduct(t, repos, "p1", "coffee", 1000)
+	review := func(user string, rating int) domain.Review {
+		r, err := repos.Reviews.Create(ctx, domain.Review{Meta: domain.Meta{ID: domain.ReviewID(user)},
+			ProductID: "p1", UserID: user, UserName: user, Rating: rating, Title: "t", Body: "b", CreatedAt: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	first := review("u1", 5)
+	fresh := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	paused := newPausedRead(st, store.ReviewsContainer, "p1")
+	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	done := make(chan error)
+	go func() { done <- slow.ReviewsToProducts(ctx, []domain.Review{first}) }()
+	<-paused.read
+	second := review("u2", 1)
+	if err := fresh.ReviewsToProducts(ctx, []domain.Review{second}); err != nil {
+		t.Fatal(err)
+	}
+	close(paused.released)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	p, err := repos.Products.Get(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ReviewStats.Count != 2 || len(p.TopReviews) != 2 {
+		t.Errorf("the product shows %d reviews (%d top reviews), it has 2", p.ReviewStats.Count, len(p.TopReviews))
 	}
 }
