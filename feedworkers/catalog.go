@@ -134,11 +134,14 @@ func (r *recount) left(id string) {
 // updateIndex writes what the batch changed into the categories index, in
 // ONE read-modify-write of it: the product counts (recountCategories) and
 // the featured products of each category the batch touched
-// (featureCategories). Nothing is written when both already hold.
-func (h *Handlers) updateIndex(ctx context.Context, rc *recount) error {
+// (featureCategories). Nothing is written when both already hold. It
+// returns the index as it read it, read after the batch's view writes,
+// for nameProducts (the zero index when the batch changed nothing).
+func (h *Handlers) updateIndex(ctx context.Context, rc *recount) (domain.Categories, error) {
 	if len(rc.ids) == 0 && len(rc.changed) == 0 {
-		return nil
+		return domain.Categories{}, nil
 	}
+	var read domain.Categories
 	_, err := h.repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		counted, err := h.recountCategories(ctx, c, rc)
 		if err != nil {
@@ -148,13 +151,69 @@ func (h *Handlers) updateIndex(ctx context.Context, rc *recount) error {
 		if err != nil {
 			return err
 		}
+		// The last attempt's read is the one that counts: an attempt that
+		// lost its If-Match race reads again.
+		read = *c
 		if !counted && !featured {
 			return errUnchanged
 		}
 		c.LastUpdated = h.now().UTC()
 		return nil
 	})
-	return ignoreUnchanged(err)
+	return read, ignoreUnchanged(err)
+}
+
+// nameProducts gives each product of the batch whose categoryName is not
+// its category's name in cats, the index as updateIndex read it, that
+// name: the product update RenameCategories makes, whose new version
+// then carries the name to the view, search and carts through this feed.
+// products are the batch's current versions, whose summaries are written.
+//
+// RenameCategories alone misses a product whose change (a create, a move
+// into the category, a write that copied the name from an index read
+// before the rename) the view had not taken in when the rename was
+// handled: it takes the ids from the view, which trails this feed. This
+// check closes that race. The index was read AFTER the batch's summaries
+// were written, so either the rename committed before that read, and
+// the name here is the new one, or after it, and then the rename's
+// handler, which runs once the rename has committed, queries the view
+// after this product's summary was there and finds the product.
+//
+// No read of its own: the names are those of the index read that the
+// counts and the featured list make anyway, even when they write
+// nothing; only a product whose name differs costs its update. A deleted
+// product, or one whose category is not in the index, is left alone, and
+// so is one that has moved since (its move is on its way through this
+// feed, to be checked in turn).
+func (h *Handlers) nameProducts(ctx context.Context, products []domain.Product, cats domain.Categories) error {
+	for _, p := range products {
+		name, ok := categoryName(cats, p.CategoryID)
+		if p.Deleted || !ok || p.CategoryName == name {
+			continue
+		}
+		_, err := h.repos.Products.UpdateAny(ctx, p.ID, func(cur *domain.Product) error {
+			if cur.Deleted || cur.CategoryID != p.CategoryID {
+				return errUnchanged
+			}
+			if !cur.Apply(domain.ProductChange{CategoryName: &name}, h.now()) {
+				return errUnchanged
+			}
+			return nil
+		})
+		if err = ignoreUnchanged(err); err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
+			return err
+		}
+	}
+	return nil
+}
+
+// categoryName is the name of category id in the index, if it is there.
+func categoryName(cats domain.Categories, id string) (string, bool) {
+	i := slices.IndexFunc(cats.Items, func(c domain.Category) bool { return c.ID == id })
+	if i < 0 {
+		return "", false
+	}
+	return cats.Items[i].Name, true
 }
 
 // recountCategories sets productCount of the collected categories to the
@@ -239,7 +298,10 @@ func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, 
 // summaries then follow through the products feed. The trigger is any
 // version of the categories document, but the names applied are the
 // CURRENT index's (one point read), so a duplicate or late older version
-// cannot rename products back.
+// cannot rename products back. The view trails the products feed, so a
+// product whose change the view has not taken in yet is not found here:
+// the products feed names it when that change comes through
+// (nameProducts).
 func (h *Handlers) RenameCategories(ctx context.Context, _ domain.Categories) error {
 	cats, err := h.repos.Products.Categories(ctx)
 	if err != nil {

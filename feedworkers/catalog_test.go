@@ -292,6 +292,48 @@ func TestCategoryRenameReachesProducts(t *testing.T) {
 	}
 }
 
+// TestRenameMissedByTheViewReachesTheProductThroughItsOwnChange: p3 was
+// created with the name the index held before a rename, and the rename
+// was handled before p3's summary reached the view, so the rename's
+// handler did not find it. p3's own change, coming through the products
+// feed, then gives it the new name, and its next version carries the
+// name to the view. Nothing else is written for that, and a replay
+// writes nothing.
+func TestRenameMissedByTheViewReachesTheProductThroughItsOwnChange(t *testing.T) {
+	c := newCatalog(t)
+	createProduct(t, c.repos, "p3", "coffee", 800) // "Name of coffee"
+	if _, err := c.repos.Products.UpdateCategories(t.Context(), "", func(cs *domain.Categories) error {
+		cs.Items[0].Name = "Coffee"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.apply(t, c.h.Products, c.raw(t, "products", domain.CategoriesID))
+	if p, _ := c.repos.Products.Get(t.Context(), "p3"); p.CategoryName != "Name of coffee" {
+		t.Fatalf("p3 categoryName = %q before its change came through, want the old name: the view held no p3", p.CategoryName)
+	}
+
+	created := c.raw(t, "products", "p3")
+	c.apply(t, c.h.Products, created)
+	p, err := c.repos.Products.Get(t.Context(), "p3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.CategoryName, "Coffee"; got != want {
+		t.Errorf("p3 categoryName after its create came through = %q, want %q", got, want)
+	}
+	c.apply(t, c.h.Products, c.raw(t, "products", "p3"))
+	if s, _ := c.summaryIn(t, "coffee", "p3"); s.CategoryName != "Coffee" {
+		t.Errorf("p3 summary categoryName = %q, want %q", s.CategoryName, "Coffee")
+	}
+
+	first := snapshot(t, c.st, catalogContainers...)
+	c.apply(t, c.h.Products, created, c.raw(t, "products", "p3"))
+	if diff := cmp.Diff(first, snapshot(t, c.st, catalogContainers...)); diff != "" {
+		t.Errorf("replayed batches wrote again (-first +second):\n%s", diff)
+	}
+}
+
 func TestFanoutCountsItsCrossPartitionQueries(t *testing.T) {
 	c := newCatalog(t)
 	p := setPrice(t, c.repos, "p1", 900)

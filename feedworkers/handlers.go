@@ -102,7 +102,8 @@ func decodeItem[T any](item []byte) (T, error) {
 // search index, the cart lines and, once deleted, the removal of its
 // reviews. The category counts and featured products the batch's products
 // changed are recomputed once, at the end, in one write of the categories
-// index.
+// index; the index read for it then names the products that a rename
+// missed (nameProducts).
 func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	var products []domain.Product
 	for _, it := range b.Items {
@@ -146,7 +147,11 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 			return err
 		}
 	}
-	return h.updateIndex(ctx, &rc)
+	cats, err := h.updateIndex(ctx, &rc)
+	if err != nil {
+		return err
+	}
+	return h.nameProducts(ctx, current, cats)
 }
 
 // currentProducts replaces each changed product of the batch by its

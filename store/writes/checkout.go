@@ -74,7 +74,7 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 		if err != nil {
 			return err
 		}
-		if err := w.reserve(ctx, o); err != nil {
+		if err := w.reserve(ctx, o, marked); err != nil {
 			w.unmark(ctx, o.UserID, o.ID)
 			return err
 		}

@@ -25,7 +25,15 @@ const reserveConcurrency = 8
 // cannot be served, or a take failed without saying whether it went in,
 // every line's reservation is released again and nothing stays taken.
 // The refusal names each short line (domain.OutOfStock).
-func (w *Writes) reserve(ctx context.Context, o domain.Order) error {
+//
+// A product with no stock document sells without a limit only if it is a
+// legacy one, created before the shop tracked stock: its line in marked,
+// the cart the order was made from, carries no availability status. A
+// product created since carries one from its create (CreateProduct), so
+// a missing stock document means its create stopped between the product
+// and the stock: the line is refused as short with 0 available, never
+// sold without a limit.
+func (w *Writes) reserve(ctx context.Context, o domain.Order, marked domain.Cart) error {
 	var (
 		mu    sync.Mutex
 		short []domain.Shortage
@@ -33,23 +41,31 @@ func (w *Writes) reserve(ctx context.Context, o domain.Order) error {
 	var g errgroup.Group
 	g.SetLimit(reserveConcurrency)
 	for _, l := range o.Items {
+		line, _ := marked.Line(l.ProductID)
+		tracked := line.StockStatus != ""
 		g.Go(func() error {
 			q := int64(l.Quantity)
 			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, o.ID, o.UserID, q, o.CreatedAt))
+			var available int64
 			switch {
-			case err == nil, errors.Is(err, store.ErrUntracked):
+			case err == nil:
 				return nil
-			case !errors.Is(err, store.ErrShort):
+			case errors.Is(err, store.ErrUntracked):
+				if !tracked {
+					return nil // a legacy product: no limit
+				}
+				// A tracked product whose stock was never written: 0.
+			case errors.Is(err, store.ErrShort):
+				// The count at the time, for the refusal (one point read
+				// of a short line).
+				if s, err := w.repos.Inventory.Stock(ctx, l.ProductID); err == nil {
+					available = max(s.Available, 0)
+				}
+			default:
 				return err
 			}
-			// The count at the time, for the refusal (one point read of a
-			// short line).
-			s, err := w.repos.Inventory.Stock(ctx, l.ProductID)
-			if err != nil {
-				s.Available = 0
-			}
 			mu.Lock()
-			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: max(s.Available, 0)})
+			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: available})
 			mu.Unlock()
 			return nil
 		})

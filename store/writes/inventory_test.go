@@ -2,6 +2,8 @@ package writes_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,5 +130,56 @@ func TestCheckoutAbandonedAfterItsTakeReturnsTheUnitsAtOnce(t *testing.T) {
 	o, err := ws.Checkout(t.Context(), req)
 	if err != nil || len(o.Items) != 1 || o.Items[0].Quantity != 2 {
 		t.Fatalf("retry = %+v, %v; want the 2 units ordered", o.Items, err)
+	}
+}
+
+// TestCheckoutOfAProductWithoutStock: a product created since the shop
+// tracks stock carries an availability status (its cart lines copy it)
+// and has a stock document, written just after the product. If that write
+// never happened (a crash between the two), the missing document must
+// not make the product sell without a limit: the line is refused as short
+// with 0 available, and nothing is taken. A legacy product, created before
+// the shop tracked stock, has neither, and still sells without a limit.
+func TestCheckoutOfAProductWithoutStock(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status string
+		want   []domain.Shortage
+	}{
+		{"tracked, its stock never written: short, 0 available", domain.InStock,
+			[]domain.Shortage{{ProductID: "p1", Requested: 2, Available: 0}}},
+		{"legacy, never tracked: sold without a limit", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repos := store.NewRepos(openStore(t))
+			ws := writes.New(repos, nil)
+			if _, err := repos.Products.Create(t.Context(), domain.Product{
+				Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD",
+				PriceVersion: 1, Version: 1, Availability: domain.Availability{Status: tc.status},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
+				t.Fatal(err)
+			}
+			o, err := ws.Checkout(t.Context(), req)
+			if got := shortages(err); !slices.Equal(got, tc.want) {
+				t.Fatalf("checkout = %+v, %v; want shortages %+v", o.Items, err, tc.want)
+			}
+			if tc.want == nil && (err != nil || len(o.Items) != 1) {
+				t.Fatalf("checkout = %+v, %v; want the line ordered", o.Items, err)
+			}
+			ws.Wait() // the settle after the answer
+			c, err := repos.Carts.Get(t.Context(), "u1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Pending != nil {
+				t.Errorf("cart marker %+v left by the checkout", c.Pending)
+			}
+			if _, err := repos.Inventory.Stock(t.Context(), "p1"); !errors.Is(err, store.ErrUntracked) {
+				t.Errorf("stock after the checkout: %v, want still none", err)
+			}
+		})
 	}
 }

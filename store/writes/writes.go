@@ -191,24 +191,36 @@ func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifM
 	return o, err
 }
 
-// CreateProduct stores a new product with stock units available: the
-// stock document first (in `inventory`), then the product, so that no
-// product is ever visible without its count, which would let it sell
-// without a limit. An existing product is ECONFLICT before anything is
-// written.
+// CreateProduct stores a new product with stock units available. The
+// product's create is conditional (ECONFLICT if the id exists) and is the
+// create's one decision: only the request that wins it then writes the
+// stock, so a request that loses writes nothing. The product is created
+// carrying its availability copy from the requested count, with source
+// version 0: the stock's first version is newer, and the inventory feed
+// (Product.ApplyStock) finds the status already right.
+//
+// The stock's write may find the document of a product of the same id
+// deleted long ago (its ttl passed, its stock stayed): it overwrites it.
+// A crash between the two writes leaves a product whose availability
+// says it is tracked and no stock: a checkout refuses it as short
+// (reserve), never sells it without a limit, until the admin sets its
+// stock (SetStock creates the document).
 func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int64) (domain.Product, error) {
-	if _, err := w.repos.Products.GetAny(ctx, p.ID); err == nil {
-		return domain.Product{}, domain.Errorf(domain.ECONFLICT, "product %q already exists", p.ID)
-	} else if !domain.IsCode(err, domain.ENOTFOUND) {
-		return domain.Product{}, err
-	}
-	s, err := w.repos.Inventory.SetStock(ctx, p.ID, stock, "", w.now())
+	p.Availability = domain.Availability{Status: domain.StatusOf(stock)}
+	p.KeepImage()
+	created, err := w.repos.Products.Create(ctx, p)
 	if err != nil {
 		return domain.Product{}, err
 	}
-	p.Availability = domain.Availability{Status: domain.StatusOf(s.Available), SourceVersion: s.Version}
-	p.KeepImage()
-	return w.repos.Products.Create(ctx, p)
+	// The product stands now, so its stock must follow: ride out a
+	// throttled store rather than leave it unsellable.
+	if err := store.Persist(ctx, func() error {
+		_, err := w.repos.Inventory.SetStock(ctx, p.ID, stock, "", w.now())
+		return err
+	}); err != nil {
+		return domain.Product{}, err
+	}
+	return created, nil
 }
 
 // SetStock sets the units of an existing product that can still be

@@ -147,3 +147,42 @@ func TestCheckoutWhoseBatchFailedUnavailable(t *testing.T) {
 		t.Errorf("voided order ids = %d (%v), want 1", len(page.Items), err)
 	}
 }
+
+// TestCreateProduct: the product's conditional create is the one
+// decision of a create, and only its winner writes the stock.
+func TestCreateProduct(t *testing.T) {
+	tea := func(id string) domain.Product {
+		return domain.Product{Meta: domain.Meta{ID: id}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
+	}
+	t.Run("a create that loses with 409 writes nothing", func(t *testing.T) {
+		repos := store.NewRepos(openStore(t))
+		ws := writes.New(repos, nil)
+		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 5); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 9); !domain.IsCode(err, domain.ECONFLICT) {
+			t.Fatalf("second create = %v, want ECONFLICT", err)
+		}
+		if s, err := repos.Inventory.Stock(t.Context(), "p1"); err != nil || s.Available != 5 {
+			t.Errorf("stock = %d (%v), want the first create's 5", s.Available, err)
+		}
+	})
+	t.Run("over the stock of a product deleted long ago", func(t *testing.T) {
+		repos := store.NewRepos(openStore(t))
+		ws := writes.New(repos, nil)
+		// The product's ttl passed; its stock document stayed.
+		if _, err := repos.Inventory.SetStock(t.Context(), "p1", 3, "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		p, err := ws.CreateProduct(t.Context(), tea("p1"), 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.Availability.Status, domain.InStock; got != want {
+			t.Errorf("created product's availability = %q, want %q", got, want)
+		}
+		if s, err := repos.Inventory.Stock(t.Context(), "p1"); err != nil || s.Available != 40 {
+			t.Errorf("stock = %d (%v), want the create's 40", s.Available, err)
+		}
+	})
+}
