@@ -58,9 +58,7 @@ func (a *audit) checkProducts(ctx context.Context) error {
 		if !sameReviews(&p, stats, top) {
 			d := Difference{Copy: CopyReviews, Container: store.ProductsContainer, PartitionKey: p.ID, ID: p.ID,
 				Source: "reviews/" + p.ID, Detail: fmt.Sprintf("reviewStats %+v, its %d reviews give %+v", p.ReviewStats, len(all), stats)}
-			if err := repair(d, func(ctx context.Context) error {
-				return a.h.ReviewsToProducts(ctx, []domain.Review{{ProductID: p.ID}})
-			}); err != nil {
+			if err := repair(d, func(ctx context.Context) error { return a.h.repairReviews(ctx, p) }); err != nil {
 				return err
 			}
 		}
@@ -262,13 +260,15 @@ func (a *audit) checkCartDoc(ctx context.Context, _ string, item []byte) error {
 	return nil
 }
 
-// copyLine is l with every copy taken from p: what a line converges to
-// once the feed has brought it p's current version.
+// copyLine is l with every copy taken from p: what a line converges to.
+// Its productVersion is the guard, not a copy: the feed skips the carts
+// when a product changes nothing a line shows (feedworkers/fanout.go), so
+// it may stay behind the product's; it is never ahead of it.
 func copyLine(l domain.CartLine, p domain.Product) domain.CartLine {
 	l.Name = p.Name
 	l.Available = !p.Deleted
 	l.StockStatus = p.Availability.Status
-	l.ProductVersion = p.Version
+	l.ProductVersion = min(l.ProductVersion, p.Version)
 	l.UnitPriceCents, l.PriceVersion = p.PriceCents, p.PriceVersion
 	l.LineTotalCents = l.UnitPriceCents * int64(l.Quantity)
 	return l

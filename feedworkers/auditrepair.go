@@ -12,21 +12,6 @@ import (
 // The audit's repairs: each is the feed's own write for one source, from
 // the source as it is now, so its version guard still holds.
 
-// nameProduct gives product id the name of its category catID, as
-// RenameCategories does: a product since moved or deleted is left alone.
-func (h *Handlers) nameProduct(ctx context.Context, id, catID, name string) error {
-	_, err := h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
-		if p.Deleted || p.CategoryID != catID || !p.Apply(domain.ProductChange{CategoryName: &name}, h.now()) {
-			return errUnchanged
-		}
-		return nil
-	})
-	if err = ignoreUnchanged(err); domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
-	}
-	return err
-}
-
 // repairAvailability takes the product's availability from its current
 // stock, unless the copy was taken from a newer stock version: unlike
 // InventoryToProducts it also rewrites a copy that claims the stock's
@@ -49,6 +34,33 @@ func (h *Handlers) repairAvailability(ctx context.Context, id string) error {
 	return ignoreUnchanged(err)
 }
 
+// repairReviews sets the product's review stats and top reviews from all
+// its reviews, as ReviewsToProducts does, but also below the count the
+// product shows (a count corrupted upwards, which the feed's guard would
+// keep): only while the product still shows the copies the audit read
+// (seen), so copies a worker has written since are left to it.
+func (h *Handlers) repairReviews(ctx context.Context, seen domain.Product) error {
+	id := seen.ID
+	all, err := h.repos.Reviews.All(ctx, id)
+	if err != nil {
+		return err
+	}
+	stats, top := domain.ComputeReviewStats(all)
+	_, err = h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
+		if !sameReviews(p, seen.ReviewStats, seen.TopReviews) {
+			return errors.New("the product's reviews changed since the audit read them: left to its feed")
+		}
+		if p.Deleted || sameReviews(p, stats, top) {
+			return errUnchanged
+		}
+		p.ReviewStats, p.TopReviews = stats, top
+		p.Version++
+		p.LastUpdated = h.now().UTC()
+		return nil
+	})
+	return ignoreUnchanged(err)
+}
+
 // recountAll counts and ranks every category of the index again (the
 // index's read-modify-write of the products feed, every category asked
 // for a new ranking).
@@ -62,7 +74,8 @@ func (h *Handlers) recountAll(ctx context.Context) error {
 		rc.add(c.ID, "")
 		rc.left(c.ID)
 	}
-	return h.updateIndex(ctx, &rc)
+	_, err = h.updateIndex(ctx, &rc)
+	return err
 }
 
 // repairProduct runs the products feed's view path for the product's
@@ -84,7 +97,8 @@ func (h *Handlers) repairProduct(ctx context.Context, id, from string) error {
 		rc.add(from, "")
 		rc.left(from)
 	}
-	return h.updateIndex(ctx, &rc)
+	_, err = h.updateIndex(ctx, &rc)
+	return err
 }
 
 // repairSearch runs the search path for the product's current version,
@@ -121,6 +135,7 @@ func (h *Handlers) repairCartLine(ctx context.Context, c domain.Cart, productID 
 			return store.ErrUnchanged
 		}
 		c.Items[i] = copyLine(c.Items[i], p)
+		c.Items[i].ProductVersion = p.Version
 		c.Recompute(h.now())
 		return nil
 	})
@@ -148,5 +163,6 @@ func (h *Handlers) propagateProduct(ctx context.Context, id string) (domain.Prod
 	if err := h.syncCarts(ctx, p); err != nil {
 		return p, err
 	}
-	return p, h.updateIndex(ctx, &rc)
+	_, err = h.updateIndex(ctx, &rc)
+	return p, err
 }

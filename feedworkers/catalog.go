@@ -29,12 +29,44 @@ import (
 // whatever the writes say: the first application may have created the
 // summary and stopped before the recount, and the replay then finds the
 // summary there and would skip it forever.
+//
+// A summary this handler CREATED may come after a newer version's handler
+// deleted the copies outside that version's category (a move, or a
+// delete, handled by another worker during a lease handover, or by the
+// audit's repair beside the feed): the version guard compares with a copy
+// that is no longer there. So after a create the handler reads the
+// product again, and while it has moved or been deleted since, applies
+// that version too. Either the newer version committed before that read,
+// and this handler removes its own copy, or after it, and the newer
+// version's handler reads it only after this create, so its deletes come
+// after it. A summary replaced in place cannot be stale so: the newer
+// handler's delete has not happened yet. One point read per summary
+// created (a product created or moved), none for the usual change.
 func (h *Handlers) productToView(ctx context.Context, p domain.Product, replay bool, rc *recount) error {
+	for {
+		created, err := h.viewOf(ctx, p, replay, rc)
+		if err != nil || !created {
+			return err
+		}
+		cur, err := h.repos.Products.GetAny(ctx, p.ID)
+		if domain.IsCode(err, domain.ENOTFOUND) {
+			return nil
+		}
+		if err != nil || (!cur.Deleted && cur.CategoryID == p.CategoryID) {
+			return err
+		}
+		p = cur
+	}
+}
+
+// viewOf applies one version of the product to the view (productToView)
+// and reports whether it created the product's summary.
+func (h *Handlers) viewOf(ctx context.Context, p domain.Product, replay bool, rc *recount) (created bool, err error) {
 	sums := h.repos.ProductSummaries
 	rc.touch(p)
 	if p.Deleted {
 		if err := sums.Delete(ctx, p.CategoryID, p.ID); err != nil {
-			return err
+			return false, err
 		}
 		// Delete does not say whether a copy was there; deletes are rare
 		// enough to recount always.
@@ -42,18 +74,19 @@ func (h *Handlers) productToView(ctx context.Context, p domain.Product, replay b
 	} else {
 		res, err := sums.PutReport(ctx, domain.SummaryOfProduct(p))
 		if err != nil {
-			return err
+			return false, err
 		}
 		if res.Created || replay {
 			rc.add(p.CategoryID, p.CategoryName)
 		}
+		created = res.Created
 	}
 	if p.PreviousCategoryID == "" {
-		return nil
+		return created, nil
 	}
 	others, err := h.otherCategories(ctx, p)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, cat := range others {
 		// Point read first (1 RU): only a copy that was there makes its
@@ -61,10 +94,10 @@ func (h *Handlers) productToView(ctx context.Context, p domain.Product, replay b
 		if _, err := sums.Get(ctx, cat, p.ID); domain.IsCode(err, domain.ENOTFOUND) {
 			continue
 		} else if err != nil {
-			return err
+			return false, err
 		}
 		if err := sums.Delete(ctx, cat, p.ID); err != nil {
-			return err
+			return false, err
 		}
 		rc.add(cat, "")
 		rc.left(cat)
@@ -73,7 +106,7 @@ func (h *Handlers) productToView(ctx context.Context, p domain.Product, replay b
 		rc.add(p.PreviousCategoryID, "")
 		rc.left(p.PreviousCategoryID)
 	}
-	return nil
+	return created, nil
 }
 
 // otherCategories lists the categories other than p's current one that
@@ -191,20 +224,27 @@ func (h *Handlers) nameProducts(ctx context.Context, products []domain.Product, 
 		if p.Deleted || !ok || p.CategoryName == name {
 			continue
 		}
-		_, err := h.repos.Products.UpdateAny(ctx, p.ID, func(cur *domain.Product) error {
-			if cur.Deleted || cur.CategoryID != p.CategoryID {
-				return errUnchanged
-			}
-			if !cur.Apply(domain.ProductChange{CategoryName: &name}, h.now()) {
-				return errUnchanged
-			}
-			return nil
-		})
-		if err = ignoreUnchanged(err); err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
+		if err := h.nameProduct(ctx, p.ID, p.CategoryID, name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nameProduct gives product id the name of its category catID: the one
+// product update of a rename (RenameCategories, nameProducts, the audit's
+// repair). A product since moved or deleted, or gone, is left alone.
+func (h *Handlers) nameProduct(ctx context.Context, id, catID, name string) error {
+	_, err := h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
+		if p.Deleted || p.CategoryID != catID || !p.Apply(domain.ProductChange{CategoryName: &name}, h.now()) {
+			return errUnchanged
+		}
+		return nil
+	})
+	if err = ignoreUnchanged(err); domain.IsCode(err, domain.ENOTFOUND) {
+		return nil
+	}
+	return err
 }
 
 // categoryName is the name of category id in the index, if it is there.
@@ -319,17 +359,7 @@ func (h *Handlers) RenameCategories(ctx context.Context, _ domain.Categories) er
 			return err
 		}
 		for _, id := range ids {
-			_, err := h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
-				if p.Deleted || p.CategoryID != c.ID {
-					return errUnchanged
-				}
-				name := c.Name
-				if !p.Apply(domain.ProductChange{CategoryName: &name}, h.now()) {
-					return errUnchanged
-				}
-				return nil
-			})
-			if err = ignoreUnchanged(err); err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
+			if err := h.nameProduct(ctx, id, c.ID, c.Name); err != nil {
 				return err
 			}
 		}
@@ -371,7 +401,13 @@ func (h *Handlers) ReviewsToProducts(ctx context.Context, reviews []domain.Revie
 		}
 		stats, top := domain.ComputeReviewStats(all)
 		_, err = h.repos.Products.UpdateAny(ctx, r.ProductID, func(p *domain.Product) error {
-			if p.Deleted || sameReviews(p, stats, top) {
+			// Reviews are only ever added (one per user, none edited) until
+			// the product goes, so their count is the version of these
+			// copies: stats of fewer reviews than the product shows were
+			// read before a review that another worker has already
+			// counted (two workers during a lease handover), and must not
+			// replace them.
+			if p.Deleted || sameReviews(p, stats, top) || stats.Count < p.ReviewStats.Count {
 				return errUnchanged
 			}
 			p.ReviewStats, p.TopReviews = stats, top
