@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,6 +79,8 @@ type convergence struct {
 	admin string
 	users []convUser
 	steps int
+	// second is another instance's feed workers on the same store.
+	second *feedworkers.Workers
 
 	writes, refused atomic.Int64
 }
@@ -98,13 +102,46 @@ func newConvergence(t *flagT, path string) *convergence {
 			Unavailable: rapid.SampledFrom([]float64{0, 0.02, 0.1}).Draw(t.T, "copy write failures")},
 	}}
 	c := &convergence{t: t, s: newLiveShop(t, path, fc), admin: liveToken(t, "boss", true)}
+	// A second instance shares the feeds' leases: batches of one feed run
+	// on two processes, and every restart hands leases over.
+	c.startSecond()
+	t.Cleanup(c.stopSecond)
 	for i := range 3 {
 		id := fmt.Sprintf("buyer-%d", i)
 		c.users = append(c.users, convUser{id, liveToken(t, id, false)})
 	}
-	// One category to start from, so the first products have a home.
+	// One category and three of its products to start from.
 	c.must("PUT", "/v1/categories/tea", c.admin, map[string]string{"name": "Tea"})
+	for _, id := range convProducts[:3] {
+		c.must("POST", "/v1/products", c.admin, map[string]any{"productId": id, "name": "Green Tea", "priceCents": 500, "categoryId": "tea", "stock": 5})
+	}
 	return c
+}
+
+func (c *convergence) startSecond() {
+	var st store.Store = c.s.raw
+	if c.s.faults != nil {
+		st = c.s.faults
+	}
+	cfg := liveWorkers
+	cfg.Processor.Instance = "live-2"
+	w, err := feedworkers.Start(context.Background(), st, cfg)
+	if err != nil {
+		c.t.Fatalf("start the second instance's feed workers: %v", err)
+	}
+	c.second = w
+}
+
+func (c *convergence) stopSecond() {
+	if c.second == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.second.Stop(ctx); err != nil {
+		c.t.Fatalf("stop the second instance's feed workers: %v", err)
+	}
+	c.second = nil
 }
 
 func (c *convergence) actions() map[string]func(*rapid.T) {
@@ -230,9 +267,15 @@ func (c *convergence) must(method, path, tok string, body any) {
 	}
 }
 
-func (c *convergence) restart(*rapid.T) {
+// restart restarts the shop's process, or only the second instance's
+// workers (their leases go to the first, then some come back).
+func (c *convergence) restart(t *rapid.T) {
 	c.steps++
-	c.s.restart()
+	c.stopSecond()
+	if rapid.Bool().Draw(t, "whole shop") {
+		c.s.restart()
+	}
+	c.startSecond()
 }
 
 // settle heals the store, waits until the feeds have caught up and then
@@ -244,13 +287,14 @@ func (c *convergence) settle() int {
 	}
 	still := 0
 	for deadline := time.Now().Add(30 * time.Second); still < 5; time.Sleep(10 * time.Millisecond) {
-		if c.s.feedLag() == "" {
+		lag := c.feedLag()
+		if lag == "" {
 			still++
 		} else {
 			still = 0
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("the feeds did not catch up in 30 s: %s", c.s.feedLag())
+			c.t.Fatalf("the feeds did not catch up in 30 s: %s", lag)
 		}
 	}
 	h := feedworkers.NewHandlers(c.s.raw, feedworkers.HandlersConfig{})
@@ -269,6 +313,35 @@ func (c *convergence) settle() int {
 		c.t.Fatalf("copies differ from their sources: %v", r.ByCopy())
 	}
 	return len(r.Differences)
+}
+
+// feedLag describes the first lease, of either instance, that still has
+// changes ahead of it ("" when none has): each lease as its owner sees it.
+func (c *convergence) feedLag() string {
+	lag := map[string]int64{}
+	for _, w := range []*feedworkers.Workers{c.s.wk, c.second} {
+		if w == nil {
+			continue
+		}
+		st, err := w.FeedStatus(context.Background())
+		if err != nil {
+			return err.Error()
+		}
+		for _, ps := range st {
+			for _, l := range ps.Leases {
+				key := ps.Processor + " lease " + l.Lease
+				if old, seen := lag[key]; !seen || old != 0 {
+					lag[key] = l.LagEstimate
+				}
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(lag)) {
+		if lag[k] != 0 {
+			return fmt.Sprintf("%s lag %d", k, lag[k])
+		}
+	}
+	return ""
 }
 
 // GoString keeps rapid's log of a drawn user to its id.
