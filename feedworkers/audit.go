@@ -82,6 +82,7 @@ const (
 	CopySearchEntry     = "productsByTerm"          // from the product
 	CopySearchLedger    = "productsByTerm.ledger"   // from the live entries
 	CopyCartLine        = "carts.line"              // name, price, availability, from the product
+	CopyCartSettled     = "carts.settled"           // a committed order's marker gone, its lines paid, from the order
 	CopyCustomerSummary = "orders.customerSummary"  // from the user's orders
 	CopyOrderSummary    = "ordersByStatus"          // from the order
 	CopyReservation     = "inventory.reservation"   // its state, from the order
@@ -91,7 +92,7 @@ const (
 // Copies lists every copy the audit derives, in the order it checks them.
 var Copies = []string{
 	CopyCategoryName, CopyReviews, CopyAvailability, CopyProductSummary, CopyCategoryCounts, CopyFeatured,
-	CopySearchEntry, CopySearchLedger, CopyCartLine, CopyCustomerSummary, CopyOrderSummary, CopyReservation,
+	CopySearchEntry, CopySearchLedger, CopyCartLine, CopyCartSettled, CopyCustomerSummary, CopyOrderSummary, CopyReservation,
 }
 
 // Difference is one stored copy that is not what its source says.

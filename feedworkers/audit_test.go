@@ -202,6 +202,9 @@ func TestAuditFindsAndRepairsPlantedDrift(t *testing.T) {
 		d["items"].([]any)[0].(map[string]any)["name"] = "Stale"
 	})
 	patchDoc(t, st, store.OrdersContainer, order.UserID, domain.CustomerSummaryID, func(d map[string]any) { d["totalOrders"] = 7 })
+	patchDoc(t, st, store.CartsContainer, order.UserID, order.UserID, func(d map[string]any) {
+		d["pendingCheckout"] = map[string]any{"orderId": order.ID, "since": now}
+	})
 	patchDoc(t, st, store.OrdersByStatusContainer, statusDay, order.ID, func(d map[string]any) { d["totalCents"] = 1 })
 	patchDoc(t, st, store.ProductsContainer, domain.CategoriesID, domain.CategoriesID, func(d map[string]any) {
 		d["items"].([]any)[0].(map[string]any)["productCount"] = 1000
@@ -213,6 +216,7 @@ func TestAuditFindsAndRepairsPlantedDrift(t *testing.T) {
 		feedworkers.CopySearchEntry:     p1,
 		feedworkers.CopyReviews:         p3,
 		feedworkers.CopyCartLine:        cart.ID,
+		feedworkers.CopyCartSettled:     order.UserID,
 		feedworkers.CopyCustomerSummary: domain.CustomerSummaryID,
 		feedworkers.CopyOrderSummary:    order.ID,
 		feedworkers.CopyCategoryCounts:  domain.CategoriesID,

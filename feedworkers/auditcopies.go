@@ -237,6 +237,9 @@ func (a *audit) checkCartDoc(ctx context.Context, _ string, item []byte) error {
 	if err != nil {
 		return err
 	}
+	if err := a.checkSettled(ctx, c); err != nil {
+		return err
+	}
 	for _, l := range c.Items {
 		a.report.Checked[CopyCartLine]++
 		p, ok := a.products[l.ProductID]
@@ -258,6 +261,26 @@ func (a *audit) checkCartDoc(ctx context.Context, _ string, item []byte) error {
 		}
 	}
 	return nil
+}
+
+// checkSettled checks that a cart carries no marker of a checkout whose
+// order is committed: the checkout, the cart's next read or change, or
+// else the orders feed settles the paid lines out of the cart. A marker
+// whose order never committed is no copy: the cart's next read or change
+// voids it (store/writes: resolve).
+func (a *audit) checkSettled(ctx context.Context, c domain.Cart) error {
+	a.report.Checked[CopyCartSettled]++
+	id, ok := c.PendingOrder()
+	if !ok {
+		return nil
+	}
+	o, committed := a.orders[[2]string{c.UserID, id}]
+	if !committed {
+		return nil
+	}
+	d := Difference{Copy: CopyCartSettled, Container: store.CartsContainer, PartitionKey: c.UserID, ID: c.ID,
+		Source: "orders/" + c.UserID + "/" + id, Detail: "the marker of order " + id + ", which is committed: its lines are not settled"}
+	return a.differRepaired(ctx, d, func(ctx context.Context) error { return a.h.OrdersToCarts(ctx, []domain.Order{o}) })
 }
 
 // copyLine is l with every copy taken from p: what a line converges to.
