@@ -193,3 +193,50 @@ func TestReviewStatsOvertakenByANewerReviewConverge(t *testing.T) {
 		t.Errorf("the product shows %d reviews (%d top reviews), it has 2", p.ReviewStats.Count, len(p.TopReviews))
 	}
 }
+
+// TestFeaturedOvertakenBySoldOutConverges: a worker reads a product when
+// it rates above the featured ones and pauses; meanwhile it sells out and
+// another worker applies that (the product is not featured, so nothing
+// changes); then the first places the product it read in the featured
+// list. The home page must not feature a sold-out product.
+func TestFeaturedOvertakenBySoldOutConverges(t *testing.T) {
+	c := newCatalog(t)
+	ctx := t.Context()
+	createProduct(t, c.repos, "p3", "coffee", 900)
+	if _, err := c.repos.Products.UpdateAny(ctx, "p3", func(p *domain.Product) error {
+		p.ReviewStats = domain.ReviewStats{Count: 20, Average: 4.9}
+		p.Version++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	batch := changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p3")}}
+	paused := newPausedRead(c.st, store.ProductsContainer, "p3")
+	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	done := make(chan error)
+	go func() { done <- slow.Products(ctx, batch) }()
+	<-paused.read
+	if _, err := c.repos.Products.UpdateAny(ctx, "p3", func(p *domain.Product) error {
+		p.Availability = domain.Availability{Status: domain.SoldOut, SourceVersion: 9}
+		p.Version++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.h.Products(ctx, changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p3")}}); err != nil {
+		t.Fatal(err)
+	}
+	close(paused.released)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	cats, err := c.repos.Products.Categories(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cats.Featured {
+		if f.ID == "p3" {
+			t.Errorf("the home page features p3, which is sold out: %+v", cats.Featured)
+		}
+	}
+}
