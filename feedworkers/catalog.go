@@ -175,15 +175,17 @@ func (h *Handlers) updateIndex(ctx context.Context, rc *recount) (domain.Categor
 		return domain.Categories{}, nil
 	}
 	var read domain.Categories
+	var placed []domain.Product
 	_, err := h.repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		counted, err := h.recountCategories(ctx, c, rc)
 		if err != nil {
 			return err
 		}
-		featured, err := h.featureCategories(ctx, c, rc)
+		featured, pl, err := h.featureCategories(ctx, c, rc)
 		if err != nil {
 			return err
 		}
+		placed = pl
 		// The last attempt's read is the one that counts: an attempt that
 		// lost its If-Match race reads again.
 		read = *c
@@ -193,7 +195,10 @@ func (h *Handlers) updateIndex(ctx context.Context, rc *recount) (domain.Categor
 		c.LastUpdated = h.now().UTC()
 		return nil
 	})
-	return read, ignoreUnchanged(err)
+	if err := ignoreUnchanged(err); err != nil || len(placed) == 0 {
+		return read, err
+	}
+	return read, h.placeAgain(ctx, placed)
 }
 
 // nameProducts gives each product of the batch whose categoryName is not
@@ -296,14 +301,16 @@ func (h *Handlers) recountCategories(ctx context.Context, c *domain.Categories, 
 // ordered by ratingScore (ProductSummaries.Best), whose best replace the
 // category's featured copies (absolute values, so a replay is harmless).
 // Inside the index's read-modify-write for the same reason as the
-// recount. It reports whether the featured list changed.
-func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, rc *recount) (bool, error) {
-	changed := false
+// recount. It reports whether the featured list changed, and the
+// products whose placement changed it (updateIndex reads them again:
+// placeAgain).
+func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, rc *recount) (changed bool, placed []domain.Product, err error) {
 	for id, products := range rc.changed {
 		if !slices.ContainsFunc(c.Items, func(cat domain.Category) bool { return cat.ID == id }) {
 			continue
 		}
 		settled := true
+		var here []domain.Product
 		for _, p := range products {
 			if p.ID == "" {
 				// A product left the category: only a new ranking tells
@@ -311,26 +318,62 @@ func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, 
 				settled = false
 				break
 			}
-			placed, ok := c.PlaceFeatured(p)
-			changed = changed || placed
+			moved, ok := c.PlaceFeatured(p)
+			if moved {
+				changed = true
+				here = append(here, p)
+			}
 			if !ok {
 				settled = false
 				break
 			}
 		}
 		if settled {
+			placed = append(placed, here...)
 			continue
 		}
 		// A few more than shown: sold-out products are skipped.
 		best, err := h.repos.ProductSummaries.Best(ctx, id, domain.FeaturedPerCategory+2)
 		if err != nil {
-			return false, err
+			return false, nil, err
 		}
 		if c.SetFeatured(id, best) {
 			changed = true
 		}
 	}
-	return changed, nil
+	return changed, placed, nil
+}
+
+// placeAgain reads again each product whose copy this worker placed in
+// the featured list, after the index was written. A placement is made
+// from the product as the batch read it, and another worker may have
+// applied a newer version in between (a lease handover, the audit's
+// repair): placed after it, the older copy would stay. Either the newer
+// version committed before this read, and its category is ranked again
+// here, or after it, and its own handler places it after this write.
+// One point read per product that moved the list, none for the usual
+// change.
+func (h *Handlers) placeAgain(ctx context.Context, placed []domain.Product) error {
+	var rc recount
+	for _, p := range placed {
+		cur, err := h.repos.Products.GetAny(ctx, p.ID)
+		switch {
+		case domain.IsCode(err, domain.ENOTFOUND):
+			rc.left(p.CategoryID)
+			continue
+		case err != nil:
+			return err
+		case cur.Version == p.Version:
+			continue
+		}
+		rc.left(p.CategoryID)
+		rc.touch(cur)
+	}
+	if len(rc.changed) == 0 {
+		return nil
+	}
+	_, err := h.updateIndex(ctx, &rc)
+	return err
 }
 
 // RenameCategories pushes each category's name into its products'

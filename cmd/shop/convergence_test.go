@@ -326,8 +326,11 @@ func (c *convergence) settle() {
 			lines = append(lines, d.String())
 		}
 		// The ids vary from run to run; the failure names the copies, so
-		// rapid compares like with like while it shrinks.
+		// rapid compares like with like while it shrinks. The differences
+		// go to stderr too: rapid keeps only the log of the sequence it
+		// shrank to, and a race may not fail again there.
 		c.t.Logf("after the feeds caught up:\n%s", strings.Join(lines, "\n"))
+		fmt.Fprintf(os.Stderr, "TestEveryCopyConverges: after the feeds caught up:\n%s\n", strings.Join(lines, "\n"))
 		c.t.Fatalf("copies differ from their sources: %v", r.ByCopy())
 	}
 	c.audits++
