@@ -71,6 +71,46 @@ var Kinds = map[string]map[string]string{
 	store.LeasesContainer: nil,
 }
 
+// Field roles, for the documents that are sources (Fields).
+const (
+	// FieldSource: written by a request, copied from nowhere.
+	FieldSource = "source"
+	// FieldSelf: derived from the document's own fields by every write of
+	// it (a cart's totals from its lines), not a copy of another document.
+	FieldSelf = "self"
+	// FieldGuard: bookkeeping of the copies' protocol (a version they are
+	// compared by, the category a moved product left).
+	FieldGuard = "guard"
+)
+
+// Fields lists every field of the source documents that hold copies, and
+// the nested types they embed, by JSON name: the copy the audit derives
+// it as (one of Copies), or a role above. A field added to one of these
+// types without a line here fails TestAuditKnowsEveryField: a copy
+// embedded in a source cannot be added without the audit deriving it.
+// Documents that are copies as a whole (a summary, a search entry) are
+// compared whole, so a field added there is compared already.
+var Fields = map[string]map[string]string{
+	"Product": {
+		"name": FieldSource, "description": FieldSource, "categoryId": FieldSource, "priceCents": FieldSource,
+		"currency": FieldSource, "imageUrl": FieldSource, "tags": FieldSource, "deleted": FieldSource,
+		"lastUpdated": FieldSource, "priceVersion": FieldGuard, "version": FieldGuard, "previousCategoryId": FieldGuard,
+		"categoryName": CopyCategoryName, "topReviews": CopyReviews, "reviewStats": CopyReviews,
+		"availability": CopyAvailability,
+	},
+	"Categories": {"items": FieldSource, "featured": CopyFeatured, "lastUpdated": FieldSource},
+	"Category":   {"id": FieldSource, "name": FieldSource, "productCount": CopyCategoryCounts},
+	"Cart": {
+		"userId": FieldSource, "items": FieldSource, "lastUpdated": FieldSource, "pendingCheckout": CopyCartSettled,
+		"productIds": FieldSelf, "itemCount": FieldSelf, "subtotalCents": FieldSelf,
+	},
+	"CartLine": {
+		"productId": FieldSource, "quantity": FieldSource, "lineTotalCents": FieldSelf, "productVersion": FieldGuard,
+		"name": CopyCartLine, "unitPriceCents": CopyCartLine, "priceVersion": CopyCartLine,
+		"available": CopyCartLine, "stockStatus": CopyCartLine,
+	},
+}
+
 // The copies the audit derives, as reports name them.
 const (
 	CopyCategoryName    = "product.categoryName"    // from the categories index

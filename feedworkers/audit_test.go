@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +129,37 @@ func TestAuditKnowsEveryContainer(t *testing.T) {
 	}
 	if got := slices.Sorted(maps.Keys(feedworkers.Kinds)); !slices.Equal(got, slices.Sorted(slices.Values(defined))) {
 		t.Errorf("the audit knows the containers %v; the shop defines %v", got, defined)
+	}
+}
+
+// TestAuditKnowsEveryField: every field of a source document that may
+// hold a copy is listed in feedworkers.Fields, as the copy the audit
+// derives it as or as the source's own; a new field must be listed (and,
+// if it is a copy, derived) before this passes.
+func TestAuditKnowsEveryField(t *testing.T) {
+	for _, v := range []any{domain.Product{}, domain.Categories{}, domain.Category{}, domain.Cart{}, domain.CartLine{}} {
+		typ := reflect.TypeOf(v)
+		known := feedworkers.Fields[typ.Name()]
+		var fields []string
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous || name == "" || name == "-" {
+				continue
+			}
+			fields = append(fields, name)
+			role, ok := known[name]
+			switch {
+			case !ok:
+				t.Errorf("%s.%s (%s) is not in feedworkers.Fields: say whether it is a copy the audit derives", typ.Name(), f.Name, name)
+			case role != feedworkers.FieldSource && role != feedworkers.FieldSelf && role != feedworkers.FieldGuard && !slices.Contains(feedworkers.Copies, role):
+				t.Errorf("%s.%s is listed as %q, which is neither a role nor a copy the audit derives", typ.Name(), name, role)
+			}
+		}
+		for name := range known {
+			if !slices.Contains(fields, name) {
+				t.Errorf("feedworkers.Fields lists %s.%s, which %s does not have", typ.Name(), name, typ.Name())
+			}
+		}
 	}
 }
 
