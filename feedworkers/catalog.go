@@ -137,6 +137,13 @@ type recount struct {
 	// are now; a category a product left holds a zero entry, which
 	// always asks for a new ranking.
 	changed map[string][]domain.Product
+	// every asks for every category of the index to be counted again: a
+	// batch that may be a replay (changefeed.Batch.MayBeReplay). Its first
+	// application may have deleted a summary in a category the product
+	// left and died before the count, and the product may have moved on
+	// since, so that no field of it names that category any more. One
+	// single-partition count query per category, on a replay only.
+	every bool
 }
 
 func (r *recount) add(id, joinedName string) {
@@ -177,6 +184,11 @@ func (h *Handlers) updateIndex(ctx context.Context, rc *recount) (domain.Categor
 	var read domain.Categories
 	var placed []domain.Product
 	_, err := h.repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
+		if rc.every {
+			for _, cat := range c.Items {
+				rc.add(cat.ID, "")
+			}
+		}
 		counted, err := h.recountCategories(ctx, c, rc)
 		if err != nil {
 			return err
@@ -305,6 +317,19 @@ func (h *Handlers) recountCategories(ctx context.Context, c *domain.Categories, 
 // products whose placement changed it (updateIndex reads them again:
 // placeAgain).
 func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, rc *recount) (changed bool, placed []domain.Product, err error) {
+	// A featured copy of a batch product in a category it is no longer
+	// in (its summary there deleted by a worker that died before it
+	// ranked the category again) asks for that category to be ranked
+	// again: the index in hand says so, no read.
+	for _, products := range rc.changed {
+		for _, p := range products {
+			for _, f := range c.Featured {
+				if p.ID != "" && f.ID == p.ID && f.CategoryID != p.CategoryID {
+					rc.left(f.CategoryID)
+				}
+			}
+		}
+	}
 	for id, products := range rc.changed {
 		if !slices.ContainsFunc(c.Items, func(cat domain.Category) bool { return cat.ID == id }) {
 			continue

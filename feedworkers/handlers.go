@@ -132,7 +132,7 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	if err != nil {
 		return err
 	}
-	var rc recount
+	rc := recount{every: b.MayBeReplay}
 	for _, p := range current {
 		if err := h.productToView(ctx, p, b.MayBeReplay, &rc); err != nil {
 			return err

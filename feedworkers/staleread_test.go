@@ -240,3 +240,44 @@ func TestFeaturedOvertakenBySoldOutConverges(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayAfterACrashMidMoveRecountsTheCategoryLeft: a worker applying a
+// move deleted the product's summary in the category it left and died
+// before it counted and ranked that category again; before the batch is
+// replayed the product moves on again, so its previousCategoryId no
+// longer names the first category. The replay must still leave that
+// category with the right count and without the product featured.
+func TestReplayAfterACrashMidMoveRecountsTheCategoryLeft(t *testing.T) {
+	c := newCatalog(t)
+	ctx := t.Context()
+	tea, herbal := "tea", "herbal"
+	if _, err := c.repos.Products.UpdateCategories(ctx, "", func(cs *domain.Categories) error {
+		cs.Items = append(cs.Items, domain.Category{ID: herbal, Name: "Herbal"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	changeProduct(t, c.repos, "p2", domain.ProductChange{CategoryID: &tea})
+	// The worker of the move got as far as the delete in coffee.
+	if err := c.repos.ProductSummaries.Delete(ctx, "coffee", "p2"); err != nil {
+		t.Fatal(err)
+	}
+	changeProduct(t, c.repos, "p2", domain.ProductChange{CategoryID: &herbal})
+	if err := c.h.Products(ctx, changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p2")}, MayBeReplay: true}); err != nil {
+		t.Fatal(err)
+	}
+	cats, err := c.repos.Products.Categories(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cat := range cats.Items {
+		if cat.ID == "coffee" && cat.ProductCount != 1 {
+			t.Errorf("coffee counts %d products, it holds 1", cat.ProductCount)
+		}
+	}
+	for _, f := range cats.Featured {
+		if f.ID == "p2" && f.CategoryID != herbal {
+			t.Errorf("p2 is featured in %s, it is in %s", f.CategoryID, herbal)
+		}
+	}
+}
