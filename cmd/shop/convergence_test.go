@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -43,20 +42,13 @@ func TestEveryCopyConverges(t *testing.T) {
 		budget = 10 * time.Minute
 	}
 	shortShrink(t, 20*time.Second)
-	dir := t.TempDir()
-	began := time.Now()
-	var failing atomic.Bool
-	var ran, skipped, steps, writes, refused, audits, compared, n int
+	e := newExplorer(t, budget)
+	var steps, writes, refused, audits, compared int
 	prop := func(rt *rapid.T) {
-		if time.Since(began) > budget && !failing.Load() {
-			skipped++
+		ft, path, ok := e.start(rt, "converge")
+		if !ok {
 			return
 		}
-		ran++
-		n++
-		ft := &flagT{T: rt, failing: &failing}
-		path := filepath.Join(dir, fmt.Sprintf("converge-%d.db", n))
-		rt.Cleanup(func() { os.Remove(path) })
 		c := newConvergence(ft, path)
 		rt.Repeat(c.actions())
 		c.settle()
@@ -68,11 +60,11 @@ func TestEveryCopyConverges(t *testing.T) {
 	}
 	// rapid.Check runs 100 sequences; the long run checks again, each
 	// time from a new seed, until its budget is spent.
-	for rapid.Check(t, prop); longRun() && time.Since(began) < budget && !t.Failed(); {
+	for rapid.Check(t, prop); longRun() && time.Since(e.began) < budget && !t.Failed(); {
 		rapid.Check(t, prop)
 	}
 	t.Logf("%d sequences run (%d steps, %d writes answered 2xx, %d refused; %d audits compared %d copies, none differed), %d not run past the time budget, in %v",
-		ran, steps, writes, refused, audits, compared, skipped, time.Since(began).Round(time.Millisecond))
+		e.ran, steps, writes, refused, audits, compared, e.skipped, time.Since(e.began).Round(time.Millisecond))
 }
 
 // convergence is one random run of the shop: a few categories, products,

@@ -52,20 +52,13 @@ func TestShopAgainstModel(t *testing.T) {
 		budget, rounds = 10*time.Minute, 20
 	}
 	shortShrink(t, 10*time.Second)
-	dir := t.TempDir()
-	began := time.Now()
-	var failing atomic.Bool
-	var ran, skipped, steps, refused, n int
+	e := newExplorer(t, budget)
+	var steps, refused int
 	prop := func(rt *rapid.T) {
-		if time.Since(began) > budget && !failing.Load() {
-			skipped++
+		ft, path, ok := e.start(rt, "shop")
+		if !ok {
 			return
 		}
-		ran++
-		n++
-		ft := &flagT{T: rt, failing: &failing}
-		path := filepath.Join(dir, fmt.Sprintf("shop-%d.db", n))
-		rt.Cleanup(func() { os.Remove(path) })
 		m := newShopModel(ft, path)
 		rt.Repeat(m.actions())
 		steps += m.steps
@@ -75,7 +68,35 @@ func TestShopAgainstModel(t *testing.T) {
 		rapid.Check(t, prop)
 	}
 	t.Logf("%d sequences run (%d steps, %d checkouts refused out of stock), %d not run past the time budget, in %v",
-		ran, steps, refused, skipped, time.Since(began).Round(time.Millisecond))
+		e.ran, steps, refused, e.skipped, time.Since(e.began).Round(time.Millisecond))
+}
+
+// explorer runs the sequences of a property until its time budget is
+// spent: past it a sequence is skipped, unless a failure is being shrunk.
+type explorer struct {
+	dir          string
+	began        time.Time
+	budget       time.Duration
+	failing      atomic.Bool
+	ran, skipped int
+}
+
+func newExplorer(t *testing.T, budget time.Duration) *explorer {
+	return &explorer{dir: t.TempDir(), began: time.Now(), budget: budget}
+}
+
+// start begins one sequence: the tester to fail it with and the path of
+// a new store file (removed with the sequence); ok is false past the
+// budget.
+func (e *explorer) start(rt *rapid.T, name string) (ft *flagT, path string, ok bool) {
+	if time.Since(e.began) > e.budget && !e.failing.Load() {
+		e.skipped++
+		return nil, "", false
+	}
+	e.ran++
+	path = filepath.Join(e.dir, fmt.Sprintf("%s-%d.db", name, e.ran))
+	rt.Cleanup(func() { os.Remove(path) })
+	return &flagT{T: rt, failing: &e.failing}, path, true
 }
 
 // shortShrink bounds the time rapid spends shrinking a failure to d,
