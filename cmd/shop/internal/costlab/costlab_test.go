@@ -108,10 +108,21 @@ func TestCostLab(t *testing.T) {
 		}
 	}
 
+	if got, want := len(inv.Refusals), len(refusalLines); got != want {
+		t.Fatalf("refused checkouts measured = %d, want %d", got, want)
+	}
+	for _, c := range inv.Refusals {
+		if c.Refusal.StoreOps <= 0 || c.Refusal.RequestUnits <= 0 {
+			t.Errorf("%s: %v ops, %v RU; want both counted", c.Refusal.Design, c.Refusal.StoreOps, c.Refusal.RequestUnits)
+		}
+	}
+
 	var md bytes.Buffer
 	writeCostMarkdown(&md, rep)
-	if !strings.Contains(md.String(), "Ceiling of one product") {
-		t.Error("markdown has no inventory ceiling")
+	for _, want := range []string{"Ceiling of one product", "A refused checkout"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown has no %q", want)
+		}
 	}
 	for _, s := range rep.Screens {
 		if !strings.Contains(md.String(), "| "+s.Screen+" |") {

@@ -54,22 +54,26 @@ type inventoryResult struct {
 	// CeilingWithRelease counts a release for every take (every sale
 	// called off): the floor of the ceiling.
 	CeilingWithRelease float64 `json:"ceilingWithRelease"`
+	// Refusals is what a checkout refused out of stock costs.
+	Refusals []refusalCost `json:"refusals"`
 }
 
 // inventoryLab measures checkouts of 1, 3 and 10 lines on untracked and
 // tracked products, and one take and one release, over the metered store
 // ms; raw (unmetered) prepares the products and carts.
 type inventoryLab struct {
-	raw, ms   *store.Repos
-	w         *writes.Writes
-	untracked []domain.Product
-	tracked   []domain.Product
-	now       time.Time
-	users     int
+	raw, ms *store.Repos
+	// rawInventory counts what the refusals reserved (reservationsOf).
+	rawInventory store.Container
+	w            *writes.Writes
+	untracked    []domain.Product
+	tracked      []domain.Product
+	now          time.Time
+	users        int
 }
 
 func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, error) {
-	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), now: time.Now().UTC()}
+	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer), now: time.Now().UTC()}
 	l.w = writes.New(l.ms, time.Now)
 	rw := writes.New(l.raw, time.Now)
 	for i := range 10 {
@@ -191,6 +195,9 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 		c.WithoutStepOps = report.Round2(c.Untracked.StoreOps - float64(n)*r.FailedTake.StoreOps)
 		c.ExtraRU = report.Round2(c.Tracked.RequestUnits - c.WithoutStepRU)
 		r.Checkouts = append(r.Checkouts, c)
+	}
+	if r.Refusals, err = l.measureRefusals(ctx, reps); err != nil {
+		return r, fmt.Errorf("refusals: %w", err)
 	}
 	return r, nil
 }

@@ -147,6 +147,9 @@ const searchWritesNote = "the products feed's index step (feedworkers.Handlers.P
 // inventoryBefore says what the "before" figures of the checkouts are.
 const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its reservation step still sends one batch per line, which fails on the missing stock document; without the step is that figure less the measured failed batches, the checkout as it was before inventory (cart marker, order batch). After: products with stock, one take per line (lines reserved concurrently). Each figure is what the checkout's answer counts (its X-Request-Charge): the cart's settle, one cart replace once the answer has gone, is not in it"
 
+// refusalNote says what the refused checkouts are.
+const refusalNote = "each refused out of stock: one unit of a sold-out product and one unit of each other line, in stock; each try has its own Idempotency-Key, as a buyer pressing \"Place order\" again sends; the figures are what the refusal's answer counts (its X-Request-Charge), and the reservations are those it wrote, each holding units from other buyers until it was returned"
+
 // ceilingText states the arithmetic of one product's sales ceiling.
 func ceilingText(r inventoryResult) string {
 	return fmt.Sprintf("one product's stock document lives in one logical partition, which lives on one physical partition, which Cosmos serves at most %d RU/s: ceiling = %d RU/s ÷ %.2f RU per take = %.0f takes (sales of one line) per second of one product; if every take were released again (%.2f RU), %d ÷ (%.2f + %.2f) = %.0f per second",
@@ -170,6 +173,14 @@ func writeInventoryText(out io.Writer, r costReport) {
 		fmt.Fprintf(out, "%s: %.4g ops, %.2f RU, median %s (%s)\n", d.Design, d.StoreOps, d.RequestUnits, micros(d.MedianMicros), d.Reads)
 	}
 	fmt.Fprintf(out, "%s\n", ceilingText(inv))
+	fmt.Fprintf(out, "\nrefused checkouts (%s)\n", refusalNote)
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "cart\tstore ops\tRU\tmedian latency\treservations taken and returned\t")
+	for _, c := range inv.Refusals {
+		fmt.Fprintf(tw, "%s\t%.4g\t%.2f\t%s\t%.4g\t\n", c.Refusal.Design, c.Refusal.StoreOps, c.Refusal.RequestUnits,
+			micros(c.Refusal.MedianMicros), c.Taken)
+	}
+	tw.Flush()
 }
 
 // writeInventoryMarkdown prints the inventory section of the cost report.
@@ -190,4 +201,12 @@ func writeInventoryMarkdown(out io.Writer, r costReport) {
 		fmt.Fprintf(out, "| %s | %s | %.4g | %.2f | %s |\n", d.Design, d.Reads, d.StoreOps, d.RequestUnits, micros(d.MedianMicros))
 	}
 	fmt.Fprintf(out, "\nCeiling of one product: %s.\n", ceilingText(inv))
+	fmt.Fprintf(out, "\n### A refused checkout: what it costs\n\n")
+	fmt.Fprintf(out, "Each figure is the mean of %d checkouts of one unchanged cart, %s.\n\n", r.Repetitions, refusalNote)
+	fmt.Fprintln(out, "| cart | store ops | RU | median latency | reservations taken and returned |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|")
+	for _, c := range inv.Refusals {
+		fmt.Fprintf(out, "| %s | %.4g | **%.2f** | %s | %.4g |\n", c.Refusal.Design, c.Refusal.StoreOps, c.Refusal.RequestUnits,
+			micros(c.Refusal.MedianMicros), c.Taken)
+	}
 }
