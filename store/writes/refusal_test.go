@@ -3,6 +3,7 @@ package writes_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -17,7 +18,7 @@ import (
 
 // stepIn is a store that lets a test step in around the inventory's
 // calls: beforeTake and afterTake around each take (a reservation's
-// batch, Inventory.Reserve), onStockRead after each read of a stock
+// batch, Inventory.Reserve), onStockRead before each read of a stock
 // document. It counts the takes.
 type stepIn struct {
 	store.Store
@@ -40,11 +41,10 @@ type stepInInventory struct {
 }
 
 func (c stepInInventory) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
-	r, err := c.Container.Read(ctx, pk, id)
 	if id == domain.StockID && c.s.onStockRead != nil {
 		c.s.onStockRead(pk)
 	}
-	return r, err
+	return c.Container.Read(ctx, pk, id)
 }
 
 func (c stepInInventory) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
@@ -173,6 +173,7 @@ func TestAFailingCheckoutNeverRefusesAnHonestBuyer(t *testing.T) {
 		t.Fatalf("u1's checkout = %v, want refused for %+v alone", err, want)
 	}
 	buy()
+	ws.Wait() // u2's settle, after its answer
 	if err2 != nil || len(bought.Items) != 1 {
 		t.Fatalf("u2's checkout of the last unit of %s = %+v, %v; want it placed", last, bought.Items, err2)
 	}
@@ -249,5 +250,46 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 	}
 	if held, _, err := repos.Inventory.Held(t.Context(), 100, ""); err != nil || len(held) != 0 {
 		t.Errorf("reservations still held: %d (%v), want none", len(held), err)
+	}
+}
+
+// TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart: two checkouts of one
+// cart (two tabs) at once. The second reads the cart, then the stock,
+// and between the two the first checks out the cart and takes its
+// units. As if one ran after the other, the second finds the cart
+// empty: it must not name the first's units short. Its refusal stands
+// only if the cart is still the one it read.
+func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
+	raw := openStore(t)
+	setup := writes.New(store.NewRepos(raw), nil)
+	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
+	if _, err := setup.CreateProduct(t.Context(), p, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setup.SetCartLine(t.Context(), "u1", "p1", 5, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := &stepIn{Store: raw}
+	ws := writes.New(store.NewRepos(s), nil)
+	var first atomic.Bool
+	var placed domain.Order
+	var err1 error
+	s.onStockRead = func(string) {
+		// The first's own read of the stock goes through.
+		if first.CompareAndSwap(false, true) {
+			r := req
+			r.Key = "first-tab"
+			placed, err1 = ws.Checkout(t.Context(), r)
+		}
+	}
+	r := req
+	r.Key = "second-tab"
+	_, err := ws.Checkout(t.Context(), r)
+	ws.Wait() // the first's settle, after its answer
+	if err1 != nil || len(placed.Items) != 1 {
+		t.Fatalf("first checkout = %+v, %v; want the cart ordered", placed.Items, err1)
+	}
+	if e, ok := errors.AsType[*domain.Error](err); !ok || e.Code != domain.ECONFLICT || e.Message != "the cart is empty" {
+		t.Errorf("second checkout = %v, want 409 the cart is empty", err)
 	}
 }
