@@ -118,9 +118,11 @@ func TestRefusalTheStockReadsCanTellTakesNothing(t *testing.T) {
 		if got := shortages(err); !slices.Equal(got, want) {
 			t.Fatalf("try %d: checkout = %v, want refused for %+v alone", try, err, want)
 		}
-		if ops, ru, _ := m.Totals(); ops > maxOps {
+		ops, ru, _ := m.Totals()
+		if ops > maxOps {
 			t.Errorf("try %d: the refusal cost %d store operations (%.2f RU), want at most %d", try, ops, ru, maxOps)
 		}
+		t.Logf("try %d: refused for %s, %d store operations, %.2f RU", try, soldOut, ops, ru)
 	}
 	if n := s.takes.Load(); n != 0 {
 		t.Errorf("the refusals took units %d times, want never", n)
@@ -235,9 +237,11 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 	if got, want := shortages(err), []domain.Shortage{{ProductID: tight, Requested: 1, Available: 0}}; !slices.Equal(got, want) {
 		t.Fatalf("checkout = %v, want refused for %+v", err, want)
 	}
-	if n := s.takes.Load(); n > writes.ReserveConcurrency {
+	n := s.takes.Load()
+	if n > writes.ReserveConcurrency {
 		t.Errorf("%d takes, want at most %d: the ones in flight when the first failed", n, writes.ReserveConcurrency)
 	}
+	t.Logf("%d takes of %d lines, then the refusal for %s", n, domain.MaxCartLines-1, tight)
 	for i := range domain.MaxCartLines - 1 {
 		id := fmt.Sprintf("p%02d", i)
 		want := int64(5)
