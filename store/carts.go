@@ -24,6 +24,18 @@ func (r *Carts) Get(ctx context.Context, userID string) (domain.Cart, error) {
 	return c, err
 }
 
+// Unchanged reports whether the user's cart is still at version etag: a
+// point read with If-None-Match, charged as a read, which does not send
+// the cart back when it is (Container.ReadIfNoneMatch). A cart gone
+// since has changed.
+func (r *Carts) Unchanged(ctx context.Context, userID, etag string) (bool, error) {
+	it, err := r.c.ReadIfNoneMatch(ctx, userID, userID, etag)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return false, nil
+	}
+	return it.NotModified, err
+}
+
 // Update is the cart's read-modify-write (see update), creating the cart
 // on first use:
 //

@@ -21,7 +21,7 @@ func NewInventory(s Store) *Inventory { return &Inventory{s.Container(InventoryC
 // created since has one (0 units unless the admin says otherwise),
 // written just after the product, whose availability status marks it
 // tracked: a checkout refuses such a product without stock as short
-// (writes.reserve) rather than selling it without a limit.
+// (writes.checkStock) rather than selling it without a limit.
 var ErrUntracked = domain.Errorf(domain.ENOTFOUND, "the product's stock is not tracked")
 
 // ReleasedTTL is how long a released reservation is kept (it answers a

@@ -41,7 +41,11 @@ type CheckoutRequest struct {
 // and then voids the order's id, so that a checkout that died, or is
 // stuck, can never commit after the cart has moved on.
 //
-// What the caller waits for is three writes in sequence: the marker, the
+// Before it writes anything the checkout reads each line's stock
+// (checkStock): a cart those reads show short is refused then, with no
+// unit taken and no marker, which keeps a refusal cheap and harmless to
+// other buyers however often it is repeated. What the caller waits for
+// is that round of reads, then three writes in sequence: the marker, the
 // units (reserve), the order batch. The settle comes after the answer
 // (settleAfterAnswer): the order is committed by then, and the marker
 // makes any reader of the cart settle it first, so nobody sees the paid
@@ -70,11 +74,11 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 		case !domain.IsCode(err, domain.ENOTFOUND):
 			return err
 		}
-		o, marked, err := w.mark(ctx, req)
+		o, marked, take, err := w.mark(ctx, req)
 		if err != nil {
 			return err
 		}
-		if err := w.reserve(ctx, o, marked); err != nil {
+		if err := w.reserve(ctx, o, take); err != nil {
 			w.unmark(ctx, o.UserID, o.ID)
 			return err
 		}
@@ -84,11 +88,17 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 	return placed, err
 }
 
-// mark makes the order from the cart and writes the checkout's marker on
-// the version it was made from (If-Match), resolving another checkout's
-// marker first. It returns the order and the cart as marked.
-func (w *Writes) mark(ctx context.Context, req CheckoutRequest) (domain.Order, domain.Cart, error) {
-	var o domain.Order
+// mark makes the order from the cart, reads the stock of its lines
+// (checkStock) and writes the checkout's marker on the version it was
+// made from (If-Match), resolving another checkout's marker first. It
+// returns the order, the cart as marked and the lines to take. A cart the
+// reads show short is refused with nothing written (refuse).
+func (w *Writes) mark(ctx context.Context, req CheckoutRequest) (domain.Order, domain.Cart, []stockLine, error) {
+	var (
+		o    domain.Order
+		take []stockLine
+		read string // the _etag of the cart the order was made from
+	)
 	marked, err := w.changeCart(ctx, req.UserID, "", func(c *domain.Cart) error {
 		t := w.now()
 		var err error
@@ -96,14 +106,40 @@ func (w *Writes) mark(ctx context.Context, req CheckoutRequest) (domain.Order, d
 		if err != nil {
 			return err
 		}
+		read = c.ETag
+		if take, err = w.checkStock(ctx, o, *c); err != nil {
+			return err
+		}
 		c.MarkPending(o.ID, t)
 		return nil
 	})
+	if domain.IsCode(err, domain.EOUTOFSTOCK) {
+		return domain.Order{}, domain.Cart{}, nil, w.refuse(ctx, req.UserID, read, err)
+	}
 	if err != nil {
-		return domain.Order{}, domain.Cart{}, err
+		return domain.Order{}, domain.Cart{}, nil, err
 	}
 	o.CartETag = marked.ETag
-	return o, marked, nil
+	return o, marked, take, nil
+}
+
+// refuse answers refusal, checkStock's, if the cart is still the version
+// the order was made from (Carts.Unchanged, one point read), and
+// otherwise goes round again. The stock's reads came after the cart's, so
+// they may have seen the units of another checkout of this cart that
+// marked it meanwhile: naming those lines short is a refusal no shop
+// running one checkout after the other gives (that shop answers the
+// other's order, then "the cart is empty"; TestShopAgainstModel checks
+// it). That checkout's marker changed the cart, and going round finds it.
+func (w *Writes) refuse(ctx context.Context, userID, read string, refusal error) error {
+	same, err := w.repos.Carts.Unchanged(ctx, userID, read)
+	switch {
+	case err != nil:
+		return err
+	case !same:
+		return store.Lost(refusal)
+	}
+	return refusal
 }
 
 // place commits the marked checkout's batch; the cart is settled after

@@ -203,7 +203,7 @@ func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifM
 // deleted long ago (its ttl passed, its stock stayed): it overwrites it.
 // A crash between the two writes leaves a product whose availability
 // says it is tracked and no stock: a checkout refuses it as short
-// (reserve), never sells it without a limit, until the admin sets its
+// (checkStock), never sells it without a limit, until the admin sets its
 // stock (SetStock creates the document).
 func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int64) (domain.Product, error) {
 	p.Availability = domain.Availability{Status: domain.StatusOf(stock)}

@@ -91,27 +91,45 @@ func TestCostLab(t *testing.T) {
 	if got, want := len(inv.Checkouts), len(checkoutLines); got != want {
 		t.Fatalf("inventory checkouts = %d, want %d", got, want)
 	}
-	if inv.Take.RequestUnits <= 0 || inv.Take.StoreOps != 1 || inv.Release.RequestUnits <= 0 {
-		t.Errorf("take %+v, release %+v: want one batch for a take, both charged", inv.Take, inv.Release)
+	if inv.Take.RequestUnits <= 0 || inv.Take.StoreOps != 1 || inv.Release.RequestUnits <= 0 || inv.StockRead.StoreOps != 1 {
+		t.Errorf("stock read %+v, take %+v, release %+v: want one read, one batch for a take, all charged", inv.StockRead, inv.Take, inv.Release)
 	}
-	if want := report.Round2(partitionRUs / inv.Take.RequestUnits); inv.CeilingPerSecond != want {
-		t.Errorf("ceiling = %v, want %d / %v = %v", inv.CeilingPerSecond, partitionRUs, inv.Take.RequestUnits, want)
+	sale := inv.StockRead.RequestUnits + inv.Take.RequestUnits
+	if want := report.Round2(partitionRUs / sale); inv.CeilingPerSecond != want {
+		t.Errorf("ceiling = %v, want %d / (%v + %v) = %v", inv.CeilingPerSecond, partitionRUs, inv.StockRead.RequestUnits, inv.Take.RequestUnits, want)
 	}
 	for _, c := range inv.Checkouts {
-		// One take per line, the rest of the protocol the same: what
-		// inventory adds is the lines' takes.
-		if want := float64(c.Lines) * inv.Take.RequestUnits; c.ExtraRU < want*0.9 || c.ExtraRU > want*1.1 {
-			t.Errorf("%d lines: inventory adds %v RU, want about %d takes = %v", c.Lines, c.ExtraRU, c.Lines, want)
+		// One read and one take per line, the rest of the protocol the
+		// same: what inventory adds is the lines' reads and takes.
+		if want := float64(c.Lines) * sale; c.ExtraRU < want*0.9 || c.ExtraRU > want*1.1 {
+			t.Errorf("%d lines: inventory adds %v RU, want about %d reads and takes = %v", c.Lines, c.ExtraRU, c.Lines, want)
 		}
-		if c.Tracked.StoreOps != c.WithoutStepOps+float64(c.Lines) {
-			t.Errorf("%d lines: %v ops tracked, %v without the step; want one more per line", c.Lines, c.Tracked.StoreOps, c.WithoutStepOps)
+		if c.Tracked.StoreOps != c.WithoutStepOps+2*float64(c.Lines) {
+			t.Errorf("%d lines: %v ops tracked, %v without the step; want two more per line", c.Lines, c.Tracked.StoreOps, c.WithoutStepOps)
+		}
+	}
+
+	if got, want := len(inv.Refusals), len(refusalLines); got != want {
+		t.Fatalf("refused checkouts measured = %d, want %d", got, want)
+	}
+	for _, c := range inv.Refusals {
+		// The reads show the sold-out line: nothing is taken, and the
+		// refusal costs a read per line, the key's record and the cart's
+		// two reads (checkStock, refuse).
+		if c.Taken != 0 {
+			t.Errorf("%s: %v reservations taken per refusal, want 0", c.Refusal.Design, c.Taken)
+		}
+		if want := float64(c.Lines + 3); c.Refusal.StoreOps != want {
+			t.Errorf("%s: %v ops, want %v", c.Refusal.Design, c.Refusal.StoreOps, want)
 		}
 	}
 
 	var md bytes.Buffer
 	writeCostMarkdown(&md, rep)
-	if !strings.Contains(md.String(), "Ceiling of one product") {
-		t.Error("markdown has no inventory ceiling")
+	for _, want := range []string{"Ceiling of one product", "A refused checkout"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown has no %q", want)
+		}
 	}
 	for _, s := range rep.Screens {
 		if !strings.Contains(md.String(), "| "+s.Screen+" |") {

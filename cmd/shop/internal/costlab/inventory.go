@@ -2,6 +2,7 @@ package costlab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,16 +23,17 @@ var checkoutLines = []int{1, 3, 10}
 type checkoutCost struct {
 	Lines int `json:"lines"`
 	// Untracked: the checkout of products without a stock document. The
-	// protocol still runs its reservation step: one batch per line, which
-	// fails on the missing stock document (Reserve: untracked, sold
-	// without a limit).
+	// protocol still runs its stock step: one point read per line, which
+	// finds no stock document (checkStock: untracked, sold without a
+	// limit, nothing to take).
 	Untracked designResult `json:"untracked"`
-	// WithoutStep is Untracked less the measured failed batches: the
-	// checkout as it was before inventory (mark, order batch; the
-	// settle after the answer is not counted).
+	// WithoutStep is Untracked less the measured reads that found
+	// nothing: the checkout as it was before inventory (mark, order
+	// batch; the settle after the answer is not counted).
 	WithoutStepRU  float64 `json:"withoutReservationStepRU"`
 	WithoutStepOps float64 `json:"withoutReservationStepOps"`
-	// Tracked: the checkout of products with stock, one take per line.
+	// Tracked: the checkout of products with stock, one read and one
+	// take per line.
 	Tracked designResult `json:"tracked"`
 	// ExtraRU is Tracked − WithoutStep: what inventory adds.
 	ExtraRU float64 `json:"extraRU"`
@@ -40,36 +42,45 @@ type checkoutCost struct {
 // inventoryResult is the inventory section of the report.
 type inventoryResult struct {
 	Checkouts []checkoutCost `json:"checkouts"`
-	// Take is one reservation batch (create the reservation, patch the
-	// stock under available >= q); FailedTake the same batch on a product
-	// without stock; Release the read of the reservation and its batch
-	// (reservation released under a condition, stock +q).
-	Take       designResult `json:"take"`
-	FailedTake designResult `json:"failedTake"`
-	Release    designResult `json:"release"`
-	// CeilingPerSecond is partitionRUs / Take.RequestUnits: the sales per
-	// second one product's stock document can take.
+	// StockRead is the point read of a stock document the checkout makes
+	// before it takes anything (checkStock), MissingStockRead the same
+	// read of a product without stock; Take is one reservation batch
+	// (create the reservation, patch the stock under available >= q);
+	// FailedTake the same batch on a product without stock; Release the
+	// read of the reservation and its batch (reservation released under a
+	// condition, stock +q).
+	StockRead        designResult `json:"stockRead"`
+	MissingStockRead designResult `json:"missingStockRead"`
+	Take             designResult `json:"take"`
+	FailedTake       designResult `json:"failedTake"`
+	Release          designResult `json:"release"`
+	// CeilingPerSecond is partitionRUs / (StockRead + Take): the sales
+	// per second one product's stock document can serve.
 	PartitionRUs     int     `json:"partitionRUs"`
 	CeilingPerSecond float64 `json:"ceilingPerSecond"`
 	// CeilingWithRelease counts a release for every take (every sale
 	// called off): the floor of the ceiling.
 	CeilingWithRelease float64 `json:"ceilingWithRelease"`
+	// Refusals is what a checkout refused out of stock costs.
+	Refusals []refusalCost `json:"refusals"`
 }
 
 // inventoryLab measures checkouts of 1, 3 and 10 lines on untracked and
 // tracked products, and one take and one release, over the metered store
 // ms; raw (unmetered) prepares the products and carts.
 type inventoryLab struct {
-	raw, ms   *store.Repos
-	w         *writes.Writes
-	untracked []domain.Product
-	tracked   []domain.Product
-	now       time.Time
-	users     int
+	raw, ms *store.Repos
+	// rawInventory counts what the refusals reserved (reservationsOf).
+	rawInventory store.Container
+	w            *writes.Writes
+	untracked    []domain.Product
+	tracked      []domain.Product
+	now          time.Time
+	users        int
 }
 
 func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, error) {
-	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), now: time.Now().UTC()}
+	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer), now: time.Now().UTC()}
 	l.w = writes.New(l.ms, time.Now)
 	rw := writes.New(l.raw, time.Now)
 	for i := range 10 {
@@ -132,9 +143,26 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 		return r, err
 	}
 	// One reservation alone: a take (then its release, measured apart) on
-	// a tracked product, and the failed batch on an untracked one.
-	var takes, fails, releases []sample
+	// a tracked product, and the failed batch on an untracked one; the
+	// read of the stock before them, of each.
+	var reads, missing, takes, fails, releases []sample
 	for i := range reps + 1 {
+		read, err := once(ctx, func(ctx context.Context, _ int) error {
+			_, err := l.ms.Inventory.Stock(ctx, l.tracked[0].ID)
+			return err
+		}, 0)
+		if err != nil {
+			return r, fmt.Errorf("stock read: %w", err)
+		}
+		miss, err := once(ctx, func(ctx context.Context, _ int) error {
+			if _, err := l.ms.Inventory.Stock(ctx, l.untracked[0].ID); !errors.Is(err, store.ErrUntracked) {
+				return fmt.Errorf("the stock of an untracked product: %v, want ErrUntracked", err)
+			}
+			return nil
+		}, 0)
+		if err != nil {
+			return r, err
+		}
 		order := fmt.Sprintf("inv-take-%05d", i)
 		res := domain.NewReservation(l.tracked[0].ID, order, "inv-taker", 1, time.Now())
 		take, err := once(ctx, func(ctx context.Context, _ int) error { return l.ms.Inventory.Reserve(ctx, res) }, 0)
@@ -159,14 +187,17 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 		}
 		if i > 0 { // the first is a warm-up
 			takes, releases, fails = append(takes, take), append(releases, release), append(fails, fail)
+			reads, missing = append(reads, read), append(missing, miss)
 		}
 	}
+	r.StockRead = summarize(design{name: "stock read", reads: "point read of the product's stock document, before any take: the checkout refuses a line it shows short with nothing written"}, reads)
+	r.MissingStockRead = summarize(design{name: "stock read, none", reads: "the same read of a product without a stock document: a 404"}, missing)
 	r.Take = summarize(design{name: "take", reads: "one transactional batch in the product's partition: create the reservation, patch the stock (available −q, version +1) under available >= q"}, takes)
 	r.FailedTake = summarize(design{name: "failed take", reads: "the same batch on a product without a stock document: it fails on the patch, nothing is written"}, fails)
 	r.Release = summarize(design{name: "release", reads: "point read of the reservation, then one batch: patch it to released under state != released, patch the stock +q"}, releases)
-	if r.Take.RequestUnits > 0 {
-		r.CeilingPerSecond = report.Round2(partitionRUs / r.Take.RequestUnits)
-		r.CeilingWithRelease = report.Round2(partitionRUs / (r.Take.RequestUnits + r.Release.RequestUnits))
+	if sale := r.StockRead.RequestUnits + r.Take.RequestUnits; sale > 0 {
+		r.CeilingPerSecond = report.Round2(partitionRUs / sale)
+		r.CeilingWithRelease = report.Round2(partitionRUs / (sale + r.Release.RequestUnits))
 	}
 
 	for _, n := range checkoutLines {
@@ -187,10 +218,13 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 		c := checkoutCost{Lines: n,
 			Untracked: summarize(design{name: "untracked stock"}, untracked),
 			Tracked:   summarize(design{name: "tracked stock"}, tracked)}
-		c.WithoutStepRU = report.Round2(c.Untracked.RequestUnits - float64(n)*r.FailedTake.RequestUnits)
-		c.WithoutStepOps = report.Round2(c.Untracked.StoreOps - float64(n)*r.FailedTake.StoreOps)
+		c.WithoutStepRU = report.Round2(c.Untracked.RequestUnits - float64(n)*r.MissingStockRead.RequestUnits)
+		c.WithoutStepOps = report.Round2(c.Untracked.StoreOps - float64(n)*r.MissingStockRead.StoreOps)
 		c.ExtraRU = report.Round2(c.Tracked.RequestUnits - c.WithoutStepRU)
 		r.Checkouts = append(r.Checkouts, c)
+	}
+	if r.Refusals, err = l.measureRefusals(ctx, reps); err != nil {
+		return r, fmt.Errorf("refusals: %w", err)
 	}
 	return r, nil
 }

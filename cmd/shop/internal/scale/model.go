@@ -210,7 +210,7 @@ func Model(ch Charges, a Assumptions, sc Scenario) ScenarioModel {
 			fmt.Sprintf("never on one key; the burst is %s s of the container's %s RU/s", ru(holding*perCart/math.Max(carts.RUs, 1)), count(carts.RUs)),
 			"none needed: one write per cart, each in its own partition; the feed's 16 writers pace the burst"),
 		spot("the stock document of a product on flash sale", store.InventoryContainer, "/productId of the product",
-			fmt.Sprintf("%s checkouts/s × %s × %s RU (take and settle)", count(checkouts), pct(a.FlashShare), ru(takeRU)), checkouts*a.FlashShare*takeRU,
+			fmt.Sprintf("%s checkouts/s × %s × %s RU (stock read, take and settle)", count(checkouts), pct(a.FlashShare), ru(takeRU)), checkouts*a.FlashShare*takeRU,
 			fmt.Sprintf("%s sales/s of one product", count(partitionRUs/takeRU)), ""),
 	}
 	for i, h := range m.HotSpots {
