@@ -2,6 +2,7 @@ package feedworkers_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 
@@ -279,5 +280,82 @@ func TestReplayAfterACrashMidMoveRecountsTheCategoryLeft(t *testing.T) {
 		if f.ID == "p2" && f.CategoryID != herbal {
 			t.Errorf("p2 is featured in %s, it is in %s", f.CategoryID, herbal)
 		}
+	}
+}
+
+// TestCartLineOfAVersionTheFeedSkippedIsRefreshed: a cart copies a
+// product version the feed never delivers (latest-version mode hands over
+// only the newest), and the newest version's copy equals what the last
+// fan-out pushed: the cart must still end with the newest copy.
+func TestCartLineOfAVersionTheFeedSkippedIsRefreshed(t *testing.T) {
+	c := newCatalog(t)
+	ctx := t.Context()
+	apply := func() {
+		t.Helper()
+		if err := c.h.Products(ctx, changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p2")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPrice(t, c.repos, "p2", 600)
+	apply() // fans out, and records the copy pushed
+	black, green := "Black Tea", "Name of p2"
+	v3 := changeProduct(t, c.repos, "p2", domain.ProductChange{Name: &black})
+	addToCart(t, c.repos, "u3", v3, 1) // the cart PUT copies version 3
+	changeProduct(t, c.repos, "p2", domain.ProductChange{Name: &green})
+	apply() // the feed delivers version 4 only
+	cart, err := c.repos.Carts.Get(ctx, "u3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := cart.Line("p2"); l.Name != green {
+		t.Errorf("u3's line of p2 is named %q, the product %q", l.Name, green)
+	}
+}
+
+// TestFeaturedSkipsSoldOutProductsHoweverMany: the best-rated products
+// of a category are sold out; when the category is ranked again the home
+// page still features the best ones in stock.
+func TestFeaturedSkipsSoldOutProductsHoweverMany(t *testing.T) {
+	c := newCatalog(t)
+	ctx := t.Context()
+	createProduct(t, c.repos, "p0", "coffee", 100)
+	batch := [][]byte{c.raw(t, "products", "p0")}
+	for _, id := range []string{"p3", "p4", "p5"} {
+		createProduct(t, c.repos, id, "coffee", 100)
+		if _, err := c.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
+			p.Availability = domain.Availability{Status: domain.SoldOut, SourceVersion: 1}
+			p.Version++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, c.raw(t, "products", id))
+	}
+	if err := c.h.Products(ctx, changefeed.Batch{Items: batch}); err != nil {
+		t.Fatal(err)
+	}
+	// p1, featured, goes: coffee is ranked again. By rating score (no
+	// reviews: a tie) then id, p5, p4 and p3 come first, all sold out.
+	if _, err := c.repos.Products.UpdateAny(ctx, "p1", func(p *domain.Product) error {
+		p.SoftDelete(60, now)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.h.Products(ctx, changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p1")}}); err != nil {
+		t.Fatal(err)
+	}
+	cats, err := c.repos.Products.Categories(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range cats.Featured {
+		if f.CategoryID == "coffee" {
+			ids = append(ids, f.ID)
+		}
+	}
+	if want := []string{"p2", "p0"}; !slices.Equal(ids, want) {
+		t.Errorf("coffee features %v, want %v (p3 to p5 rank above them, and are sold out)", ids, want)
 	}
 }
