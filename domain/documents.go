@@ -77,6 +77,13 @@ type Product struct {
 	// Version counts every write of the product; copies compare it
 	// (sourceVersion) so an older change never overwrites a newer one.
 	Version int64 `json:"version"`
+	// CopyVersion counts the writes that changed what a cart line copies
+	// (CartCopyOf: the name, the price, the availability): the cart
+	// fan-out is skipped only when the carts were last given this one
+	// (feedworkers/fanout.go). A copy equal to the last one pushed is not
+	// enough: a cart may hold a version in between, one the change feed,
+	// which hands over the newest version only, never delivered.
+	CopyVersion int64 `json:"copyVersion,omitempty"`
 }
 
 // Review lives in `reviews` (pk /productId): unbounded, so referenced, not

@@ -85,7 +85,9 @@ func (p *Product) ApplyStock(s Stock, now time.Time) bool {
 	if s.Version <= p.Availability.SourceVersion || st == p.Availability.Status {
 		return false
 	}
+	before := CartCopyOf(*p)
 	p.Availability = Availability{Status: st, SourceVersion: s.Version}
+	p.NoteCopy(before)
 	p.Version++
 	p.LastUpdated = now.UTC()
 	return true

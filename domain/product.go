@@ -24,6 +24,7 @@ type ProductChange struct {
 // A drawn picture follows the name and category (KeepImage). Every change
 // increments Version. It reports whether anything changed.
 func (p *Product) Apply(ch ProductChange, now time.Time) bool {
+	before := CartCopyOf(*p)
 	changed := false
 	setString := func(dst *string, v *string) {
 		if v != nil && *v != *dst {
@@ -54,15 +55,26 @@ func (p *Product) Apply(ch ProductChange, now time.Time) bool {
 	}
 	if changed {
 		p.Version++
+		p.NoteCopy(before)
 		p.LastUpdated = now.UTC()
 	}
 	return changed
+}
+
+// NoteCopy moves CopyVersion when what a cart line copies of p is no
+// longer before (a copy taken before the change). Every writer of a copied
+// field calls it with the copy it started from.
+func (p *Product) NoteCopy(before CartCopy) {
+	if CartCopyOf(*p) != before {
+		p.CopyVersion++
+	}
 }
 
 // SoftDelete marks the product deleted with a ttl: deletes do not appear on
 // the change feed (latest-version mode), so the feed workers must see a
 // deleted=true version to remove the copies; TTL then removes the document.
 func (p *Product) SoftDelete(ttlSeconds int, now time.Time) {
+	defer p.NoteCopy(CartCopyOf(*p))
 	p.Deleted = true
 	p.TTL = &ttlSeconds
 	p.Version++

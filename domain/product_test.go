@@ -19,7 +19,9 @@ func TestProductApply(t *testing.T) {
 		p.LastUpdated = now
 		return p
 	}
-	// changed returns base with fn applied and the bookkeeping of a change.
+	// changed returns base with fn applied and the bookkeeping of a change;
+	// a change of what a cart line copies (name, price, availability) also
+	// moves copyVersion, which each case says.
 	changed := func(fn func(*domain.Product)) domain.Product {
 		p := base()
 		fn(&p)
@@ -37,15 +39,15 @@ func TestProductApply(t *testing.T) {
 		{"same values", domain.ProductChange{Name: ptr("Name of p1"), PriceCents: ptr(int64(1000)), CategoryID: ptr("coffee"), ImageURL: ptr("/img/p1.svg")},
 			false, base()},
 		{"name only: price version stays", domain.ProductChange{Name: ptr("Renamed")}, true,
-			changed(func(p *domain.Product) { p.Name = "Renamed" })},
+			changed(func(p *domain.Product) { p.Name, p.CopyVersion = "Renamed", 1 })},
 		{"description", domain.ProductChange{Description: ptr("New description")}, true,
 			changed(func(p *domain.Product) { p.Description = "New description" })},
 		{"image cleared: the drawn picture takes its place", domain.ProductChange{ImageURL: ptr("")}, true,
 			changed(func(p *domain.Product) { p.ImageURL = domain.DrawnImageURL(*p) })},
 		{"price: priceVersion +1", domain.ProductChange{PriceCents: ptr(int64(899))}, true,
-			changed(func(p *domain.Product) { p.PriceCents, p.PriceVersion = 899, 2 })},
+			changed(func(p *domain.Product) { p.PriceCents, p.PriceVersion, p.CopyVersion = 899, 2, 1 })},
 		{"same price: priceVersion stays", domain.ProductChange{PriceCents: ptr(int64(1000)), Name: ptr("Renamed")}, true,
-			changed(func(p *domain.Product) { p.Name = "Renamed" })},
+			changed(func(p *domain.Product) { p.Name, p.CopyVersion = "Renamed", 1 })},
 		{"category: previousCategoryId set", domain.ProductChange{CategoryID: ptr("kitchen"), CategoryName: ptr("Kitchen")}, true,
 			changed(func(p *domain.Product) {
 				p.CategoryID, p.CategoryName, p.PreviousCategoryID = "kitchen", "Kitchen", "coffee"
@@ -54,7 +56,7 @@ func TestProductApply(t *testing.T) {
 			changed(func(p *domain.Product) { p.CategoryName = "Coffee and Tea" })},
 		{"everything at once: one version", domain.ProductChange{Name: ptr("N"), Description: ptr("D"), PriceCents: ptr(int64(1)), CategoryID: ptr("books"), CategoryName: ptr("Books"), ImageURL: ptr("/i.svg")}, true,
 			changed(func(p *domain.Product) {
-				p.Name, p.Description, p.PriceCents, p.PriceVersion = "N", "D", 1, 2
+				p.Name, p.Description, p.PriceCents, p.PriceVersion, p.CopyVersion = "N", "D", 1, 2, 1
 				p.CategoryID, p.CategoryName, p.PreviousCategoryID, p.ImageURL = "books", "Books", "coffee", "/i.svg"
 			})},
 	}
@@ -122,7 +124,7 @@ func TestProductSoftDelete(t *testing.T) {
 	at := now.In(time.FixedZone("CET", 3600))
 	p.SoftDelete(3600, at)
 	want := product("p1", 1000)
-	want.Deleted, want.TTL, want.Version, want.LastUpdated = true, ptr(3600), 2, now
+	want.Deleted, want.TTL, want.Version, want.CopyVersion, want.LastUpdated = true, ptr(3600), 2, 1, now
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("product (-want +got):\n%s", diff)
 	}

@@ -95,6 +95,7 @@ var Fields = map[string]map[string]string{
 		"name": FieldSource, "description": FieldSource, "categoryId": FieldSource, "priceCents": FieldSource,
 		"currency": FieldSource, "imageUrl": FieldSource, "tags": FieldSource, "deleted": FieldSource,
 		"lastUpdated": FieldSource, "priceVersion": FieldGuard, "version": FieldGuard, "previousCategoryId": FieldGuard,
+		"copyVersion":  FieldGuard,
 		"categoryName": CopyCategoryName, "topReviews": CopyReviews, "reviewStats": CopyReviews,
 		"availability": CopyAvailability,
 	},

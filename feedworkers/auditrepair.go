@@ -26,7 +26,9 @@ func (h *Handlers) repairAvailability(ctx context.Context, id string) error {
 		if s.Version < p.Availability.SourceVersion || p.Availability == want {
 			return errUnchanged
 		}
+		before := domain.CartCopyOf(*p)
 		p.Availability = want
+		p.NoteCopy(before)
 		p.Version++
 		p.LastUpdated = h.now().UTC()
 		return nil

@@ -357,8 +357,7 @@ func (h *Handlers) featureCategories(ctx context.Context, c *domain.Categories, 
 			placed = append(placed, here...)
 			continue
 		}
-		// A few more than shown: sold-out products are skipped.
-		best, err := h.repos.ProductSummaries.Best(ctx, id, domain.FeaturedPerCategory+2)
+		best, err := h.repos.ProductSummaries.Best(ctx, id, domain.FeaturedPerCategory)
 		if err != nil {
 			return false, nil, err
 		}

@@ -15,8 +15,11 @@ import (
 //     a cart copies the product as it is when the line is added.
 //   - Otherwise the fan-out record (store.FanoutRecord) is point-read
 //     (one point read, vs a query fanned out to every partition) and the
-//     fan-out skipped when it already pushed the same copy
-//     (domain.CartCopyOf).
+//     fan-out skipped when it already pushed this copy: the same
+//     domain.CartCopyOf, at the same CopyVersion. The copy alone is not
+//     enough: a cart PUT may have copied a version in between that the
+//     feed never delivered (a rename, and the name back), which the
+//     CopyVersion counts.
 //
 // The record is written only AFTER the fan-out succeeded: a crash between
 // the two finds the old record and fans out again (at least once; the
@@ -33,7 +36,7 @@ func (h *Handlers) syncCarts(ctx context.Context, p domain.Product) error {
 	if err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
 		return err
 	}
-	if found && rec.Pushed == domain.CartCopyOf(p) {
+	if found && rec.Pushed == domain.CartCopyOf(p) && rec.CopyVersion == p.CopyVersion {
 		h.countSkipped()
 		return nil
 	}

@@ -21,6 +21,8 @@ type FanoutRecord struct {
 	SchemaVersion  int    `json:"schemaVersion"`
 	ProductID      string `json:"productId"`
 	ProductVersion int64  `json:"productVersion"`
+	// CopyVersion is the product's CopyVersion pushed.
+	CopyVersion int64 `json:"copyVersion,omitempty"`
 	// Pushed is the copy the fan-out pushed (domain.CartCopyOf).
 	Pushed domain.CartCopy `json:"pushed"`
 }
@@ -47,7 +49,7 @@ func (r *Fanouts) Put(ctx context.Context, p domain.Product) error {
 	id := fanoutID(p.ID)
 	_, err := UpsertDoc(ctx, r.c, id, FanoutRecord{
 		ID: id, Type: TypeFanout, SchemaVersion: domain.SchemaVersion,
-		ProductID: p.ID, ProductVersion: p.Version, Pushed: domain.CartCopyOf(p),
+		ProductID: p.ID, ProductVersion: p.Version, CopyVersion: p.CopyVersion, Pushed: domain.CartCopyOf(p),
 	}, nil)
 	return err
 }

@@ -101,18 +101,36 @@ func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limi
 }
 
 // Best returns the n best-rated products of a category (by ratingScore,
-// domain.RatingScore), for the home page's featured list: ONE
-// single-partition query, TOP n, served by the composite index
-// (ratingScore desc, id desc) the migrations declare.
+// domain.RatingScore) that are not sold out, for the home page's featured
+// list: a single-partition query ordered by the composite index
+// (ratingScore desc, id desc) the migrations declare, a page of n+2 at a
+// time (a few more than asked: sold-out products are skipped), and another
+// page only while the page read held too many sold out. Usually one query.
 func (r *ProductSummaries) Best(ctx context.Context, categoryID string, n int) ([]domain.ProductSummary, error) {
-	items, _, err := queryPage[domain.ProductSummary](ctx, r.c, Query{
-		PartitionKey: categoryID,
-		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
-		OrderBy:      "ratingScore",
-		Desc:         true,
-		Limit:        n,
-	})
-	return items, err
+	var best []domain.ProductSummary
+	cont := ""
+	for {
+		page, next, err := queryPage[domain.ProductSummary](ctx, r.c, Query{
+			PartitionKey: categoryID,
+			Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
+			OrderBy:      "ratingScore",
+			Desc:         true,
+			Limit:        n + 2,
+			Continuation: cont,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page {
+			if s.StockStatus != domain.SoldOut {
+				best = append(best, s)
+			}
+		}
+		if len(best) >= n || next == "" {
+			return best[:min(n, len(best))], nil
+		}
+		cont = next
+	}
 }
 
 // IDs returns the ids of every product in a category (for pushing a

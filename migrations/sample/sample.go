@@ -114,7 +114,7 @@ func Load(ctx context.Context, s store.Store, opts Options) (Stats, error) {
 	if _, err := store.NewProducts(s).UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		c.Items = p.categories
 		for _, cat := range p.categories {
-			best, err := sums.Best(ctx, cat.ID, domain.FeaturedPerCategory+2)
+			best, err := sums.Best(ctx, cat.ID, domain.FeaturedPerCategory)
 			if err != nil {
 				return err
 			}
