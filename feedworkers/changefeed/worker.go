@@ -18,6 +18,9 @@ type leaseWorker struct {
 	id     string
 	cancel context.CancelFunc
 	lag    atomic.Int64
+	// pending is the _ts (Unix seconds) of the oldest change of the page
+	// in hand, the oldest the lease has not applied; 0 when none is known.
+	pending atomic.Int64
 
 	// mu serializes the writes to the lease document (renewals from the
 	// balancing loop, checkpoints from this loop), so each carries the
@@ -94,6 +97,7 @@ func (w *leaseWorker) run(ctx context.Context) {
 		readFailures = 0
 		// The page in hand counts as lag until it is checkpointed.
 		w.lag.Store(page.Remaining + int64(len(page.Items)))
+		w.pending.Store(writtenAt(page.Items))
 		if len(page.Items) == 0 {
 			// Nothing new yet: keep the continuation, no checkpoint
 			// (nothing was processed), poll again later.
@@ -138,8 +142,27 @@ func (w *leaseWorker) run(ctx context.Context) {
 		}
 		replay = false
 		w.lag.Store(page.Remaining)
+		if page.Remaining == 0 {
+			w.pending.Store(0)
+		}
 		cont = page.Continuation
 	}
+}
+
+// writtenAt is the _ts of the first item of a page, the oldest change in
+// it (the feed is in write order within a range), or 0 for an empty page.
+// It decodes one item per page read, no store call.
+func writtenAt(items [][]byte) int64 {
+	if len(items) == 0 {
+		return 0
+	}
+	head, err := store.Decode[struct {
+		TS int64 `json:"_ts"`
+	}](items[0])
+	if err != nil {
+		return 0
+	}
+	return head.TS
 }
 
 // wake asks the loop for a balancing pass now.
