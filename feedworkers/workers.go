@@ -175,8 +175,9 @@ func (w *Workers) Handlers() *Handlers { return w.handlers }
 // still ahead, its last checkpoint and the age of its oldest change not
 // yet applied, then per lease the owner, the lag estimate, the last
 // checkpoint and the dead letters (for the api package's FeedStatus and
-// the metrics). It costs one point read per lease (changefeed's Status);
-// the rest is summed from those. The list is never nil.
+// the metrics). It costs one point read per lease another instance holds
+// (changefeed's Status), none for this instance's; the rest is summed from
+// those. The list is never nil.
 func (w *Workers) FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus, error) {
 	out := []changefeed.ProcessorStatus{}
 	for _, p := range w.processors {

@@ -257,7 +257,7 @@ type DevTokenRequest struct {
 	UserID ID      `json:"userId"`
 }
 
-// FeedStatus The feed workers: per processor (one per watched container) how far behind it is (caught up or not, the changes still ahead, its last checkpoint, the age of its oldest change not yet applied), then each lease (one per feed range) with its owner, lag and dead letters; and what the price fan-out of this instance has cost so far. The answer costs one point read per lease; every other figure is derived from those and from this instance's memory.
+// FeedStatus The feed workers: per processor (one per watched container) how far behind it is (caught up or not, the changes still ahead, its last checkpoint, the age of its oldest change not yet applied), then each lease (one per feed range) with its owner, lag and dead letters; and what the price fan-out of this instance has cost so far. The answer costs one point read per lease another instance holds, none for this instance's (kept in memory); every other figure is derived from those.
 type FeedStatus struct {
 	Fanout struct {
 		CartsRead    int `json:"cartsRead"`

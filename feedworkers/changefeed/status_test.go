@@ -145,3 +145,32 @@ func TestHeartbeatCarriesTheLag(t *testing.T) {
 		return false, fmt.Sprintf("stored lags %v", lags)
 	})
 }
+
+// TestStatusOfOwnLeasesCostsNothing: the leases this instance holds are
+// reported from memory, so polling the status of a processor holding
+// every lease spends nothing of the lease container's throughput.
+func TestStatusOfOwnLeasesCostsNothing(t *testing.T) {
+	st := newStore(t)
+	p := startProcessor(t, t.Context(), st, testConfig("a", func(context.Context, [][]byte) error { return nil }))
+	var leases []changefeed.LeaseStatus
+	eventually(t, 10*time.Second, "every lease held by a", func() (bool, string) {
+		var err error
+		if leases, err = p.Status(t.Context()); err != nil {
+			return false, err.Error()
+		}
+		return len(leases) > 0 && len(p.Owned()) == len(leases), fmt.Sprintf("owned %v of %d", p.Owned(), len(leases))
+	})
+	ctx, m := store.WithMeter(t.Context())
+	got, err := p.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops, ru, _ := m.Totals(); ops != 0 || len(got) != len(leases) {
+		t.Errorf("Status of %d leases held here: %d operations, %v RU, %d leases; want 0 operations, every lease", len(leases), ops, ru, len(got))
+	}
+	for _, l := range got {
+		if l.Owner != "a" {
+			t.Errorf("lease %s owned by %q, want a", l.Lease, l.Owner)
+		}
+	}
+}
