@@ -79,13 +79,14 @@ type convergenceRun struct {
 
 // auditResult is what the convergence audit found in a stopped shop's file.
 type auditResult struct {
-	Differences  int            `json:"differences"`
-	ByCopy       map[string]int `json:"byCopy,omitempty"`
-	Examples     []string       `json:"examples,omitempty"`
-	Documents    int            `json:"documents"`
-	Operations   int            `json:"operations"`
-	RequestUnits float64        `json:"requestUnits"`
-	Millis       float64        `json:"millis"`
+	Differences int            `json:"differences"`
+	ByCopy      map[string]int `json:"byCopy,omitempty"`
+	// Examples holds the first difference of each kind of copy.
+	Examples     []string `json:"examples,omitempty"`
+	Documents    int      `json:"documents"`
+	Operations   int      `json:"operations"`
+	RequestUnits float64  `json:"requestUnits"`
+	Millis       float64  `json:"millis"`
 }
 
 // Bounds of the convergence runs.
@@ -291,8 +292,13 @@ func auditFile(ctx context.Context, path string) (auditResult, error) {
 	for _, n := range r.Documents {
 		out.Documents += n
 	}
-	for _, d := range r.Differences[:min(3, len(r.Differences))] {
-		out.Examples = append(out.Examples, d.String())
+	// One example of each kind of copy that differs.
+	seen := map[string]bool{}
+	for _, d := range r.Differences {
+		if !seen[d.Copy] {
+			seen[d.Copy] = true
+			out.Examples = append(out.Examples, d.String())
+		}
 	}
 	return out, nil
 }

@@ -48,6 +48,26 @@ func burstText(r convergenceReport) string {
 		len(p.Moves)+1+len(p.Prices), burstSenders)
 }
 
+// example is a difference the audit found, and the run it found it in.
+type example struct{ situation, text string }
+
+// examples returns the first difference of each kind of copy over the
+// runs (a kind is the text up to its first space: the copy's name).
+func examples(runs []convergenceRun) []example {
+	var out []example
+	seen := map[string]bool{}
+	for _, x := range runs {
+		for _, e := range x.Audit.Examples {
+			kind, _, _ := strings.Cut(e, " ")
+			if !seen[kind] {
+				seen[kind] = true
+				out = append(out, example{x.Situation, e})
+			}
+		}
+	}
+	return out
+}
+
 // writeConvergenceMarkdown prints the report as the convergence section of
 // docs/reliability.md.
 func writeConvergenceMarkdown(out io.Writer, r convergenceReport) {
@@ -67,12 +87,13 @@ func writeConvergenceMarkdown(out io.Writer, r convergenceReport) {
 			x.Situation, answeredText(x), seconds(x.BurstMillis), caughtUpText(x), x.PeakLag, x.PeakPendingSeconds,
 			x.Polls, x.FailedPolls, auditText(x.Audit), x.Audit.Documents, x.Audit.Operations, x.Audit.RequestUnits, seconds(x.Audit.Millis))
 	}
-	for _, x := range r.Runs {
-		for _, e := range x.Audit.Examples {
-			fmt.Fprintf(out, "\n%s, for example: `%s`", x.Situation, e)
+	if ex := examples(r.Runs); len(ex) > 0 {
+		fmt.Fprintf(out, "\nThe first difference of each kind the audit found:\n\n")
+		for _, e := range ex {
+			fmt.Fprintf(out, "- %s: `%s`\n", e.situation, e.text)
 		}
 	}
-	fmt.Fprint(out, "\n\n| goal | target | measured | |\n|---|---|--:|---|\n")
+	fmt.Fprint(out, "\n| goal | target | measured | |\n|---|---|--:|---|\n")
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "| %s | %s | %.0f | %s |\n", g.Name, g.Want, g.Got, report.MetText(g.Met))
 	}
@@ -88,10 +109,8 @@ func writeConvergenceText(out io.Writer, r convergenceReport) {
 			caughtUpText(x), x.PeakLag, x.PeakPendingSeconds, x.Polls, x.FailedPolls, strings.ReplaceAll(auditText(x.Audit), "**", ""), x.Audit.RequestUnits)
 	}
 	tw.Flush()
-	for _, x := range r.Runs {
-		for _, e := range x.Audit.Examples {
-			fmt.Fprintf(out, "%s: %s\n", x.Situation, e)
-		}
+	for _, e := range examples(r.Runs) {
+		fmt.Fprintf(out, "%s: %s\n", e.situation, e.text)
 	}
 	fmt.Fprintln(out)
 	for _, g := range r.Goals {

@@ -97,7 +97,9 @@ func sampleConvergence() convergenceReport {
 			{Situation: "throttled, 400 RU/s per container", Throughput: 400, Writes: 61, Answered: 61, Sent: 90,
 				NotCaughtUp: "not caught up after 5m0s (last answer: products 65 changes behind)",
 				Audit:       auditResult{Differences: 7, ByCopy: map[string]int{"carts.line": 5, "productsByTerm": 2}, Examples: []string{"carts.line carts/u/u: line p-1"}}},
-			{Situation: "kill -9", Killed: true, Writes: 61, Answered: 30, Sent: 34, ConvergenceMillis: 10500, ListenMillis: 40, TakeoverMillis: 9600},
+			{Situation: "kill -9", Killed: true, Writes: 61, Answered: 30, Sent: 34, ConvergenceMillis: 10500, ListenMillis: 40, TakeoverMillis: 9600,
+				Audit: auditResult{Differences: 2, ByCopy: map[string]int{"carts.line": 1, "ordersByStatus": 1},
+					Examples: []string{"carts.line carts/v/v: line p-2", "ordersByStatus ordersByStatus/d/o: missing"}}},
 		},
 	}
 	r.Goals = convergenceGoals(r.Runs)
@@ -116,7 +118,7 @@ func TestConvergenceMarkdown(t *testing.T) {
 		"**7** (carts.line 5, productsByTerm 2)",
 		"30 of 61 before the kill (34 requests)",
 		"**10.5 s after the restart (listening after 0.04 s, the killed process's leases taken over after 9.6 s)**",
-		"throttled, 400 RU/s per container, for example: `carts.line carts/u/u: line p-1`",
+		"- throttled, 400 RU/s per container: `carts.line carts/u/u: line p-1`",
 		"| copies differing from their sources once the feeds caught up (plain shop) | = 0 | 0 | met |",
 		"| copies differing from their sources once the feeds caught up (throttled, 400 RU/s per container) | = 0 | 7 | MISSED |",
 	} {
@@ -124,8 +126,11 @@ func TestConvergenceMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if g := r.Goals[2]; g.Met != true {
-		t.Errorf("goal of the kill run %+v: caught up with no difference, want met", g)
+	if !strings.Contains(md, "- kill -9: `ordersByStatus ordersByStatus/d/o: missing`") || strings.Contains(md, "carts/v/v") {
+		t.Errorf("examples: want the first difference of each kind of copy over the runs, once:\n%s", md)
+	}
+	if g := r.Goals[0]; !g.Met {
+		t.Errorf("goal of the plain run %+v: caught up with no difference, want met", g)
 	}
 }
 
