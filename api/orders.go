@@ -112,7 +112,9 @@ func handleAdminOrderPatch(ws *writes.Writes) http.HandlerFunc {
 	}
 }
 
-// handleFeeds reports the change-feed workers' leases and lag.
+// handleFeeds reports how far behind each change-feed processor is, and
+// its leases: one point read per lease another instance holds
+// (Workers.FeedStatus).
 func handleFeeds(feeds FeedStatus) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if feeds == nil {

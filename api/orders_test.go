@@ -216,18 +216,40 @@ func TestAdminFeeds(t *testing.T) {
 		}
 	})
 	t.Run("Reports", func(t *testing.T) {
-		lease := changefeed.LeaseStatus{Lease: "products.00-3F", Owner: "shop-1", LagEstimate: 3}
-		v := []changefeed.ProcessorStatus{{Processor: "products", Leases: []changefeed.LeaseStatus{lease}}}
+		now := time.Now()
+		written, checkpoint := now.Add(-8*time.Second), now.Add(-2*time.Second)
+		v := []changefeed.ProcessorStatus{
+			changefeed.Summarize("products", []changefeed.LeaseStatus{
+				{Lease: "products.00-3F", Owner: "shop-1", LagEstimate: 3, LastCheckpoint: &checkpoint, OldestPending: &written},
+				{Lease: "products.3F-7F", Owner: "shop-1", LagEstimate: -1},
+			}, now),
+			changefeed.Summarize("reviews", []changefeed.LeaseStatus{{Lease: "reviews.00-FF", Owner: "shop-1"}}, now),
+		}
 		s := newShop(t, func(o *options) { o.feeds = feedStatus{v: v} })
 		got := decodeBody[struct {
 			Processors []struct {
-				Leases []struct {
+				Processor            string   `json:"processor"`
+				CaughtUp             bool     `json:"caughtUp"`
+				LagEstimate          int      `json:"lagEstimate"`
+				UnknownLeases        int      `json:"unknownLeases"`
+				CheckpointAgeSeconds *float64 `json:"checkpointAgeSeconds"`
+				OldestPendingSeconds *float64 `json:"oldestPendingSeconds"`
+				Leases               []struct {
 					LagEstimate int `json:"lagEstimate"`
 				} `json:"leases"`
 			} `json:"processors"`
 		}](t, s.do(req{method: "GET", path: "/v1/admin/feeds", token: admin}).want(200))
-		if len(got.Processors) != 1 || len(got.Processors[0].Leases) != 1 || got.Processors[0].Leases[0].LagEstimate != 3 {
-			t.Errorf("status = %+v", got)
+		if len(got.Processors) != 2 || len(got.Processors[0].Leases) != 2 || got.Processors[0].Leases[0].LagEstimate != 3 {
+			t.Fatalf("status = %+v", got)
+		}
+		products, reviews := got.Processors[0], got.Processors[1]
+		if products.CaughtUp || products.LagEstimate != 3 || products.UnknownLeases != 1 ||
+			products.CheckpointAgeSeconds == nil || *products.CheckpointAgeSeconds != 2 ||
+			products.OldestPendingSeconds == nil || *products.OldestPendingSeconds != 8 {
+			t.Errorf("products = %+v, want behind by 3 and one lease unknown, checkpointed 2 s ago, its oldest change pending written 8 s ago", products)
+		}
+		if !reviews.CaughtUp || reviews.LagEstimate != 0 || reviews.OldestPendingSeconds == nil || *reviews.OldestPendingSeconds != 0 {
+			t.Errorf("reviews = %+v, want caught up, nothing pending", reviews)
 		}
 	})
 	t.Run("APanicIsA500Problem", func(t *testing.T) {

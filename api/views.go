@@ -302,7 +302,8 @@ func viewOrderSummary(s domain.OrderSummary) orderSummaryView {
 }
 
 // feedsView is the body of GET /v1/admin/feeds (openapi.yaml's
-// FeedStatus): each processor's leases, and the cart fan-out's totals.
+// FeedStatus): each processor's lag at a glance (changefeed.Summarize)
+// and its leases, and the cart fan-out's totals.
 type feedsView struct {
 	Processors []changefeed.ProcessorStatus `json:"processors"`
 	Fanout     store.FanoutStats            `json:"fanout"`

@@ -171,9 +171,13 @@ func (w *Workers) Stop(ctx context.Context) error {
 // Handlers returns the handlers the processors run (for their stats).
 func (w *Workers) Handlers() *Handlers { return w.handlers }
 
-// FeedStatus reports, per processor and lease, the owner, the lag
-// estimate, the last checkpoint and the dead letters (for the api
-// package's FeedStatus and the metrics). The list is never nil.
+// FeedStatus reports, per processor, whether it is caught up, the changes
+// still ahead, its last checkpoint and the age of its oldest change not
+// yet applied, then per lease the owner, the lag estimate, the last
+// checkpoint and the dead letters (for the api package's FeedStatus and
+// the metrics). It costs one point read per lease another instance holds
+// (changefeed's Status), none for this instance's; the rest is summed from
+// those. The list is never nil.
 func (w *Workers) FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus, error) {
 	out := []changefeed.ProcessorStatus{}
 	for _, p := range w.processors {
@@ -181,7 +185,7 @@ func (w *Workers) FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, changefeed.ProcessorStatus{Processor: p.Name(), Leases: leases})
+		out = append(out, changefeed.Summarize(p.Name(), leases, time.Now()))
 	}
 	return out, nil
 }

@@ -257,7 +257,7 @@ type DevTokenRequest struct {
 	UserID ID      `json:"userId"`
 }
 
-// FeedStatus The feed workers: per processor (one per watched container) each lease (one per feed range) with its owner, lag and dead letters, and what the price fan-out of this instance has cost so far.
+// FeedStatus The feed workers: per processor (one per watched container) how far behind it is (caught up or not, the changes still ahead, its last checkpoint, the age of its oldest change not yet applied), then each lease (one per feed range) with its owner, lag and dead letters; and what the price fan-out of this instance has cost so far. The answer costs one point read per lease another instance holds, none for this instance's (kept in memory); every other figure is derived from those.
 type FeedStatus struct {
 	Fanout struct {
 		CartsRead    int `json:"cartsRead"`
@@ -279,23 +279,49 @@ type FeedStatus struct {
 		Skipped int `json:"skipped"`
 	} `json:"fanout"`
 	Processors []struct {
-		Leases []struct {
+		// CaughtUp Every lease is held by a live instance and had read its feed range to the end when its owner last looked: this instance's leases on their last read, another instance's as of its last heartbeat or checkpoint (a crashed owner's until its lease expires).
+		CaughtUp bool `json:"caughtUp"`
+
+		// CheckpointAgeSeconds Seconds from lastCheckpoint to the answer.
+		CheckpointAgeSeconds *float32 `json:"checkpointAgeSeconds"`
+
+		// DeadLetters Documents its leases parked.
+		DeadLetters int `json:"deadLetters"`
+
+		// LagEstimate Changes still ahead of the processor: the sum of its leases' lag estimates, the unknown ones (-1) left out.
+		LagEstimate int `json:"lagEstimate"`
+
+		// LastCheckpoint The newest checkpoint of its leases; null before the first.
+		LastCheckpoint *time.Time `json:"lastCheckpoint"`
+		Leases         []struct {
 			// DeadLetters Documents parked after every retry failed.
 			DeadLetters int `json:"deadLetters"`
 
-			// LagEstimate Changes still ahead of the lease on its last read (the page in hand counts until checkpointed); -1 before the first read.
+			// LagEstimate Changes still ahead of the lease on its owner's last read (the page in hand counts until checkpointed); another instance's as of its last heartbeat or checkpoint; -1 before the first read.
 			LagEstimate    int        `json:"lagEstimate"`
 			LastCheckpoint *time.Time `json:"lastCheckpoint"`
 
 			// Lease <processor>.<feed range>, e.g. products.00-3F.
 			Lease string `json:"lease"`
 
+			// OldestPending When the oldest change the lease has not applied was written; null when none is pending or the lease is held by another instance.
+			OldestPending *time.Time `json:"oldestPending"`
+
 			// Owner The instance holding the lease; empty when released or expired.
 			Owner string `json:"owner"`
 		} `json:"leases"`
 
-		// Processor products, reviews or orders.
+		// OldestPendingSeconds How long ago the oldest change not yet applied was written (its _ts, whole seconds): 0 when no lease is behind; null when no lease that is behind knows it (only this instance's leases do); with some unknown, a lower bound.
+		OldestPendingSeconds *float32 `json:"oldestPendingSeconds"`
+
+		// Processor products, reviews, orders or inventory.
 		Processor string `json:"processor"`
+
+		// UnknownLeases Leases whose lag is not known yet (not read since created or split).
+		UnknownLeases int `json:"unknownLeases"`
+
+		// UnownedLeases Leases no live instance holds: their changes wait until one takes them (after the lease expiry for a crashed owner).
+		UnownedLeases int `json:"unownedLeases"`
 	} `json:"processors"`
 }
 

@@ -20,8 +20,9 @@ import (
 //     sent as StartFrom with the first read, so no history is read);
 //   - taken, renewed, checkpointed and released by its owners in turn
 //     (processor.go, worker.go), each write with If-Match; its
-//     lagEstimate is the feed's Remaining at the last checkpoint (on
-//     Cosmos the partition's latest LSN minus the last item's _lsn);
+//     lagEstimate is the feed's Remaining its owner last saw, written at
+//     each checkpoint and heartbeat (on Cosmos the partition's latest LSN
+//     minus the last item's _lsn);
 //   - when its range splits, replaced by its owner with one lease per
 //     child, each from its checkpoint, and deleted (leaseset.go).
 type docs struct {

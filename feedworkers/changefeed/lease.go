@@ -32,7 +32,8 @@ type lease struct {
 	// is free for anyone to take.
 	Heartbeat      time.Time  `json:"heartbeat"`
 	LastCheckpoint *time.Time `json:"lastCheckpoint,omitempty"`
-	// LagEstimate is the Remaining the owner saw on its last read.
+	// LagEstimate is the Remaining the owner saw on its last read, as of
+	// its last checkpoint or heartbeat.
 	LagEstimate int64 `json:"lagEstimate"`
 	// DeadLetters counts the documents parked by this lease. It is written
 	// with the checkpoint that moves past them, in the same replace, so a

@@ -159,12 +159,14 @@ func (p *Processor) loop(ctx context.Context) {
 	}
 }
 
-// renew writes a fresh heartbeat on every owned lease. A 412 means the
-// lease was stolen (its owner stopped renewing in time, or a balancing
-// instance took it): the lease loop is stopped.
+// renew writes a fresh heartbeat on every owned lease, with the lag the
+// lease loop saw last: the write is made anyway, so the other instances'
+// Status sees a lag at most RenewEvery old for nothing more. A 412 means
+// the lease was stolen (its owner stopped renewing in time, or a
+// balancing instance took it): the lease loop is stopped.
 func (p *Processor) renew(ctx context.Context) {
 	for _, w := range p.ownedWorkers() {
-		err := w.write(ctx, func(l *lease) { l.Heartbeat = time.Now().UTC() })
+		err := w.write(ctx, func(l *lease) { l.Heartbeat, l.LagEstimate = time.Now().UTC(), w.lag.Load() })
 		if lostLease(err) {
 			p.drop(w)
 		}

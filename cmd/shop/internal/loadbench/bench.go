@@ -137,6 +137,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&o.flashBuyers, "flash-buyers", 500, "buyers of the flash sale, each checking out one unit of one product at once (0: no flash sale)")
 	fs.IntVar(&o.flashUnits, "flash-units", 100, "units of the flash sale's product")
 	hotspots := fs.Bool("hotspots", false, "instead of the benchmark, drive the read hot spots (home page, most populous category's page, a product page) and one user's cart writes at full speed with wrk, against a shop with the read cache off then on, both at --throughput RU/s (default 400); --write-docs writes its section of docs/scale.md")
+	convergence := fs.Bool("convergence", false, fmt.Sprintf("instead of the benchmark, measure how long the feeds take to catch up after a burst of admin writes that fans out (a category rename, products moved into it, price changes of products in many carts): on a plain shop, at --throughput RU/s (default %d), and after a kill -9 half way through the burst (from the restart), then audit each shop's copies; data %d products, %d users, %d reviews unless given; --write-docs writes its section of docs/reliability.md", defaultConvergenceThroughput, convergenceProducts, convergenceUsers, convergenceReviews))
 	fs.IntVar(&o.throughput, "throughput", 0, "provisioned Request Units per second of each container of the started shop (SHOP_THROUGHPUT), and a report of what each physical partition spent and refused during the mix (0: unlimited, no report)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -155,6 +156,29 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	if err := o.validate(); err != nil {
 		return err
+	}
+	if *convergence {
+		if o.url != "" || len(o.revisions) > 0 || *hotspots {
+			return errors.New("convergence: starts its own shops; no --url, --revisions or --hotspots")
+		}
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["products"] {
+			o.products = convergenceProducts
+		}
+		if !given["users"] {
+			o.users = convergenceUsers
+		}
+		if !given["reviews"] {
+			o.reviews = convergenceReviews
+		}
+		rep, err := runConvergence(ctx, o)
+		if err != nil {
+			return err
+		}
+		rep.Command = strings.TrimSpace("go run ./cmd/shop bench " + strings.Join(args, " "))
+		return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
+			"bench convergence", func(w io.Writer) { writeConvergenceMarkdown(w, rep) }, func(w io.Writer) { writeConvergenceText(w, rep) })
 	}
 	if *hotspots {
 		if o.url != "" || len(o.revisions) > 0 {

@@ -128,6 +128,14 @@ func (c *childShop) stop() {
 	}
 }
 
+// kill ends the shop with SIGKILL, as a crash or `kill -9` does: no
+// request finishes, no lease is released, nothing is flushed beyond what
+// each commit wrote (the embedded store syncs every commit).
+func (c *childShop) kill() {
+	_ = c.cmd.Process.Kill()
+	<-c.exited
+}
+
 // clockTicks is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
 // every Linux architecture Go supports).
 const clockTicks = 100
