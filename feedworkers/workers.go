@@ -58,10 +58,13 @@ type Workers struct {
 // feed → product review stats; orders feed → cart settle, reservations,
 // ordersByStatus; inventory feed → product availability.
 // st should be the raw store: Start meters it so each batch's Request
-// Units are counted. While the store is unavailable Start keeps trying to
-// set up the leases, until ctx ends (startRetrying).
+// Units are counted, and rides its throttles (store.Patient). While the
+// store is unavailable Start keeps trying to set up the leases, until ctx
+// ends (startRetrying).
 func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
-	st = store.Metered(st)
+	// Patient: a throttled call waits its Retry-After and goes on, so a
+	// batch keeps what it has done (store.Patient says why).
+	st = store.Patient(store.Metered(st))
 	if cfg.Processor.Instance == "" {
 		cfg.Processor.Instance = changefeed.DefaultInstance()
 	}

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"shop/domain"
+)
+
+// MaxPatience is how many times a Patient store sends one call again
+// after a throttle before it gives the throttle to its caller.
+const MaxPatience = 20
+
+// Patient wraps s so that a call the store throttled (EUNAVAILABLE with
+// RetryAfter: a 429, the operation not carried out) is sent again after
+// the wait the store asked for, up to MaxPatience times, as the Cosmos SDK
+// retries a 429 itself. Any other error, an unavailable store or a timeout
+// (no RetryAfter: the operation may have been carried out), goes back at
+// once.
+//
+// For the feed workers. A batch that meets a throttle half way would
+// otherwise be applied again from its first item, each version-guarded
+// write it already made read again first; where those reads alone spend a
+// partition's share of a second, no attempt got further than the one
+// before and the lease never moved (docs/reliability.md, known limits).
+// Waiting at the call instead keeps what the batch has done and goes on
+// at the throttle's pace. The API does not use it: a request answers 503
+// with Retry-After and its client decides.
+func Patient(s Store) Store { return patientStore{s} }
+
+type patientStore struct{ Store }
+
+func (s patientStore) Container(name string) Container {
+	return patientContainer{s.Store.Container(name)}
+}
+
+type patientContainer struct{ c Container }
+
+var _ Container = patientContainer{}
+
+// patiently runs call, again after each throttle's wait.
+func patiently[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := call()
+		e, ok := errors.AsType[*domain.Error](err)
+		if !ok || e.Code != domain.EUNAVAILABLE || e.RetryAfter <= 0 || attempt > MaxPatience {
+			return v, err
+		}
+		if sleep(ctx, e.RetryAfter) != nil {
+			return v, err
+		}
+	}
+}
+
+func (p patientContainer) Read(ctx context.Context, pk, id string) (ItemResponse, error) {
+	return patiently(ctx, func() (ItemResponse, error) { return p.c.Read(ctx, pk, id) })
+}
+
+func (p patientContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (ItemResponse, error) {
+	return patiently(ctx, func() (ItemResponse, error) { return p.c.ReadIfNoneMatch(ctx, pk, id, etag) })
+}
+
+func (p patientContainer) Create(ctx context.Context, pk string, item []byte) (ItemResponse, error) {
+	return patiently(ctx, func() (ItemResponse, error) { return p.c.Create(ctx, pk, item) })
+}
+
+func (p patientContainer) Replace(ctx context.Context, pk, id string, item []byte, opts *WriteOptions) (ItemResponse, error) {
+	return patiently(ctx, func() (ItemResponse, error) { return p.c.Replace(ctx, pk, id, item, opts) })
+}
+
+func (p patientContainer) Upsert(ctx context.Context, pk string, item []byte, opts *WriteOptions) (ItemResponse, error) {
+	return patiently(ctx, func() (ItemResponse, error) { return p.c.Upsert(ctx, pk, item, opts) })
+}
+
+func (p patientContainer) Patch(ctx context.Context, pk, id string, ops []PatchOp, opts *PatchOptions) (ItemResponse, error) {
+	return patiently(ctx, func() (ItemResponse, error) { return p.c.Patch(ctx, pk, id, ops, opts) })
+}
+
+func (p patientContainer) Delete(ctx context.Context, pk, id string, opts *WriteOptions) (ItemResponse, error) {
+	return patiently(ctx, func() (ItemResponse, error) { return p.c.Delete(ctx, pk, id, opts) })
+}
+
+func (p patientContainer) ExecuteBatch(ctx context.Context, pk string, ops []BatchOp) (BatchResponse, error) {
+	return patiently(ctx, func() (BatchResponse, error) { return p.c.ExecuteBatch(ctx, pk, ops) })
+}
+
+func (p patientContainer) Query(ctx context.Context, q Query) (QueryPage, error) {
+	return patiently(ctx, func() (QueryPage, error) { return p.c.Query(ctx, q) })
+}
+
+func (p patientContainer) ReadFeedRanges(ctx context.Context) ([]FeedRange, error) {
+	return patiently(ctx, func() ([]FeedRange, error) { return p.c.ReadFeedRanges(ctx) })
+}
+
+func (p patientContainer) ReadChangeFeed(ctx context.Context, r FeedRange, continuation string, maxItems int) (ChangeFeedPage, error) {
+	return patiently(ctx, func() (ChangeFeedPage, error) { return p.c.ReadChangeFeed(ctx, r, continuation, maxItems) })
+}
