@@ -148,21 +148,14 @@ func (h *Handlers) repairCartLine(ctx context.Context, c domain.Cart, productID 
 }
 
 // propagateProduct does for the product's current version what the
-// products feed does for it: its summary, its search entries, its cart
-// lines, its category's count and featured list.
+// products feed does for it (productCopies, then the categories index).
 func (h *Handlers) propagateProduct(ctx context.Context, id string) (domain.Product, error) {
 	p, err := h.repos.Products.GetAny(ctx, id)
 	if err != nil {
 		return p, err
 	}
 	var rc recount
-	if err := h.productToView(ctx, p, true, &rc); err != nil {
-		return p, err
-	}
-	if err := h.ProductToSearch(ctx, p); err != nil {
-		return p, err
-	}
-	if err := h.syncCarts(ctx, p); err != nil {
+	if err := h.productCopies(ctx, p, true, &rc); err != nil {
 		return p, err
 	}
 	_, err = h.updateIndex(ctx, &rc)

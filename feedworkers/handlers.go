@@ -134,16 +134,7 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 	}
 	rc := recount{every: b.MayBeReplay}
 	for _, p := range current {
-		if err := h.productToView(ctx, p, b.MayBeReplay, &rc); err != nil {
-			return err
-		}
-		if err := h.ProductToSearch(ctx, p); err != nil {
-			return err
-		}
-		if err := h.syncCarts(ctx, p); err != nil {
-			return err
-		}
-		if err := h.DeleteReviewsOfDeleted(ctx, p); err != nil {
+		if err := h.productCopies(ctx, p, b.MayBeReplay, &rc); err != nil {
 			return err
 		}
 	}
@@ -152,6 +143,23 @@ func (h *Handlers) Products(ctx context.Context, b changefeed.Batch) error {
 		return err
 	}
 	return h.nameProducts(ctx, current, cats)
+}
+
+// productCopies brings every copy of one product out of p, its current
+// version: its summary, its search entries, its cart lines, and, once it
+// is deleted, its reviews. What it changes in the categories index is
+// collected in rc, for one write of the index per batch (updateIndex).
+func (h *Handlers) productCopies(ctx context.Context, p domain.Product, replay bool, rc *recount) error {
+	if err := h.productToView(ctx, p, replay, rc); err != nil {
+		return err
+	}
+	if err := h.ProductToSearch(ctx, p); err != nil {
+		return err
+	}
+	if err := h.syncCarts(ctx, p); err != nil {
+		return err
+	}
+	return h.DeleteReviewsOfDeleted(ctx, p)
 }
 
 // currentProducts replaces each changed product of the batch by its
