@@ -20,6 +20,8 @@ package payments
 import (
 	"context"
 	"errors"
+
+	"shop/domain"
 )
 
 // Payment states. A payment is authorized (the amount is held on the
@@ -41,6 +43,25 @@ type Authorization struct {
 	Currency      string // ISO 4217, lower case ("usd")
 	PaymentMethod string // a payment-method token, never a card number
 	Key           string // idempotency key: Key(OrderID, StepAuthorize)
+}
+
+// Validate refuses an authorization no provider could hold (EINVALID):
+// both adapters apply it before anything is sent or kept, so the answer
+// does not depend on which one runs.
+func (a Authorization) Validate() error {
+	switch {
+	case a.OrderID == "":
+		return domain.Errorf(domain.EINVALID, "payments: an authorization needs an order id")
+	case a.AmountCents <= 0:
+		return domain.Errorf(domain.EINVALID, "payments: an authorization needs an amount above 0, got %d", a.AmountCents)
+	case a.Currency == "":
+		return domain.Errorf(domain.EINVALID, "payments: an authorization needs a currency")
+	case a.PaymentMethod == "":
+		return domain.Errorf(domain.EINVALID, "payments: an authorization needs a payment method")
+	case a.Key == "":
+		return domain.Errorf(domain.EINVALID, "payments: an authorization needs an idempotency key")
+	}
+	return nil
 }
 
 // Payment is one order's payment as the provider keeps it.
@@ -72,6 +93,15 @@ func (p Payment) Live() bool { return p.Status == Authorized || p.Status == Capt
 // for an unknown payment id; anything else is a failure that may or may
 // not have taken effect (a timeout, a 5xx, an answer lost on the way),
 // which the caller retries with the same key.
+//
+// A void can overtake the authorization it undoes: an Authorize whose
+// answer never came (a timeout, a worker that died, the sweeper ending
+// the order) leaves no payment id to void, and the request itself may
+// still be on its way. The one who must release the money authorizes
+// again with the order's key, which answers the payment the first call
+// made or makes it now, and voids that. When the first call arrives
+// after the void, its key answers the payment as it is now, Voided, and
+// nothing is held.
 type Provider interface {
 	Authorize(ctx context.Context, a Authorization) (Payment, error)
 	Capture(ctx context.Context, paymentID, key string) (Payment, error)
