@@ -1,0 +1,114 @@
+package paymentstest
+
+import (
+	"crypto/rand"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"shop/domain/payments"
+)
+
+func testCapture(t *testing.T, p payments.Provider) {
+	_, pay := authorize(t, p)
+	captured := mustStep(t, p, payments.StepCapture, pay, payments.Captured)
+	again := mustStep(t, p, payments.StepCapture, pay, payments.Captured)
+	if diff := cmp.Diff(captured, again); diff != "" {
+		t.Errorf("Capture again with the same key (-first +again):\n%s", diff)
+	}
+	wantGet(t, p, captured)
+}
+
+func testVoid(t *testing.T, p payments.Provider) {
+	_, pay := authorize(t, p)
+	voided := mustStep(t, p, payments.StepVoid, pay, payments.Voided)
+	mustStep(t, p, payments.StepVoid, pay, payments.Voided)
+	if voided.Live() {
+		t.Errorf("a voided payment is Live")
+	}
+	wantGet(t, p, voided)
+}
+
+func testCaptureAfterVoid(t *testing.T, p payments.Provider) {
+	_, pay := authorize(t, p)
+	mustStep(t, p, payments.StepVoid, pay, payments.Voided)
+	got, err := step(p, payments.StepCapture, pay.ID, pay.OrderID)
+	wantState(t, "Capture after Void", got, err, pay.ID, payments.Voided)
+}
+
+func testVoidAfterCapture(t *testing.T, p payments.Provider) {
+	_, pay := authorize(t, p)
+	captured := mustStep(t, p, payments.StepCapture, pay, payments.Captured)
+	got, err := step(p, payments.StepVoid, pay.ID, pay.OrderID)
+	wantState(t, "Void after Capture", got, err, pay.ID, payments.Captured)
+	wantGet(t, p, captured)
+}
+
+func testRefund(t *testing.T, p payments.Provider) {
+	_, pay := authorize(t, p)
+	mustStep(t, p, payments.StepCapture, pay, payments.Captured)
+	refunded := mustStep(t, p, payments.StepRefund, pay, payments.Refunded)
+	mustStep(t, p, payments.StepRefund, pay, payments.Refunded)
+	if refunded.Live() {
+		t.Errorf("a refunded payment is Live")
+	}
+	wantGet(t, p, refunded)
+}
+
+// testRefundOfAuthorized: only a capture is refunded; an authorization
+// is voided.
+func testRefundOfAuthorized(t *testing.T, p payments.Provider) {
+	_, pay := authorize(t, p)
+	got, err := step(p, payments.StepRefund, pay.ID, pay.OrderID)
+	wantState(t, "Refund of an authorization", got, err, pay.ID, payments.Authorized)
+}
+
+func testNotFound(t *testing.T, p payments.Provider) {
+	const id = "pi_nosuchpayment"
+	if _, err := p.Get(ctx, id); !errors.Is(err, payments.ErrNotFound) {
+		t.Errorf("Get(%s): error %v, want ErrNotFound", id, err)
+	}
+	for _, s := range []string{payments.StepCapture, payments.StepVoid, payments.StepRefund} {
+		if _, err := step(p, s, id, "order-"+rand.Text()); !errors.Is(err, payments.ErrNotFound) {
+			t.Errorf("%s(%s): error %v, want ErrNotFound", s, id, err)
+		}
+	}
+}
+
+// testVoidOvertakesAuthorize: the rule on payments.Provider. The first
+// Authorize's answer is lost; whoever releases the money authorizes again
+// with the order's key and voids what that answers; the first call,
+// arriving (or retried) after the void, answers Voided and holds nothing.
+func testVoidOvertakesAuthorize(t *testing.T, p payments.Provider) {
+	a := authorization("pm_card_visa")
+	pay, err := p.Authorize(ctx, a) // the compensation's own call
+	if err != nil {
+		t.Fatalf("Authorize: %v", err)
+	}
+	mustStep(t, p, payments.StepVoid, pay, payments.Voided)
+	late, err := p.Authorize(ctx, a) // the first call, arriving late
+	if err != nil {
+		t.Fatalf("the late Authorize: %v", err)
+	}
+	if late.ID != pay.ID || late.Status != payments.Voided {
+		t.Errorf("the late Authorize = %s %q, want the voided payment %s", late.ID, late.Status, pay.ID)
+	}
+	got, err := step(p, payments.StepCapture, pay.ID, a.OrderID)
+	wantState(t, "Capture of what the late Authorize answered", got, err, pay.ID, payments.Voided)
+	wantPayments(t, p, a.OrderID, 1)
+
+	t.Run("Declined", func(t *testing.T) {
+		a := authorization("pm_card_chargeDeclined")
+		pay, err := p.Authorize(ctx, a)
+		if err != nil || pay.Status != payments.Declined {
+			t.Fatalf("Authorize(pm_card_chargeDeclined) = %q, %v; want Declined", pay.Status, err)
+		}
+		// Nothing is held, so there is nothing to void.
+		got, err := step(p, payments.StepVoid, pay.ID, a.OrderID)
+		wantState(t, "Void of a decline", got, err, pay.ID, payments.Declined)
+		if late, err := p.Authorize(ctx, a); err != nil || late.ID != pay.ID || late.Live() {
+			t.Errorf("the late Authorize = %s %q, %v; want the decline %s", late.ID, late.Status, err, pay.ID)
+		}
+	})
+}
