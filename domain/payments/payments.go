@@ -20,6 +20,7 @@ package payments
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"shop/domain"
 )
@@ -123,6 +124,37 @@ const (
 	StepVoid      = "void"
 	StepRefund    = "refund"
 )
+
+// Move is a step after the authorization: the states it starts from and
+// the one it leaves the payment in. The table is Stripe's, whose
+// PaymentIntents both adapters follow: a declined authorization can be
+// voided as well (a PaymentIntent waiting for another payment method can
+// be canceled), though nothing is held. Any other start is ErrState.
+type Move struct {
+	Step string
+	From []string
+	To   string
+}
+
+// Moves are the steps Capture, Void and Refund make.
+var Moves = []Move{
+	{StepCapture, []string{Authorized}, Captured},
+	{StepVoid, []string{Authorized, Declined}, Voided},
+	{StepRefund, []string{Captured}, Refunded},
+}
+
+// MoveOf returns the move of step.
+func MoveOf(step string) (Move, bool) {
+	for _, m := range Moves {
+		if m.Step == step {
+			return m, true
+		}
+	}
+	return Move{}, false
+}
+
+// StartsFrom reports whether m starts from status.
+func (m Move) StartsFrom(status string) bool { return slices.Contains(m.From, status) }
 
 // Key is the idempotency key of an order's step: the same for every
 // retry and every worker that carries the order on.

@@ -162,24 +162,25 @@ func (p *Provider) Authorize(ctx context.Context, a payments.Authorization) (pay
 
 // Capture charges an authorization.
 func (p *Provider) Capture(ctx context.Context, paymentID, key string) (payments.Payment, error) {
-	return p.move(ctx, payments.StepCapture, paymentID, key, payments.Authorized, payments.Captured)
+	return p.move(ctx, payments.StepCapture, paymentID, key)
 }
 
-// Void releases an authorization.
+// Void releases an authorization (or closes a declined one).
 func (p *Provider) Void(ctx context.Context, paymentID, key string) (payments.Payment, error) {
-	return p.move(ctx, payments.StepVoid, paymentID, key, payments.Authorized, payments.Voided)
+	return p.move(ctx, payments.StepVoid, paymentID, key)
 }
 
 // Refund gives a capture back.
 func (p *Provider) Refund(ctx context.Context, paymentID, key string) (payments.Payment, error) {
-	return p.move(ctx, payments.StepRefund, paymentID, key, payments.Captured, payments.Refunded)
+	return p.move(ctx, payments.StepRefund, paymentID, key)
 }
 
-// move moves the payment from one state to the next under key. A key
+// move makes the step (payments.Moves) on the payment under key. A key
 // seen before answers the payment as it is now. A move from any other
 // state is ErrState and leaves the key unused: states only move forward,
 // so the same call would be refused again.
-func (p *Provider) move(ctx context.Context, op, id, key, from, to string) (payments.Payment, error) {
+func (p *Provider) move(ctx context.Context, op, id, key string) (payments.Payment, error) {
+	m, _ := payments.MoveOf(op)
 	if key == "" {
 		return payments.Payment{}, domain.Errorf(domain.EINVALID, "payments: %s needs an idempotency key", op)
 	}
@@ -200,11 +201,11 @@ func (p *Provider) move(ctx context.Context, op, id, key, from, to string) (paym
 			return err
 		}
 		pay = r.Payment
-		if r.Status != from {
+		if !m.StartsFrom(r.Status) {
 			state = payments.ErrState // nothing to write: commit the empty transaction
 			return nil
 		}
-		r.Status = to
+		r.Status = m.To
 		pay = r.Payment
 		if err := putJSON(tx.Bucket(paymentsBucket), id, r); err != nil {
 			return err

@@ -104,11 +104,61 @@ func testVoidOvertakesAuthorize(t *testing.T, p payments.Provider) {
 		if err != nil || pay.Status != payments.Declined {
 			t.Fatalf("Authorize(pm_card_chargeDeclined) = %q, %v; want Declined", pay.Status, err)
 		}
-		// Nothing is held, so there is nothing to void.
-		got, err := step(p, payments.StepVoid, pay.ID, a.OrderID)
-		wantState(t, "Void of a decline", got, err, pay.ID, payments.Declined)
-		if late, err := p.Authorize(ctx, a); err != nil || late.ID != pay.ID || late.Live() {
-			t.Errorf("the late Authorize = %s %q, %v; want the decline %s", late.ID, late.Status, err, pay.ID)
+		// Nothing is held; the void closes the payment all the same, as
+		// Stripe cancels a PaymentIntent a decline left open.
+		voided := mustStep(t, p, payments.StepVoid, pay, payments.Voided)
+		if voided.Live() {
+			t.Errorf("a voided decline is Live")
+		}
+		if late, err := p.Authorize(ctx, a); err != nil || late.ID != pay.ID || late.Status != payments.Voided {
+			t.Errorf("the late Authorize = %s %q, %v; want the voided payment %s", late.ID, late.Status, err, pay.ID)
 		}
 	})
+}
+
+// testEveryMoveFromEveryState: payments.Moves is the whole state machine:
+// from each state a payment can rest in, a move under a key not used
+// before leads to the move's state if it starts from there, and is
+// ErrState answering the payment unchanged if not.
+func testEveryMoveFromEveryState(t *testing.T, p payments.Provider) {
+	reach := map[string][]string{ // the steps that lead to a state after its authorization
+		payments.Authorized: nil,
+		payments.Declined:   nil,
+		payments.Captured:   {payments.StepCapture},
+		payments.Voided:     {payments.StepVoid},
+		payments.Refunded:   {payments.StepCapture, payments.StepRefund},
+	}
+	for _, from := range states {
+		for _, m := range payments.Moves {
+			t.Run(from+"/"+m.Step, func(t *testing.T) {
+				method := "pm_card_visa"
+				if from == payments.Declined {
+					method = "pm_card_chargeDeclined"
+				}
+				pay, err := p.Authorize(ctx, authorization(method))
+				if err != nil {
+					t.Fatalf("Authorize(%s): %v", method, err)
+				}
+				for _, s := range reach[from] {
+					pay = mustStep(t, p, s, pay, mustMove(s).To)
+				}
+				got, err := stepKey(p, m.Step, pay.ID, payments.Key(pay.OrderID, m.Step+"-table"))
+				if !m.StartsFrom(from) {
+					wantState(t, m.Step+" of a payment "+from, got, err, pay.ID, from)
+					return
+				}
+				if err != nil || got.Status != m.To {
+					t.Errorf("%s of a payment %s = %q, %v; want %q", m.Step, from, got.Status, err, m.To)
+				}
+			})
+		}
+	}
+}
+
+func mustMove(step string) payments.Move {
+	m, ok := payments.MoveOf(step)
+	if !ok {
+		panic("paymentstest: no move " + step)
+	}
+	return m
 }

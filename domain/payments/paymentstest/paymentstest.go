@@ -62,6 +62,7 @@ func Run(t *testing.T, newProvider func(t *testing.T) payments.Provider, opts Op
 		{"Refund", testRefund, true},
 		{"RefundOfAuthorizedIsErrState", testRefundOfAuthorized, true},
 		{"UnknownPaymentIsErrNotFound", testNotFound, true},
+		{"EveryMoveFromEveryState", testEveryMoveFromEveryState, true},
 		{"VoidBeforeTheAuthorizeArrives", testVoidOvertakesAuthorize, true},
 	}
 	for _, tt := range tests {
@@ -110,7 +111,11 @@ func authorize(t *testing.T, p payments.Provider) (payments.Authorization, payme
 
 // step calls the move named step on id with the order's key for it.
 func step(p payments.Provider, stepName, id, orderID string) (payments.Payment, error) {
-	key := payments.Key(orderID, stepName)
+	return stepKey(p, stepName, id, payments.Key(orderID, stepName))
+}
+
+// stepKey calls the move named step on id with key.
+func stepKey(p payments.Provider, stepName, id, key string) (payments.Payment, error) {
 	switch stepName {
 	case payments.StepCapture:
 		return p.Capture(ctx, id, key)
