@@ -98,9 +98,9 @@ func (p Payment) Live() bool { return p.Status == Authorized || p.Status == Capt
 // A void can overtake the authorization it undoes: an Authorize whose
 // answer never came (a timeout, a worker that died, the sweeper ending
 // the order) leaves no payment id to void, and the request itself may
-// still be on its way. The one who must release the money authorizes
-// again with the order's key, which answers the payment the first call
-// made or makes it now, and voids that. When the first call arrives
+// still be on its way. The one who must release the money sends the
+// same authorization again, under the order's key, which answers the
+// payment the first call made or makes it now, and voids that. When the first call arrives
 // after the void, its key answers the payment as it is now, Voided, and
 // nothing is held.
 type Provider interface {
