@@ -16,11 +16,20 @@ const MaxIdempotencyKey = 255
 
 type checkoutRequest struct {
 	ShippingAddress domain.Address `json:"shippingAddress" validate:"required"`
+	// PaymentMethod is a payment-method token (Stripe's test tokens, or
+	// one Stripe.js made in the browser): card numbers never reach the
+	// shop.
+	PaymentMethod string `json:"paymentMethod" validate:"required,paymentmethod"`
 }
 
-// handleCheckout turns the caller's cart into an order (writes.Checkout:
-// one cart pays once, whatever the keys, tabs or instances). A repeated
-// Idempotency-Key with the same body answers the first order again.
+// handleCheckout turns the caller's cart into an order and carries it
+// through the workflow (writes.Checkout: one cart pays once, whatever the
+// keys, tabs or instances). 201 with the order once it is placed; 202
+// with the order as it is when the workflow has not ended within
+// domain.CheckoutBound (Location names it: poll it); a declined card is
+// the 402 problem, a short line the 409 out-of-stock one. A repeated
+// Idempotency-Key with the same body answers its order again, as it is
+// now.
 func handleCheckout(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		u := userFrom(r.Context())
@@ -35,17 +44,22 @@ func handleCheckout(ws *writes.Writes) http.HandlerFunc {
 			return
 		}
 		o, err := ws.Checkout(r.Context(), writes.CheckoutRequest{
-			UserID:      u.ID,
-			Customer:    domain.Customer{Name: u.Name, Email: u.Email},
-			Address:     req.ShippingAddress,
-			Key:         key,
-			RequestHash: requestHash(req),
+			UserID:        u.ID,
+			Customer:      domain.Customer{Name: u.Name, Email: u.Email},
+			Address:       req.ShippingAddress,
+			PaymentMethod: req.PaymentMethod,
+			Key:           key,
+			RequestHash:   requestHash(req),
 		})
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
 		w.Header().Set("Location", "/v1/orders/"+o.ID)
+		if o.InProgress() {
+			encode(w, http.StatusAccepted, viewOrder(o))
+			return
+		}
 		encode(w, http.StatusCreated, viewOrder(o))
 	}
 }

@@ -112,7 +112,7 @@ func TestCheckout(t *testing.T) {
 		}
 	})
 	t.Run("ReplayIgnoresSpacingAndKeyOrder", func(t *testing.T) {
-		body := `{ "shippingAddress": {"country":"GB","postalCode":"N1 9GU","city":"London","line1":"1 Analytical St","name":"Ada Lovelace"} }`
+		body := `{ "paymentMethod": "pm_card_visa", "shippingAddress": {"country":"GB","postalCode":"N1 9GU","city":"London","line1":"1 Analytical St","name":"Ada Lovelace"} }`
 		checkout(s, alice, "order-1", body).want(201)
 	})
 	t.Run("SameKeyOtherBodyIs422", func(t *testing.T) {

@@ -32,9 +32,9 @@ func checkout(s *shop, tok, key string, body any) response {
 	return s.do(req{method: "POST", path: "/v1/checkout", token: tok, body: body, header: map[string]string{"Idempotency-Key": key}})
 }
 
-// crashedCheckout runs the first two steps of a checkout of the user's
-// cart as the API does, the marker on the cart (If-Match) and the order
-// batch, and stops there: a process that died before settling the cart.
+// crashedCheckout leaves what a checkout of the user's cart leaves when
+// its process dies just after its order was placed: the claim on the
+// cart, and the order placed, its cart not yet settled.
 func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order {
 	t.Helper()
 	o := crashedCheckoutAfter(t, s, userID, orderID, 0)
@@ -44,9 +44,10 @@ func crashedCheckout(t *testing.T, s *shop, userID, orderID string) domain.Order
 	return o
 }
 
-// crashedCheckoutAfter is crashedCheckout with its batch delay after the
-// marker (a checkout still in progress); it reports failures with
-// t.Error, so a goroutine may run it.
+// crashedCheckoutAfter is crashedCheckout with the order opened
+// authorized at once and placed delay later (a checkout still in
+// progress meanwhile); it reports failures with t.Error, so a goroutine
+// may run it.
 func crashedCheckoutAfter(t *testing.T, s *shop, userID, orderID string, delay time.Duration) domain.Order {
 	t.Helper()
 	ctx := t.Context()
@@ -58,7 +59,6 @@ func crashedCheckoutAfter(t *testing.T, s *shop, userID, orderID string, delay t
 		t.Error(err)
 		return domain.Order{}
 	}
-	time.Sleep(delay)
 	var addr domain.Address
 	b, _ := json.Marshal(address["shippingAddress"])
 	_ = json.Unmarshal(b, &addr)
@@ -67,8 +67,16 @@ func crashedCheckoutAfter(t *testing.T, s *shop, userID, orderID string, delay t
 		t.Error(err)
 		return domain.Order{}
 	}
-	o, err = s.repos.Orders.Place(ctx, o, domain.Idempotency{Key: "crashed-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt})
-	if err != nil {
+	o.Status = domain.StatusAuthorized
+	if o, err = s.repos.Orders.Open(ctx, o, domain.Idempotency{Key: "crashed-" + orderID, RequestHash: "h", CreatedAt: o.CreatedAt}); err != nil {
+		t.Error(err)
+		return domain.Order{}
+	}
+	time.Sleep(delay)
+	if err := o.Move(domain.StatusPlaced, time.Now()); err != nil {
+		t.Error(err)
+	}
+	if o, err = s.repos.Orders.Move(ctx, o, domain.StatusAuthorized); err != nil {
 		t.Error(err)
 	}
 	return o
@@ -220,15 +228,16 @@ func TestCheckoutVoidsAMarkerWithoutOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.repos.Orders.Place(t.Context(), late, domain.Idempotency{Key: "late", RequestHash: "h"}); !errors.Is(err, store.ErrOrderExists) {
+	if _, err := s.repos.Orders.Open(t.Context(), late, domain.Idempotency{Key: "late", RequestHash: "h"}); !errors.Is(err, store.ErrOrderExists) {
 		t.Errorf("late batch of the voided checkout = %v, want ErrOrderExists", err)
 	}
 	checkout(s, alice, "k2", address).want(409)
 }
 
-// TestCartChangeWaitsForACheckoutInProgress: a cart change that finds a
-// fresh marker whose order has not committed waits for it, and once the
-// order commits, settles it and applies the change to what is left.
+// TestCartChangeWaitsForACheckoutInProgress: a cart change that finds the
+// claim of a checkout whose order is in progress waits for it, and once
+// the order is placed, settles it and applies the change to what is
+// left.
 func TestCartChangeWaitsForACheckoutInProgress(t *testing.T) {
 	s := newShop(t)
 	s.fixture()
@@ -236,17 +245,13 @@ func TestCartChangeWaitsForACheckoutInProgress(t *testing.T) {
 	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 2}}).want(200)
 	done := make(chan domain.Order)
 	go func() {
-		// A checkout that commits 100 ms after its marker.
+		// A checkout whose order is placed 100 ms after it opened.
 		o := crashedCheckoutAfter(t, s, "alice", "o-slow", 100*time.Millisecond)
 		done <- o
 	}()
-	// Wait for the marker, then change the cart.
+	// Wait for the order in progress, then change the cart.
 	for {
-		c, err := s.repos.Carts.Get(t.Context(), "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Pending != nil {
+		if o, err := s.repos.Orders.Get(t.Context(), "alice", "o-slow"); err == nil && o.InProgress() {
 			break
 		}
 		time.Sleep(time.Millisecond)

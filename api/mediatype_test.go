@@ -13,7 +13,7 @@ func bodyRoutes() []struct{ name, method, path, body, mediaType string } {
 	return []struct{ name, method, path, body, mediaType string }{
 		{"Review", "POST", "/v1/products/book-2/reviews", `{"rating":5,"title":"Good"}`, json},
 		{"CartPut", "PUT", "/v1/cart/items/book-1", `{"quantity":1}`, json},
-		{"Checkout", "POST", "/v1/checkout", `{"shippingAddress":{"name":"A","line1":"B","city":"C","postalCode":"D","country":"GB"}}`, json},
+		{"Checkout", "POST", "/v1/checkout", `{"paymentMethod":"pm_card_visa","shippingAddress":{"name":"A","line1":"B","city":"C","postalCode":"D","country":"GB"}}`, json},
 		{"ProductCreate", "POST", "/v1/products", `{"name":"Tea","priceCents":100,"categoryId":"books"}`, json},
 		{"ProductPatch", "PATCH", "/v1/products/book-1", `{"name":"Tea"}`, mergePatch},
 		{"CategoryPut", "PUT", "/v1/categories/books", `{"name":"Books"}`, json},

@@ -22,6 +22,7 @@ var statusOf = map[string]int{
 	domain.ENOTFOUND:      http.StatusNotFound,
 	domain.ECONFLICT:      http.StatusConflict,
 	domain.EOUTOFSTOCK:    http.StatusConflict,
+	domain.EDECLINED:      http.StatusPaymentRequired,
 	domain.EPRECONDITION:  http.StatusPreconditionFailed,
 	domain.EINVALID:       http.StatusBadRequest,
 	domain.ETOOLARGE:      http.StatusRequestEntityTooLarge,
@@ -49,6 +50,9 @@ type problem struct {
 	Errors []domain.FieldError `json:"errors,omitempty"`
 	// Items names the lines of an out-of-stock checkout.
 	Items []domain.Shortage `json:"items,omitempty"`
+	// DeclineCode is the provider's reason of a declined card
+	// ("insufficient_funds").
+	DeclineCode string `json:"declineCode,omitempty"`
 }
 
 // writeProblem answers err as application/problem+json. Only *domain.Error
@@ -70,6 +74,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &de) {
 		p.Errors = de.Fields
 		p.Items = de.Shortages
+		p.DeclineCode = de.DeclineCode
 		if de.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(de.RetryAfter.Seconds()))))
 		}

@@ -32,7 +32,7 @@ func faultyShop(t *testing.T, cfg faults.Config, opts ...func(*api.Deps)) (*shop
 		t.Fatal(err)
 	}
 	f := faults.Wrap(st, cfg)
-	d := api.Deps{Store: f, Secret: testSecret, DevMode: true}
+	d := api.Deps{Store: f, Payments: testPayments(t), Secret: testSecret, DevMode: true}
 	for _, o := range opts {
 		o(&d)
 	}

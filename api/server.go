@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shop/api/telemetry"
+	"shop/domain/payments"
 	"shop/feedworkers/changefeed"
 	"shop/store"
 	"shop/store/writes"
@@ -31,6 +32,9 @@ type Deps struct {
 	Secret  []byte // HS256 key of the Bearer tokens
 	DevMode bool   // enables POST /v1/dev/token
 	Now     func() time.Time
+	// Payments is the payment provider the checkout authorizes with, and
+	// shipping and cancelling capture, void and refund with.
+	Payments payments.Provider
 	// Web, when set, is mounted at "/" (the sample frontend).
 	Web http.Handler
 	// Feeds, when set, answers GET /v1/admin/feeds.
@@ -102,7 +106,7 @@ func NewServer(d Deps) http.Handler {
 	repos.OrderSummaries = store.NewOrderSummariesIn(store.Metered(d.Store), d.StatusBuckets)
 	s := &server{
 		repos:  repos,
-		writes: writes.New(repos, d.Now),
+		writes: writes.New(repos, d.Payments, d.Now),
 		log:    d.Logger,
 		secret: d.Secret,
 		now:    d.Now,

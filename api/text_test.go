@@ -70,7 +70,7 @@ func textFields() []textField {
 	addr := func(field string) string {
 		a := map[string]string{"name": `"Ada"`, "line1": `"1 Analytical St"`, "line2": `"Flat 2"`, "city": `"London"`, "postalCode": `"N1 9GU"`}
 		a[field] = placeholder
-		return `{"shippingAddress":{"name":` + a["name"] + `,"line1":` + a["line1"] + `,"line2":` + a["line2"] +
+		return `{"paymentMethod":"pm_card_visa","shippingAddress":{"name":` + a["name"] + `,"line1":` + a["line1"] + `,"line2":` + a["line2"] +
 			`,"city":` + a["city"] + `,"postalCode":` + a["postalCode"] + `,"country":"GB"}}`
 	}
 	return []textField{

@@ -25,10 +25,11 @@ var validate = func() func(any) error {
 		return name
 	})
 	for tag, fn := range map[string]func(string) bool{
-		"shopid":   validID,
-		"line":     func(s string) bool { return cleanText(s, false) },
-		"text":     func(s string) bool { return cleanText(s, true) },
-		"notblank": notBlank,
+		"shopid":        validID,
+		"line":          func(s string) bool { return cleanText(s, false) },
+		"text":          func(s string) bool { return cleanText(s, true) },
+		"notblank":      notBlank,
+		"paymentmethod": paymentMethodToken.MatchString,
 		// Any status, even one no order can move to: the machine answers
 		// that with a 409 naming both statuses, not a 400.
 		"orderstatus": domain.ValidStatus,
@@ -55,6 +56,10 @@ var validate = func() func(any) error {
 		return &domain.Error{Code: domain.EINVALID, Message: "the body has invalid fields", Fields: fields}
 	}
 }()
+
+// paymentMethodToken is a payment-method token as Stripe makes them
+// ("pm_card_visa", "pm_1Q0PsIJvEtkwdCNY..."): never a card number.
+var paymentMethodToken = regexp.MustCompile(`^pm_[A-Za-z0-9_]{1,120}$`)
 
 // pointerOf turns "checkoutRequest.shippingAddress.city" into
 // "/shippingAddress/city" and "x.items[2]" into "/items/2".

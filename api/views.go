@@ -208,6 +208,31 @@ type orderView struct {
 	ShippingAddress addressView     `json:"shippingAddress"`
 	CreatedAt       time.Time       `json:"createdAt"`
 	LastUpdated     time.Time       `json:"lastUpdated"`
+	// Payment is the order's money as its state says (never the token).
+	Payment *paymentView `json:"payment,omitempty"`
+	// Rejection says why a rejected order was refused.
+	Rejection *rejectionView `json:"rejection,omitempty"`
+	// History is every move the order made.
+	History []stepView `json:"history,omitempty"`
+}
+
+type paymentView struct {
+	Status      string `json:"status"`
+	AmountCents int64  `json:"amountCents"`
+	Currency    string `json:"currency"`
+}
+
+type rejectionView struct {
+	Reason      string            `json:"reason"`
+	Items       []domain.Shortage `json:"items,omitempty"`
+	DeclineCode string            `json:"declineCode,omitempty"`
+	Message     string            `json:"message,omitempty"`
+}
+
+type stepView struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	At   time.Time `json:"at"`
 }
 
 type customerView struct {
@@ -249,7 +274,30 @@ func viewOrder(o domain.Order) orderView {
 			City: a.City, PostalCode: a.PostalCode, Country: a.Country,
 		},
 		CreatedAt: o.CreatedAt, LastUpdated: o.LastUpdated,
+		Payment:   viewPayment(o),
+		Rejection: viewRejection(o.Rejection),
+		History:   mapSlice(o.History, func(s domain.Step) stepView { return stepView{From: s.From, To: s.To, At: s.At} }),
 	}
+}
+
+// viewPayment is the order's payment, with the status its state says
+// (domain.Order.PaymentStatus); nil for an order from before payments.
+func viewPayment(o domain.Order) *paymentView {
+	if o.Payment == nil {
+		return nil
+	}
+	status := o.PaymentStatus()
+	if status == "" {
+		status = "none"
+	}
+	return &paymentView{Status: status, AmountCents: o.Payment.AmountCents, Currency: o.Payment.Currency}
+}
+
+func viewRejection(r *domain.Rejection) *rejectionView {
+	if r == nil {
+		return nil
+	}
+	return &rejectionView{Reason: r.Reason, Items: r.Shortages, DeclineCode: r.DeclineCode, Message: r.Message}
 }
 
 type summaryView struct {

@@ -189,13 +189,13 @@ type Cart struct {
 	ItemCount     int       `json:"itemCount"`
 	SubtotalCents int64     `json:"subtotalCents"`
 	LastUpdated   time.Time `json:"lastUpdated"`
-	// Pending marks a checkout of this cart in progress. No transaction
-	// spans `carts` and `orders`, so a checkout writes the marker
-	// (If-Match) before its order batch and clears it when it settles the
-	// paid lines (Settle). While it is there, nobody else changes what
-	// the cart holds: a change first resolves the marker, by settling
-	// the committed order or by voiding the order id for good
-	// (store/writes). Internal: the API does not show it.
+	// Pending is the marker of the checkout that claimed the cart: the
+	// workflow's first write (store/writes, claim), If-Match on the cart
+	// version its order is made from, so only one checkout pays for what
+	// a cart holds. While its order is in progress nobody changes what
+	// the cart holds; once the order rests, its paid lines go (Settle) or,
+	// for an order that failed, the marker alone (Unmark). Internal: the
+	// API does not show it.
 	Pending *PendingCheckout `json:"pendingCheckout,omitempty"`
 }
 
@@ -203,16 +203,9 @@ type Cart struct {
 type PendingCheckout struct {
 	// OrderID is the id the checkout's order is created under.
 	OrderID string `json:"orderId"`
-	// Since is when the marker was written: past MaxCheckoutWait after
-	// it, a checkout whose order has not appeared is taken for dead.
+	// Since is when the marker was written.
 	Since time.Time `json:"since"`
 }
-
-// MaxCheckoutWait is how long a cart change waits for a checkout in
-// progress (its order batch) before it voids the checkout's order id:
-// a checkout's batch takes milliseconds, so one that has not committed
-// by then has died or is stuck, and the cart must not wait for it.
-const MaxCheckoutWait = 500 * time.Millisecond
 
 // VoidedOrder takes an order id that a checkout marked on a cart and
 // never committed: created in the user's orders partition under the
@@ -243,14 +236,6 @@ type CartLine struct {
 	StockStatus string `json:"stockStatus,omitempty"`
 }
 
-// Order statuses.
-const (
-	StatusPlaced    = "placed"
-	StatusShipped   = "shipped"
-	StatusDelivered = "delivered"
-	StatusCancelled = "cancelled"
-)
-
 // Order lives in `orders` (pk /userId). Its lines are a snapshot of the
 // price paid and are never updated by the price fan-out.
 type Order struct {
@@ -273,6 +258,13 @@ type Order struct {
 	// Version counts every write of the order; the ordersByStatus copy
 	// keeps it as sourceVersion.
 	Version int64 `json:"version"`
+	// PaymentMethod is the token the buyer paid with ("pm_card_visa"),
+	// which the workflow's authorize sends; never shown.
+	PaymentMethod string        `json:"paymentMethod,omitempty"`
+	Payment       *OrderPayment `json:"payment,omitempty"`
+	Rejection     *Rejection    `json:"rejection,omitempty"`
+	// History is every move the order made (Order.Move).
+	History []Step `json:"history,omitempty"`
 }
 
 // Customer is the snapshot of the buyer taken at checkout.
@@ -298,6 +290,10 @@ type OrderLine struct {
 	UnitPriceCents int64  `json:"unitPriceCents"`
 	Quantity       int    `json:"quantity"`
 	LineTotalCents int64  `json:"lineTotalCents"`
+	// Unlimited marks a legacy product, created before the shop tracked
+	// stock (its cart line carried no availability status): it has no
+	// units to take.
+	Unlimited bool `json:"unlimited,omitempty"`
 }
 
 // Idempotency records a checkout's Idempotency-Key in the user's orders

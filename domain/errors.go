@@ -16,6 +16,7 @@ const (
 	ENOTFOUND      = "not_found"         // 404: no such item (or not yours)
 	ECONFLICT      = "conflict"          // 409: id taken, state does not allow it
 	EOUTOFSTOCK    = "out_of_stock"      // 409: a checkout the stock cannot serve; Shortages says which lines
+	EDECLINED      = "payment_declined"  // 402: the card was declined; DeclineCode says why
 	EPRECONDITION  = "precondition"      // 412: If-Match no longer matches the _etag
 	EINVALID       = "invalid"           // 400: bad input; Fields says which
 	ETOOLARGE      = "too_large"         // 413: body or item over its limit
@@ -43,6 +44,9 @@ type Error struct {
 	Fields  []FieldError
 	// Shortages names the lines of an EOUTOFSTOCK checkout.
 	Shortages []Shortage
+	// DeclineCode is the provider's reason of an EDECLINED checkout
+	// ("insufficient_funds").
+	DeclineCode string
 	// RetryAfter is set with EUNAVAILABLE and ETOOMANY when the cause said
 	// how long to wait (Cosmos's x-ms-retry-after-ms on a 429).
 	RetryAfter time.Duration

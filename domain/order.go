@@ -45,7 +45,7 @@ func NewOrder(id string, cart Cart, customer Customer, addr Address, key string,
 		ItemCount:       count,
 		SubtotalCents:   subtotal,
 		TotalCents:      subtotal, // no tax or shipping yet
-		Status:          StatusPlaced,
+		Status:          StatusPending,
 		ShippingAddress: addr,
 		CreatedAt:       now,
 		LastUpdated:     now,
@@ -53,51 +53,6 @@ func NewOrder(id string, cart Cart, customer Customer, addr Address, key string,
 		CartETag:        cart.ETag,
 		Version:         1,
 	}, nil
-}
-
-// transitions is the order status machine.
-var transitions = map[string][]string{
-	StatusPlaced:  {StatusShipped, StatusCancelled},
-	StatusShipped: {StatusDelivered},
-}
-
-// ValidStatus reports whether s is an order status.
-func ValidStatus(s string) bool {
-	switch s {
-	case StatusPlaced, StatusShipped, StatusDelivered, StatusCancelled:
-		return true
-	}
-	return false
-}
-
-// SetStatus moves the order to status to; any transition the machine does
-// not allow is a conflict naming both statuses.
-func (o *Order) SetStatus(to string, now time.Time) error {
-	if !ValidStatus(to) {
-		return Errorf(EINVALID, "unknown order status %q", to)
-	}
-	for _, next := range transitions[o.Status] {
-		if next == to {
-			o.Status = to
-			o.LastUpdated = now.UTC()
-			o.Version++
-			return nil
-		}
-	}
-	return Errorf(ECONFLICT, "%s", transitionRefusal(o.ID, o.Status, to))
-}
-
-// transitionRefusal says in words why an order cannot move from status
-// from to status to, and where it can go instead.
-func transitionRefusal(id, from, to string) string {
-	next := transitions[from]
-	switch {
-	case from == to:
-		return fmt.Sprintf("order %s is already %s", id, from)
-	case len(next) == 0:
-		return fmt.Sprintf("order %s is %s, which is final: it can no longer be %s", id, from, to)
-	}
-	return fmt.Sprintf("order %s is %s, so it can be %s next, not %s", id, from, strings.Join(next, " or "), to)
 }
 
 // NewCustomerSummary returns the zero summary of a user.

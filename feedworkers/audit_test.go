@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"shop/domain"
+	payembedded "shop/domain/payments/embedded"
 	"shop/feedworkers"
 	"shop/migrations"
 	"shop/migrations/sample"
@@ -28,14 +29,21 @@ func convergedSample(t *testing.T) (store.Store, *store.Repos) {
 		t.Fatal(err)
 	}
 	repos := store.NewRepos(st)
-	w, err := feedworkers.Start(ctx, st, workersConfig("audit"))
+	pay, err := payembedded.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pay.Close() })
+	wc := workersConfig("audit")
+	wc.Payments = pay
+	w, err := feedworkers.Start(ctx, st, wc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Stop(context.Background()) })
 	// Three of the carts are ordered through the checkout (stock taken,
 	// reservations made), and one of those orders is cancelled.
-	ws := writes.New(repos, nil)
+	ws := writes.New(repos, pay, nil)
 	for i, c := range sampleCarts(t, st)[:3] {
 		for _, l := range c.Items {
 			if _, err := repos.Inventory.SetStock(ctx, l.ProductID, 500, "", now); err != nil {
@@ -44,7 +52,7 @@ func convergedSample(t *testing.T) (store.Store, *store.Repos) {
 		}
 		o, err := ws.Checkout(ctx, writes.CheckoutRequest{UserID: c.UserID, Customer: domain.Customer{Name: "A", Email: "a@example.com"},
 			Address: domain.Address{Name: "A", Line1: "1 Main St", City: "Town", PostalCode: "1000", Country: "BE"},
-			Key:     "k-" + c.UserID, RequestHash: "h"})
+			Key:     "k-" + c.UserID, RequestHash: "h", PaymentMethod: "pm_card_visa"})
 		if err != nil {
 			t.Fatalf("checkout of %s: %v", c.UserID, err)
 		}

@@ -264,23 +264,32 @@ func (a *audit) checkCartDoc(ctx context.Context, _ string, item []byte) error {
 }
 
 // checkSettled checks that a cart carries no marker of a checkout whose
-// order is committed: the checkout, the cart's next read or change, or
-// else the orders feed settles the paid lines out of the cart. A marker
-// whose order never committed is no copy: the cart's next read or change
-// voids it (store/writes: resolve).
+// order rests (placed or later, or failed): the checkout, the cart's next
+// read or change, or else the orders feed settles the cart (the paid
+// lines out, or for a failed order the marker alone). A marker whose
+// order is in progress, or was never opened, is no copy: the workflow
+// moves the first on, and the cart's next change voids the second
+// (store/writes: resolve).
 func (a *audit) checkSettled(ctx context.Context, c domain.Cart) error {
 	a.report.Checked[CopyCartSettled]++
 	id, ok := c.PendingOrder()
 	if !ok {
 		return nil
 	}
-	o, committed := a.orders[[2]string{c.UserID, id}]
-	if !committed {
+	o, opened := a.orders[[2]string{c.UserID, id}]
+	if !opened || o.InProgress() {
 		return nil
 	}
 	d := Difference{Copy: CopyCartSettled, Container: store.CartsContainer, PartitionKey: c.UserID, ID: c.ID,
-		Source: "orders/" + c.UserID + "/" + id, Detail: "the marker of order " + id + ", which is committed: its lines are not settled"}
-	return a.differRepaired(ctx, d, func(ctx context.Context) error { return a.h.OrdersToCarts(ctx, []domain.Order{o}) })
+		Source: "orders/" + c.UserID + "/" + id, Detail: "the marker of order " + id + ", which is " + o.Status + ": the cart is not settled"}
+	return a.differRepaired(ctx, d, func(ctx context.Context) error {
+		cur, err := a.h.repos.Orders.Get(ctx, o.UserID, o.ID)
+		if err != nil {
+			return err
+		}
+		_, err = a.h.writes.SettleOrder(ctx, cur)
+		return err
+	})
 }
 
 // copyLine is l with every copy taken from p: what a line converges to.
@@ -311,10 +320,14 @@ func (a *audit) checkOrdersDoc(ctx context.Context, typ string, item []byte) err
 }
 
 // customerSummaryOf derives a user's summary from the orders: every order
-// counts but the cancelled ones; the last order is the newest ever placed.
+// in a counted state (domain.States) counts; the last order is the newest
+// ever placed, cancelled ones included (a cancel leaves it).
 func customerSummaryOf(userID string, orders []domain.Order) domain.CustomerSummary {
 	s := domain.NewCustomerSummary(userID)
 	for _, o := range orders {
+		if st, _ := domain.StateOf(o.Status); !st.Counted && o.Status != domain.StatusCancelled {
+			continue
+		}
 		s.AddOrder(o, o.CreatedAt)
 		if o.Status == domain.StatusCancelled {
 			s.RemoveOrder(o, o.CreatedAt)
@@ -363,12 +376,13 @@ func (a *audit) checkInventoryDoc(ctx context.Context, typ string, item []byte) 
 		return nil
 	}
 	a.report.Checked[CopyReservation]++
-	want := domain.ReservationCommitted
-	if o.Status == domain.StatusCancelled {
-		want = domain.ReservationReleased
-	}
-	if r.State == want {
-		return nil
+	st, _ := domain.StateOf(o.Status)
+	want := map[string]string{
+		domain.StockHeld: domain.ReservationHeld, domain.StockSold: domain.ReservationCommitted,
+		domain.StockReturned: domain.ReservationReleased,
+	}[st.Stock]
+	if want == "" || r.State == want {
+		return nil // an order still taking its units: any state will do
 	}
 	d := Difference{Copy: CopyReservation, Container: store.InventoryContainer, PartitionKey: r.ProductID, ID: r.ID,
 		Source: "orders/" + o.UserID + "/" + o.ID, Detail: fmt.Sprintf("state %s, the order is %s", r.State, o.Status)}
@@ -377,7 +391,7 @@ func (a *audit) checkInventoryDoc(ctx context.Context, typ string, item []byte) 
 		if err != nil {
 			return err
 		}
-		return a.h.writes.SettleInventory(ctx, cur)
+		return a.h.writes.SettleStock(ctx, cur)
 	})
 }
 
@@ -393,9 +407,12 @@ func (a *audit) checkOrderSummaryDoc(ctx context.Context, _ string, item []byte)
 	d := Difference{Copy: CopyOrderSummary, Container: store.OrdersByStatusContainer, PartitionKey: s.StatusDay, ID: s.ID,
 		Source: "orders/" + s.UserID + "/" + s.ID}
 	o, ok := a.orders[[2]string{s.UserID, s.ID}]
-	if !ok {
+	switch {
+	case !ok:
 		d.Detail = "a summary of an order that does not exist"
-	} else {
+	case o.InProgress():
+		d.Detail = "a summary of an order in progress: the view holds orders that rest"
+	default:
 		same, detail := sameJSON(s, domain.SummaryOf(o, a.h.repos.OrderSummaries.Buckets()))
 		if same {
 			return nil
@@ -406,7 +423,7 @@ func (a *audit) checkOrderSummaryDoc(ctx context.Context, _ string, item []byte)
 		if err := deleteIfMatch(ctx, a.h.st.Container(store.OrdersByStatusContainer), s.StatusDay, s.ID, s.ETag); err != nil {
 			return err
 		}
-		if !ok {
+		if !ok || o.InProgress() {
 			return nil
 		}
 		return a.h.OrdersToStatusView(ctx, []domain.Order{o})
@@ -483,6 +500,9 @@ func (a *audit) checkMissingOrderSummaries(ctx context.Context) error {
 	n := a.h.repos.OrderSummaries.Buckets()
 	for _, k := range sortedKeys(a.orders) {
 		o := a.orders[k]
+		if o.InProgress() {
+			continue
+		}
 		key := domain.StatusDayKey(o.Status, o.CreatedAt, o.ID, n)
 		if a.orderSummaries[[2]string{key, o.ID}] {
 			continue

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shop/domain"
+	"shop/domain/payments"
 	"shop/feedworkers/changefeed"
 	"shop/store"
 	"shop/store/writes"
@@ -50,6 +51,8 @@ type HandlersConfig struct {
 	// ordersByStatus (default domain.DefaultStatusBuckets); the API that
 	// reads the view must use the same number.
 	StatusBuckets int
+	// Payments is the payment provider the workflow's effects call.
+	Payments payments.Provider
 }
 
 // NewHandlers returns the handlers over st.
@@ -63,7 +66,7 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 	repos := store.NewRepos(st)
 	repos.OrderSummaries = store.NewOrderSummariesIn(st, cfg.StatusBuckets)
 	return &Handlers{
-		st: st, repos: repos, writes: writes.New(repos, cfg.Now),
+		st: st, repos: repos, writes: writes.New(repos, cfg.Payments, cfg.Now),
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
 	}
 }
@@ -232,10 +235,7 @@ func (h *Handlers) Orders(ctx context.Context, b changefeed.Batch) error {
 		}
 		orders = append(orders, o)
 	}
-	if err := h.OrdersToCarts(ctx, orders); err != nil {
-		return err
-	}
-	if err := h.OrdersToInventory(ctx, orders); err != nil {
+	if err := h.OrdersCarryOut(ctx, orders); err != nil {
 		return err
 	}
 	return h.OrdersToStatusView(ctx, orders)

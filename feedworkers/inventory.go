@@ -61,65 +61,75 @@ func (h *Handlers) InventoryToProducts(ctx context.Context, productID string) er
 	return err
 }
 
-// OrdersToInventory brings each delivered order's reservations up to the
-// order (writes.SettleInventory): a cancelled order's units go back to
-// stock exactly once, a placed one's reservations are committed.
-func (h *Handlers) OrdersToInventory(ctx context.Context, orders []domain.Order) error {
-	for _, o := range orders {
-		if err := h.writes.SettleInventory(ctx, o); err != nil {
-			return err
-		}
+// Sweeper carries on the checkouts nobody is carrying on any more (their
+// request ended, or their instance died): every Every it pages through
+// the orders still in progress (the orders' one cross-partition query,
+// Orders.InProgress) and sweeps each one older than Stall
+// (writes.Sweep): advanced, or expired once older than Expiry. Several
+// instances may sweep at once: every move is conditional, so an order
+// moves once.
+type Sweeper struct {
+	Every, Stall, Expiry time.Duration
+}
+
+// DefaultSweepEvery is how often the sweeper looks: an order whose
+// checkout died is carried on within domain.CheckoutStall + 15 s.
+const DefaultSweepEvery = 15 * time.Second
+
+// withDefaults fills the zero fields.
+func (s Sweeper) withDefaults() Sweeper {
+	if s.Every <= 0 {
+		s.Every = DefaultSweepEvery
 	}
-	return nil
+	if s.Stall <= 0 {
+		s.Stall = domain.CheckoutStall
+	}
+	if s.Expiry <= 0 {
+		s.Expiry = domain.CheckoutExpiry
+	}
+	return s
 }
 
-// Reaper returns the units of checkouts that died between taking stock
-// and placing their order: every Every it pages through the reservations
-// still held (the inventory's one cross-partition query) and ends each
-// one older than Hold (writes.ReapReservation). A unit held by a dead
-// checkout is back in stock within Hold + Every. Several instances may
-// reap at once: every step is conditional, so a unit comes back once.
-type Reaper struct {
-	Every, Hold time.Duration
-}
-
-// Default reaper timings: units held by a dead checkout come back within
-// 45 s.
-const (
-	DefaultReapEvery = 15 * time.Second
-	DefaultHold      = 30 * time.Second
-)
-
-// run reaps until ctx ends.
-func (r Reaper) run(ctx context.Context, h *Handlers) {
-	t := time.NewTicker(r.Every)
+// run sweeps until ctx ends.
+func (s Sweeper) run(ctx context.Context, h *Handlers) {
+	t := time.NewTicker(s.Every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = h.ReapOnce(ctx, r.Hold)
+			_ = h.SweepOnce(ctx, s.Stall, s.Expiry)
 		}
 	}
 }
 
-// ReapOnce is one pass of the reaper.
-func (h *Handlers) ReapOnce(ctx context.Context, hold time.Duration) error {
-	cont := ""
-	for {
-		held, next, err := h.repos.Inventory.Held(ctx, store.MaxQueryPageSize, cont)
-		if err != nil {
-			return err
-		}
-		for _, res := range held {
-			if err := h.writes.ReapReservation(ctx, res, hold); err != nil {
+// sweepTimeout bounds the sweeper's work on one order, so one order whose
+// provider keeps failing does not hold up the rest of the pass.
+const sweepTimeout = 5 * time.Second
+
+// SweepOnce is one pass of the sweeper.
+func (h *Handlers) SweepOnce(ctx context.Context, stall, expiry time.Duration) error {
+	var errs []error
+	for _, status := range []string{domain.StatusPending, domain.StatusReserved, domain.StatusAuthorized} {
+		cont := ""
+		for {
+			orders, next, err := h.repos.Orders.InProgress(ctx, status, store.MaxQueryPageSize, cont)
+			if err != nil {
 				return err
 			}
+			for _, o := range orders {
+				octx, cancel := context.WithTimeout(ctx, sweepTimeout)
+				if err := h.writes.Sweep(octx, o, stall, expiry); err != nil {
+					errs = append(errs, err)
+				}
+				cancel()
+			}
+			if next == "" {
+				break
+			}
+			cont = next
 		}
-		if next == "" {
-			return nil
-		}
-		cont = next
 	}
+	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"shop/domain"
+	payembedded "shop/domain/payments/embedded"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/store"
@@ -30,75 +31,91 @@ func reservationOf(t *testing.T, st store.Store, productID, orderID string) doma
 	return r
 }
 
-// TestReaperReturnsADeadCheckoutsUnitsWithinHoldPlusEvery: a checkout
-// took 3 units (its reservation held) and died before its order. The
-// running workers' reaper leaves the units alone while the hold lasts
-// (the checkout may still be running), then calls the checkout off (its
-// order id voided, so it can never commit late) and returns the units
-// once, within Hold + Every of the take. A reservation whose order stands
-// is committed, its units kept.
-func TestReaperReturnsADeadCheckoutsUnitsWithinHoldPlusEvery(t *testing.T) {
+// TestSweeperCarriesOnADeadCheckout: two checkouts died after taking
+// their units: one a moment ago, one before the expiry. The running
+// workers' sweeper leaves the young one alone while the stall lasts (its
+// checkout may still be running), then carries it on to placed, within
+// Stall + Every; the old one it expires, its units back once.
+func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 	st := openStore(t)
 	repos := store.NewRepos(st)
-	reaper := feedworkers.Reaper{Every: 50 * time.Millisecond, Hold: 300 * time.Millisecond}
+	pay, err := payembedded.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pay.Close() })
+	sweeper := feedworkers.Sweeper{Every: 50 * time.Millisecond, Stall: 300 * time.Millisecond, Expiry: time.Hour}
 	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	// The order that stands: its cart, its reservation and its batch.
 	lamp := createProduct(t, repos, "lamp", "home", 1000)
-	addToCart(t, repos, "bob", lamp, 2)
-	placed := placeOrder(t, repos, "bob", "o-bob")
+	dead := func(user string, at time.Time, n int) domain.Order {
+		addToCart(t, repos, user, lamp, n)
+		c, err := repos.Carts.Update(t.Context(), user, "", func(c *domain.Cart) error { c.MarkPending("o-"+user, at); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := domain.NewOrder("o-"+user, c, domain.Customer{Name: user}, domain.Address{Name: user, Line1: "1 Main St", City: "Town", PostalCode: "1000", Country: "BE"}, "k-"+user, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.PaymentMethod = "pm_card_visa"
+		o.Payment = &domain.OrderPayment{AmountCents: o.TotalCents, Currency: "usd"}
+		if o, err = repos.Orders.Open(t.Context(), o, domain.Idempotency{Key: "k-" + user, RequestHash: "h", CreatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", o.ID, user, int64(n), at)); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
 	took := time.Now()
-	if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "o-bob", "bob", 2, took)); err != nil {
-		t.Fatal(err)
-	}
-	// The dead checkout: units taken, no order ever.
-	if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "o-dead", "ann", 3, took)); err != nil {
-		t.Fatal(err)
-	}
-	if got := stockOf(t, repos, "lamp"); got != 5 {
-		t.Fatalf("stock after the takes = %d, want 5", got)
-	}
+	young := dead("bob", took, 2)
+	old := dead("ann", took.Add(-2*time.Hour), 3)
 	wk, err := feedworkers.Start(t.Context(), st, feedworkers.Config{
-		Processor: changefeed.Config{Instance: "reaper-test", PollEvery: 10 * time.Millisecond, Backoff: time.Millisecond},
-		Reaper:    reaper,
+		Processor: changefeed.Config{Instance: "sweeper-test", PollEvery: 10 * time.Millisecond, Backoff: time.Millisecond},
+		Sweeper:   sweeper,
+		Payments:  pay,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = wk.Stop(t.Context()) })
 
-	// Within the hold nothing comes back.
-	time.Sleep(reaper.Hold/2 - time.Since(took))
-	if got := stockOf(t, repos, "lamp"); got != 5 {
-		t.Errorf("stock within the hold = %d, want 5: a checkout still running keeps its units", got)
+	// Within the stall the young one is left to its checkout.
+	time.Sleep(sweeper.Stall/2 - time.Since(took))
+	if o, _ := repos.Orders.Get(t.Context(), "bob", young.ID); o.Status != domain.StatusPending {
+		t.Errorf("the young order within the stall is %s, want still pending: its checkout may be running", o.Status)
 	}
-	var back time.Duration
-	for deadline := took.Add(reaper.Hold + reaper.Every + time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if stockOf(t, repos, "lamp") == 8 {
-			back = time.Since(took)
+	var placed time.Duration
+	for deadline := took.Add(sweeper.Stall + sweeper.Every + time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if o, _ := repos.Orders.Get(t.Context(), "bob", young.ID); o.Status == domain.StatusPlaced {
+			placed = time.Since(took)
 			break
 		}
 	}
 	// A pass takes a few milliseconds on top of the bound.
-	if limit := reaper.Hold + reaper.Every + 100*time.Millisecond; back == 0 || back > limit {
-		t.Fatalf("the dead checkout's units came back after %v (0: not within 1 s more), want within %v", back, limit)
+	if limit := sweeper.Stall + sweeper.Every + 100*time.Millisecond; placed == 0 || placed > limit {
+		t.Fatalf("the young order was placed after %v (0: not within 1 s more), want within %v", placed, limit)
 	}
-	if r := reservationOf(t, st, "lamp", "o-dead"); r.State != domain.ReservationReleased {
-		t.Errorf("dead checkout's reservation %s, want released", r.State)
+	if o, _ := repos.Orders.Get(t.Context(), "ann", old.ID); o.Status != domain.StatusExpired {
+		t.Errorf("the old order is %s, want expired", o.Status)
 	}
-	if _, voided, err := repos.Orders.Lookup(t.Context(), "ann", "o-dead"); err != nil || !voided {
-		t.Errorf("dead checkout's order id: voided %v, %v; want voided, so its batch can never commit", voided, err)
+	// The feed carries the effects out: the young order's units sold,
+	// the old one's back.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && stockOf(t, repos, "lamp") != 8; time.Sleep(5 * time.Millisecond) {
 	}
-	if r := reservationOf(t, st, "lamp", placed.ID); r.State != domain.ReservationCommitted {
-		t.Errorf("placed order's reservation %s, want committed", r.State)
+	if got := stockOf(t, repos, "lamp"); got != 8 {
+		t.Errorf("stock = %d, want 8: 2 sold, 3 back", got)
 	}
 	// More passes change nothing: each unit came back once.
-	time.Sleep(3 * reaper.Every)
+	time.Sleep(3 * sweeper.Every)
 	if got := stockOf(t, repos, "lamp"); got != 8 {
 		t.Errorf("stock after more passes = %d, want 8", got)
 	}
-	t.Logf("units back %v after the take (hold %v, every %v)", back.Round(time.Millisecond), reaper.Hold, reaper.Every)
+	if ps := pay.ByOrder(young.ID); len(ps) != 1 || ps[0].Status != "authorized" {
+		t.Errorf("the young order's payments = %+v, want one authorization", ps)
+	}
 }
 
 // TestOrdersFeedReplayReleasesACancelledOrderOnce: the orders feed

@@ -6,15 +6,35 @@ import (
 	"shop/domain"
 )
 
-// OrdersToCarts finishes the checkouts that stopped after committing the
-// order but before settling the cart (writes.SettleOrder): a cart still
-// marked with the order gives up the paid lines; any other cart was
-// settled already, which makes the handler idempotent.
-// Cost: one cart point read per delivered order version, and a cart
-// replace only for a checkout that did not settle.
-func (h *Handlers) OrdersToCarts(ctx context.Context, orders []domain.Order) error {
+// OrdersCarryOut brings each delivered order's stock, money and cart in
+// line with its state (writes.CarryOut): the units of an order that
+// failed or was cancelled go back, exactly once, its authorization is
+// voided or its capture refunded; a placed order's units are committed
+// and its paid lines leave the cart; a shipped one is captured. This is
+// the workflow's at-least-once: whoever moved the order did it first, and
+// if that stopped half way, this finishes it.
+//
+// It reads the CURRENT order rather than trusting the feed's version, so
+// a late version of an order cannot undo what a newer one did (a late
+// "placed" committing units a cancel gave back cannot happen anyway: each
+// effect is conditional on what it changes, but the current order also
+// saves running a stale state's effects). One point read per order.
+func (h *Handlers) OrdersCarryOut(ctx context.Context, orders []domain.Order) error {
+	seen := map[[2]string]bool{}
 	for _, o := range orders {
-		if _, err := h.writes.SettleOrder(ctx, o); err != nil {
+		key := [2]string{o.UserID, o.ID}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		cur, err := h.repos.Orders.Get(ctx, o.UserID, o.ID)
+		if domain.IsCode(err, domain.ENOTFOUND) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := h.writes.CarryOut(ctx, cur); err != nil {
 			return err
 		}
 	}
@@ -68,7 +88,7 @@ func (h *Handlers) projectCurrent(ctx context.Context, userID, orderID string) e
 		if domain.IsCode(err, domain.ENOTFOUND) {
 			return nil
 		}
-		if err != nil || cur.Version == done {
+		if err != nil || cur.Version == done || cur.InProgress() {
 			return err
 		}
 		if err := h.repos.OrderSummaries.Project(ctx, cur); err != nil {

@@ -28,7 +28,8 @@ func placeOrder(t *testing.T, repos *store.Repos, userID, orderID string) domain
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err = repos.Orders.Place(t.Context(), o, domain.Idempotency{Key: "key-" + orderID, RequestHash: "h", CreatedAt: now})
+	o.Status = domain.StatusPlaced
+	o, err = repos.Orders.Open(t.Context(), o, domain.Idempotency{Key: "key-" + orderID, RequestHash: "h", CreatedAt: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"shop/domain"
+	"shop/domain/payments"
 	"shop/feedworkers/changefeed"
 	"shop/store"
 )
@@ -39,24 +40,29 @@ type Config struct {
 	// TraceBatch, when set, wraps every attempt at every batch (see
 	// changefeed.Config.TraceBatch).
 	TraceBatch func(ctx context.Context, processor, lease string) (context.Context, func(items int, ru float64, err error))
-	// Reaper times the return of units held by dead checkouts (zero
-	// fields: DefaultReapEvery, DefaultHold).
-	Reaper Reaper
+	// Sweeper times the carrying on of checkouts nobody carries on any
+	// more (zero fields: DefaultSweepEvery, domain.CheckoutStall,
+	// domain.CheckoutExpiry).
+	Sweeper Sweeper
+	// Payments is the payment provider the orders feed's effects call
+	// (HandlersConfig.Payments).
+	Payments payments.Provider
 }
 
 // Workers are the running processors of the shop.
 type Workers struct {
-	handlers   *Handlers
-	processors []*changefeed.Processor
-	stopReaper context.CancelFunc
-	reaped     chan struct{}
+	handlers    *Handlers
+	processors  []*changefeed.Processor
+	stopSweeper context.CancelFunc
+	swept       chan struct{}
 }
 
 // Start runs the shop's four processors (docs/feeds.md lists their
-// handlers) as instance cfg.Processor.Instance, and the reservation reaper:
-// products feed → view, categories, cart lines, rename, delete; reviews
-// feed → product review stats; orders feed → cart settle, reservations,
-// ordersByStatus; inventory feed → product availability.
+// handlers) as instance cfg.Processor.Instance, and the checkout
+// sweeper: products feed → view, categories, cart lines, rename, delete;
+// reviews feed → product review stats; orders feed → the workflow's
+// effects (stock, money, cart), ordersByStatus; inventory feed → product
+// availability.
 // st should be the raw store: Start meters it so each batch's Request
 // Units are counted, and rides its throttles (store.Patient). While the
 // store is unavailable Start keeps trying to set up the leases, until ctx
@@ -68,7 +74,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 	if cfg.Processor.Instance == "" {
 		cfg.Processor.Instance = changefeed.DefaultInstance()
 	}
-	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency, StatusBuckets: cfg.StatusBuckets})
+	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency, StatusBuckets: cfg.StatusBuckets, Payments: cfg.Payments})
 	w := &Workers{handlers: h}
 	for _, def := range []struct {
 		name, watched string
@@ -103,18 +109,12 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		}
 		w.processors = append(w.processors, p)
 	}
-	r := cfg.Reaper
-	if r.Every <= 0 {
-		r.Every = DefaultReapEvery
-	}
-	if r.Hold <= 0 {
-		r.Hold = DefaultHold
-	}
+	r := cfg.Sweeper.withDefaults()
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	w.stopReaper = stop
-	w.reaped = make(chan struct{})
+	w.stopSweeper = stop
+	w.swept = make(chan struct{})
 	go func() {
-		defer close(w.reaped)
+		defer close(w.swept)
 		r.run(rctx, h)
 	}()
 	return w, nil
@@ -157,10 +157,10 @@ func startRetrying(ctx context.Context, p *changefeed.Processor, backoff time.Du
 // Stop stops every processor: current batches finish and are
 // checkpointed, leases are released.
 func (w *Workers) Stop(ctx context.Context) error {
-	if w.stopReaper != nil {
-		w.stopReaper()
+	if w.stopSweeper != nil {
+		w.stopSweeper()
 		select {
-		case <-w.reaped:
+		case <-w.swept:
 		case <-ctx.Done():
 		}
 	}

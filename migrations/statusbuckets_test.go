@@ -37,7 +37,8 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err = repos.Orders.Place(ctx, o, domain.Idempotency{Key: "key-" + id, RequestHash: "h", CreatedAt: at})
+		o.Status = domain.StatusPlaced
+		o, err = repos.Orders.Open(ctx, o, domain.Idempotency{Key: "key-" + id, RequestHash: "h", CreatedAt: at})
 		if err != nil {
 			t.Fatal(err)
 		}

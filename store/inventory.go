@@ -31,6 +31,10 @@ const ReleasedTTL = 7 * 24 * 3600
 // ErrShort: the stock had fewer units than the checkout asked for.
 var ErrShort = domain.Errorf(domain.EPRECONDITION, "not enough in stock")
 
+// ErrReleased: the order's reservation of the product was released
+// already, so its units cannot be taken again.
+var ErrReleased = domain.Errorf(domain.ECONFLICT, "the order's units of this product were given back")
+
 // Stock returns the product's stock: a point read. ErrUntracked if it has
 // none.
 func (r *Inventory) Stock(ctx context.Context, productID string) (domain.Stock, error) {
@@ -71,7 +75,10 @@ func (r *Inventory) CreateStock(ctx context.Context, s domain.Stock) (domain.Sto
 // write loop: of two checkouts racing for the last unit one batch
 // commits, the other's condition fails. ErrShort when the stock cannot
 // serve; ErrUntracked when the product has no stock; a reservation that
-// exists already (a retry of the same order) takes nothing again.
+// exists already (a retry of the same order, or a second worker) takes
+// nothing again: held or committed it is the take, released it is
+// ErrReleased (the order's units were given back, or refused for good
+// before this take: Release).
 func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
 	doc, err := encode(res)
 	if err != nil {
@@ -86,7 +93,11 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
 	case err == nil:
 		return nil
 	case failed == 0 && domain.IsCode(err, domain.ECONFLICT):
-		return nil
+		prior, err := ReadDoc[domain.Reservation](ctx, r.c, res.ProductID, res.ID)
+		if err == nil && prior.State == domain.ReservationReleased {
+			return ErrReleased
+		}
+		return err
 	case failed == 1 && domain.IsCode(err, domain.EPRECONDITION):
 		return ErrShort
 	case failed == 1 && domain.IsCode(err, domain.ENOTFOUND):
@@ -98,32 +109,45 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
 // Release puts the units of the order's reservation of productID back in
 // stock, exactly once: ONE batch of a patch of the reservation (state
 // released) under the condition that it is not released yet, and a patch
-// of the stock (available +q). A reservation already released, or never
-// made, is nothing to do.
+// of the stock (available +q). A reservation already released is nothing
+// to do. One never made is created released, with nothing to give back:
+// a worker still taking the order's units (a checkout that lost its race
+// to the sweeper) then finds its take refused (Reserve: ErrReleased), so
+// no unit is ever held for an order that ended.
 func (r *Inventory) Release(ctx context.Context, productID, orderID string, now time.Time) error {
-	res, err := ReadDoc[domain.Reservation](ctx, r.c, productID, domain.ReservationID(orderID))
-	if domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
-	}
-	if err != nil {
+	return Retry(ctx, func() error {
+		res, err := ReadDoc[domain.Reservation](ctx, r.c, productID, domain.ReservationID(orderID))
+		switch {
+		case domain.IsCode(err, domain.ENOTFOUND):
+			ttl := ReleasedTTL
+			tomb := domain.Reservation{
+				Meta:      domain.Meta{ID: domain.ReservationID(orderID), Type: domain.TypeReservation, SchemaVersion: domain.SchemaVersion, TTL: &ttl},
+				ProductID: productID, OrderID: orderID, State: domain.ReservationReleased, CreatedAt: now.UTC(),
+			}
+			_, err := CreateDoc(ctx, r.c, productID, tomb)
+			if domain.IsCode(err, domain.ECONFLICT) {
+				return Lost(err) // a take went in first: release it
+			}
+			return err
+		case err != nil:
+			return err
+		case res.State == domain.ReservationReleased:
+			return nil
+		}
+		_, err = r.c.ExecuteBatch(ctx, productID, []BatchOp{
+			{Kind: BatchPatch, ID: res.ID, Patch: []PatchOp{
+				{Op: PatchSet, Path: "/state", Value: domain.ReservationReleased},
+				{Op: PatchSet, Path: "/ttl", Value: ReleasedTTL},
+			},
+				Condition: Condition{{Path: "state", Op: OpNotEqual, Value: domain.ReservationReleased}}},
+			{Kind: BatchPatch, ID: domain.StockID, Patch: stockChange(res.Quantity, now)},
+		})
+		if domain.IsCode(err, domain.EPRECONDITION) {
+			// Released meanwhile by another settler.
+			return nil
+		}
 		return err
-	}
-	if res.State == domain.ReservationReleased {
-		return nil
-	}
-	_, err = r.c.ExecuteBatch(ctx, productID, []BatchOp{
-		{Kind: BatchPatch, ID: res.ID, Patch: []PatchOp{
-			{Op: PatchSet, Path: "/state", Value: domain.ReservationReleased},
-			{Op: PatchSet, Path: "/ttl", Value: ReleasedTTL},
-		},
-			Condition: Condition{{Path: "state", Op: OpNotEqual, Value: domain.ReservationReleased}}},
-		{Kind: BatchPatch, ID: domain.StockID, Patch: stockChange(res.Quantity, now)},
 	})
-	if domain.IsCode(err, domain.EPRECONDITION) {
-		// Released meanwhile by another settler.
-		return nil
-	}
-	return err
 }
 
 // Commit marks the order's reservation of productID committed: its order

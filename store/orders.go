@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"shop/domain"
@@ -111,24 +112,27 @@ func (r *Orders) Void(ctx context.Context, userID, orderID string, now time.Time
 	return err
 }
 
-// The two ways a checkout's batch is refused because its documents exist.
+// The two ways a checkout's opening batch is refused because its
+// documents exist.
 var (
-	// ErrOrderExists: the new order's id is taken: another checkout's
-	// cart change voided it (Orders.Void), since it took too long.
-	ErrOrderExists = domain.Errorf(domain.ECONFLICT, "the checkout took too long and was called off; nothing was charged; try again")
+	// ErrOrderExists: the new order's id is taken: a cart change found
+	// the checkout's marker before its order and voided the id
+	// (Orders.Void).
+	ErrOrderExists = domain.Errorf(domain.ECONFLICT, "the cart changed while the checkout began; nothing was charged; try again")
 	// ErrKeyUsed: the Idempotency-Key's record is committed.
 	ErrKeyUsed = domain.Errorf(domain.ECONFLICT, "this Idempotency-Key was used by another request")
 )
 
-// Place commits a checkout as ONE transactional batch in the user's
+// Open writes a new order as ONE transactional batch in the user's
 // partition: create the order, create the idempotency record (its id
-// comes from the key), and write the customerSummary with If-Match
-// (Create when it is new). Nothing is half-written, ever. A taken order id
-// is ErrOrderExists and a taken key ErrKeyUsed (the batch reports the
-// first operation that failed, so the order's comes first); a summary
-// changed by a concurrent checkout or cancel is re-read and the batch
+// comes from the key), and, for an order in a counted state (one written
+// placed, as the sample data and the tests do; a checkout's is pending),
+// the customerSummary with If-Match. Nothing is half-written, ever. A
+// taken order id is ErrOrderExists and a taken key ErrKeyUsed (the batch
+// reports the first operation that failed, so the order's comes first);
+// a summary changed by a concurrent checkout is re-read and the batch
 // retried (Retry).
-func (r *Orders) Place(ctx context.Context, o domain.Order, idem domain.Idempotency) (domain.Order, error) {
+func (r *Orders) Open(ctx context.Context, o domain.Order, idem domain.Idempotency) (domain.Order, error) {
 	ttl := IdempotencyTTL
 	idem.Meta = domain.Meta{ID: domain.IdempotencyID(idem.Key), Type: domain.TypeIdempotency, SchemaVersion: domain.SchemaVersion, TTL: &ttl}
 	idem.UserID, idem.OrderID = o.UserID, o.ID
@@ -140,39 +144,113 @@ func (r *Orders) Place(ctx context.Context, o domain.Order, idem domain.Idempote
 	if err != nil {
 		return domain.Order{}, err
 	}
-	var placed domain.Order
+	st, _ := domain.StateOf(o.Status)
+	var opened domain.Order
 	err = Retry(ctx, func() error {
-		sum, err := r.Summary(ctx, o.UserID)
-		if err != nil {
-			return err
+		ops := []BatchOp{{Kind: BatchCreate, Item: orderDoc}, {Kind: BatchCreate, Item: idemDoc}}
+		if st.Counted {
+			sum, err := r.Summary(ctx, o.UserID)
+			if err != nil {
+				return err
+			}
+			etag := sum.ETag
+			sum.AddOrder(o, o.CreatedAt)
+			op, err := summaryOp(sum, etag)
+			if err != nil {
+				return err
+			}
+			ops = append(ops, op)
 		}
-		etag := sum.ETag
-		sum.AddOrder(o, o.CreatedAt)
-		sumOp, err := summaryOp(sum, etag)
-		if err != nil {
-			return err
-		}
-		res, err := r.c.ExecuteBatch(ctx, o.UserID, []BatchOp{
-			{Kind: BatchCreate, Item: orderDoc},
-			{Kind: BatchCreate, Item: idemDoc},
-			sumOp,
-		})
+		res, err := r.c.ExecuteBatch(ctx, o.UserID, ops)
 		switch failed := firstFailed(res); {
 		case err == nil:
-			placed, err = Decode[domain.Order](res.Results[0].Item)
+			opened, err = Decode[domain.Order](res.Results[0].Item)
 			return err
 		case failed == 0 && domain.IsCode(err, domain.ECONFLICT):
 			return ErrOrderExists
 		case failed == 1 && domain.IsCode(err, domain.ECONFLICT):
 			return ErrKeyUsed
 		case failed == 2:
+			return Lost(err) // the summary changed, or another first order created it
+		}
+		return err
+	})
+	return opened, err
+}
+
+// ErrMoved is a move's lost race: the order is no longer the version the
+// mover read (another worker, the sweeper or a person moved it first).
+// The mover reads it again and carries on from what it finds.
+var ErrMoved = domain.Errorf(domain.EPRECONDITION, "the order moved on meanwhile")
+
+// Move writes o, read at version o.ETag and changed by the caller along
+// one move of the workflow (domain.Order.Move), as ONE transactional
+// batch in the user's partition: the order with If-Match on the version
+// read, and what the move changes beside it. A move into a counted state
+// (placed) adds the order to the customerSummary and one out of it
+// (cancelled) takes it out, If-Match on the summary read; a move into
+// rejected or expired deletes the idempotency record, so the key is free
+// again, as after a refusal that wrote nothing. ErrMoved when the order
+// changed since it was read; a summary changed underneath is re-read and
+// the batch retried (Retry).
+func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.Order, error) {
+	etag := o.ETag
+	doc, err := encode(o)
+	if err != nil {
+		return domain.Order{}, err
+	}
+	was, _ := domain.StateOf(from)
+	now, _ := domain.StateOf(o.Status)
+	var (
+		moved   domain.Order
+		keyGone bool // the key's record is gone already (its ttl, a repair)
+	)
+	err = Retry(ctx, func() error {
+		ops := []BatchOp{{Kind: BatchReplace, ID: o.ID, Item: doc, IfMatch: etag}}
+		sumAt, idemAt := -1, -1
+		if was.Counted != now.Counted {
+			sum, err := r.Summary(ctx, o.UserID)
+			if err != nil {
+				return err
+			}
+			sumETag := sum.ETag
+			if now.Counted {
+				sum.AddOrder(o, o.LastUpdated)
+			} else {
+				sum.RemoveOrder(o, o.LastUpdated)
+			}
+			op, err := summaryOp(sum, sumETag)
+			if err != nil {
+				return err
+			}
+			sumAt = len(ops)
+			ops = append(ops, op)
+		}
+		if now.Name == domain.StatusRejected || now.Name == domain.StatusExpired {
+			if o.IdempotencyKey != "" && !keyGone {
+				idemAt = len(ops)
+				ops = append(ops, BatchOp{Kind: BatchDelete, ID: domain.IdempotencyID(o.IdempotencyKey)})
+			}
+		}
+		res, err := r.c.ExecuteBatch(ctx, o.UserID, ops)
+		switch failed := firstFailed(res); {
+		case err == nil:
+			moved, err = Decode[domain.Order](res.Results[0].Item)
+			return err
+		case failed == 0 && (domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND)):
+			return ErrMoved
+		case failed == sumAt && sumAt > 0:
 			// The summary changed (412), or another first checkout
-			// created it (409).
+			// created it (409): the summary is the server's own
+			// business, so its race is always retried.
+			return Lost(err)
+		case failed == idemAt && idemAt > 0 && domain.IsCode(err, domain.ENOTFOUND):
+			keyGone = true
 			return Lost(err)
 		}
 		return err
 	})
-	return placed, err
+	return moved, err
 }
 
 // firstFailed is the index of the batch operation that failed, -1 if none
@@ -200,10 +278,10 @@ func summaryOp(s domain.CustomerSummary, etag string) (BatchOp, error) {
 	return BatchOp{Kind: BatchReplace, ID: domain.CustomerSummaryID, Item: doc, IfMatch: etag}, nil
 }
 
-// SetStatus moves an order along the status machine with If-Match (see
-// Precondition). Cancelling also takes the order out of the
-// customerSummary: both change in ONE transactional batch with If-Match on
-// both, retried when either changed underneath (Retry).
+// SetStatus is a person's move of an order (ship, deliver, cancel:
+// domain.Order.SetStatus) with the client's If-Match (see Precondition),
+// written by Move. Without an _etag from the client, a lost race is
+// read again and retried; with one, it is the client's 412.
 func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch Precondition, to string, now time.Time) (domain.Order, error) {
 	var out domain.Order
 	err := Retry(ctx, func() error {
@@ -214,41 +292,15 @@ func (r *Orders) SetStatus(ctx context.Context, userID, orderID string, ifMatch 
 		if ifMatch != "" && !etagMatches(ifMatch, o.ETag) {
 			return domain.Errorf(domain.EPRECONDITION, "order %s was changed by someone else after you read it: read it again, then retry", orderID)
 		}
-		etag := o.ETag
+		from := o.Status
 		if err := o.SetStatus(to, now); err != nil {
 			return err
 		}
-		doc, err := encode(o)
-		if err != nil {
-			return err
-		}
-		ops := []BatchOp{{Kind: BatchReplace, ID: o.ID, Item: doc, IfMatch: etag}}
-		if to == domain.StatusCancelled {
-			sum, err := r.Summary(ctx, userID)
-			if err != nil {
-				return err
-			}
-			sumETag := sum.ETag
-			sum.RemoveOrder(o, now)
-			op, err := summaryOp(sum, sumETag)
-			if err != nil {
-				return err
-			}
-			ops = append(ops, op)
-		}
-		res, err := r.c.ExecuteBatch(ctx, userID, ops)
-		if err == nil {
-			out, err = Decode[domain.Order](res.Results[0].Item)
-			return err
-		}
-		// The summary is the server's own business: its race is always
-		// retried. The order's is the client's when it sent an _etag.
-		switch failed := firstFailed(res); {
-		case failed == 1:
+		out, err = r.Move(ctx, o, from)
+		switch {
+		case errors.Is(err, ErrMoved) && serverRetries(ifMatch):
 			return Lost(err)
-		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION) && serverRetries(ifMatch):
-			return Lost(err)
-		case failed == 0 && domain.IsCode(err, domain.EPRECONDITION):
+		case errors.Is(err, ErrMoved):
 			return domain.Errorf(domain.EPRECONDITION, "order %s was changed by someone else after you read it: read it again, then retry", orderID)
 		}
 		return err
@@ -270,4 +322,20 @@ func (r *Orders) PutSummary(ctx context.Context, s domain.CustomerSummary, ifMat
 		_, err = ReplaceDoc(ctx, r.c, s.UserID, s.ID, s, &WriteOptions{IfMatch: ifMatch})
 	}
 	return err
+}
+
+// InProgress returns one page of the orders in status (one of the
+// workflow's in-progress states), across every user: the sweeper's one
+// cross-partition query. Few orders are in progress at any moment, and
+// the query reads only those (the index on status), so a pass costs
+// little however many orders the shop holds.
+func (r *Orders) InProgress(ctx context.Context, status string, limit int, continuation string) ([]domain.Order, string, error) {
+	return queryPage[domain.Order](ctx, r.c, Query{
+		Filters: []Filter{
+			{Path: "type", Op: OpEqual, Value: domain.TypeOrder},
+			{Path: "status", Op: OpEqual, Value: status},
+		},
+		Limit:        limit,
+		Continuation: continuation,
+	})
 }

@@ -23,6 +23,7 @@ func newOrder(t *testing.T, userID, id string, cents int64, at time.Time) domain
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.Status = domain.StatusPlaced
 	return o
 }
 
@@ -35,7 +36,7 @@ func TestOrdersPlace(t *testing.T) {
 	orders := store.NewOrders(newStore(t))
 	o := newOrder(t, "u1", "o1", 2500, now)
 
-	placed, err := orders.Place(ctx, o, idem("k1"))
+	placed, err := orders.Open(ctx, o, idem("k1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestOrdersPlace(t *testing.T) {
 func TestOrdersPlaceSameKeyTwice(t *testing.T) {
 	ctx := t.Context()
 	orders := store.NewOrders(newStore(t))
-	if _, err := orders.Place(ctx, newOrder(t, "u1", "o1", 2500, now), idem("k1")); err != nil {
+	if _, err := orders.Open(ctx, newOrder(t, "u1", "o1", 2500, now), idem("k1")); err != nil {
 		t.Fatal(err)
 	}
 	before, err := orders.Summary(ctx, "u1")
@@ -77,7 +78,7 @@ func TestOrdersPlaceSameKeyTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err = orders.Place(ctx, newOrder(t, "u1", "o2", 9900, now), idem("k1"))
+	_, err = orders.Open(ctx, newOrder(t, "u1", "o2", 9900, now), idem("k1"))
 	wantCode(t, "second Place with the same key", err, domain.ECONFLICT)
 
 	_, err = orders.Get(ctx, "u1", "o2")
@@ -101,10 +102,10 @@ func TestOrdersPlaceSameKeyTwice(t *testing.T) {
 func TestOrdersPlaceTakenOrderIDWritesNothing(t *testing.T) {
 	ctx := t.Context()
 	orders := store.NewOrders(newStore(t))
-	if _, err := orders.Place(ctx, newOrder(t, "u1", "o1", 2500, now), idem("k1")); err != nil {
+	if _, err := orders.Open(ctx, newOrder(t, "u1", "o1", 2500, now), idem("k1")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := orders.Place(ctx, newOrder(t, "u1", "o1", 100, now), idem("k2"))
+	_, err := orders.Open(ctx, newOrder(t, "u1", "o1", 100, now), idem("k2"))
 	wantCode(t, "Place of a taken order id", err, domain.ECONFLICT)
 	// The batch is all or nothing: the key of the refused batch is unused.
 	_, err = orders.Idempotency(ctx, "u1", "k2")
@@ -127,7 +128,7 @@ func TestOrdersPlaceConcurrent(t *testing.T) {
 		placing[i] = newOrder(t, "u1", fmt.Sprintf("o%02d", i), int64(1000+i), now.Add(time.Duration(i)*time.Second))
 	}
 	errs := run(n, func(i int) error {
-		_, err := orders.Place(ctx, placing[i], idem(fmt.Sprintf("k%02d", i)))
+		_, err := orders.Open(ctx, placing[i], idem(fmt.Sprintf("k%02d", i)))
 		return err
 	})
 	var wantSpent int64
@@ -161,7 +162,7 @@ func TestOrdersSetStatus(t *testing.T) {
 	orders := store.NewOrders(newStore(t))
 	totals := map[string]int64{"o1": 1000, "o2": 2000, "o3": 4000}
 	for _, id := range []string{"o1", "o2", "o3"} {
-		if _, err := orders.Place(ctx, newOrder(t, "u1", id, totals[id], now), idem("k-"+id)); err != nil {
+		if _, err := orders.Open(ctx, newOrder(t, "u1", id, totals[id], now), idem("k-"+id)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,8 +175,8 @@ func TestOrdersSetStatus(t *testing.T) {
 		{"o2", domain.StatusShipped, "", 3, 7000},
 		{"o1", domain.StatusCancelled, "", 2, 6000},
 		{"o1", domain.StatusCancelled, domain.ECONFLICT, 2, 6000},
-		{"o2", domain.StatusCancelled, domain.ECONFLICT, 2, 6000},
 		{"o2", domain.StatusDelivered, "", 2, 6000},
+		{"o2", domain.StatusCancelled, domain.ECONFLICT, 2, 6000},
 		{"o3", "lost", domain.EINVALID, 2, 6000},
 		{"o3", domain.StatusCancelled, "", 1, 2000},
 	}
@@ -210,7 +211,7 @@ func TestOrdersSetStatus(t *testing.T) {
 func TestOrdersSetStatusStaleIfMatch(t *testing.T) {
 	ctx := t.Context()
 	orders := store.NewOrders(newStore(t))
-	placed, err := orders.Place(ctx, newOrder(t, "u1", "o1", 1000, now), idem("k1"))
+	placed, err := orders.Open(ctx, newOrder(t, "u1", "o1", 1000, now), idem("k1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestOrdersSetStatusStaleIfMatch(t *testing.T) {
 func TestOrdersGetIsPerUser(t *testing.T) {
 	ctx := t.Context()
 	orders := store.NewOrders(newStore(t))
-	if _, err := orders.Place(ctx, newOrder(t, "alice", "o1", 1000, now), idem("k1")); err != nil {
+	if _, err := orders.Open(ctx, newOrder(t, "alice", "o1", 1000, now), idem("k1")); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct{ name, user, id string }{
@@ -263,7 +264,7 @@ func TestOrdersPageNewestFirst(t *testing.T) {
 	const n = 7
 	for i := range n {
 		id := fmt.Sprintf("o%d", i)
-		if _, err := orders.Place(ctx, newOrder(t, "u1", id, 100, now.Add(time.Duration(i)*time.Minute)), idem(id)); err != nil {
+		if _, err := orders.Open(ctx, newOrder(t, "u1", id, 100, now.Add(time.Duration(i)*time.Minute)), idem(id)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -185,19 +185,13 @@ func (r *OrderSummaries) Put(ctx context.Context, s domain.OrderSummary) (bool, 
 
 func orderSummaryVersion(s domain.OrderSummary) int64 { return s.SourceVersion }
 
-// earlier lists, for each status, the statuses an order can have held
-// before it (the status machine only moves forward): the only partitions
-// where an older summary of the order can still be.
-var earlier = map[string][]string{
-	domain.StatusPlaced:    nil,
-	domain.StatusShipped:   {domain.StatusPlaced},
-	domain.StatusDelivered: {domain.StatusPlaced, domain.StatusShipped},
-	domain.StatusCancelled: {domain.StatusPlaced},
-}
 
-// Project makes the view hold exactly one summary of o: it is put
+// Project makes the view hold exactly one summary of o, an order that
+// rests (the view holds no order in progress: its summary would move
+// three times in a checkout's few milliseconds): it is put
 // (version-guarded) in o's status partition and deleted in the same
-// bucket of every status o held before. A partition key never changes in
+// bucket of every resting status o can have held before
+// (domain.RestingBefore: the workflow only moves forward). A partition key never changes in
 // place, so a status change is a create in one partition and a delete in
 // another. o must be the CURRENT order, read from orders: the guard is
 // per partition, so an older version would re-create its old status's
@@ -206,7 +200,7 @@ func (r *OrderSummaries) Project(ctx context.Context, o domain.Order) error {
 	if _, err := r.Put(ctx, domain.SummaryOf(o, r.buckets)); err != nil {
 		return err
 	}
-	for _, s := range earlier[o.Status] {
+	for _, s := range domain.RestingBefore(o.Status) {
 		if err := r.Delete(ctx, r.Key(s, o), o.ID); err != nil {
 			return err
 		}

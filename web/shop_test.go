@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
+	payembedded "shop/domain/payments/embedded"
 	"testing"
 	"time"
 
@@ -35,7 +36,12 @@ func newShop(t *testing.T) string {
 	if _, err := sample.Load(ctx, s, sample.Options{Categories: 3, Products: 30, Reviews: 120}); err != nil {
 		t.Fatal(err)
 	}
-	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Processor: changefeed.Config{PollEvery: 50 * time.Millisecond}})
+	pay, err := payembedded.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pay.Close() })
+	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Payments: pay, Processor: changefeed.Config{PollEvery: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +54,12 @@ func newShop(t *testing.T) string {
 		cancel()
 	})
 	srv := httptest.NewServer(api.NewServer(api.Deps{
-		Store:   s,
-		Secret:  []byte("browser-tests-only-secret-of-32-bytes"),
-		DevMode: true,
-		Web:     web.Handler(),
-		Feeds:   wk,
+		Store:    s,
+		Secret:   []byte("browser-tests-only-secret-of-32-bytes"),
+		DevMode:  true,
+		Web:      web.Handler(),
+		Feeds:    wk,
+		Payments: pay,
 		// As shop serve on the embedded store.
 		ChargesEstimated: true,
 	}))

@@ -48,11 +48,17 @@ type config struct {
 	LogLevel       string
 	// PprofAddr serves net/http/pprof on its own listener ("": off).
 	PprofAddr string
-	// ReservationHold and ReapEvery time the reaper: units held by a
-	// checkout that died come back within their sum.
-	ReservationHold time.Duration
-	ReapEvery       time.Duration
-	Cosmos          bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
+	// CheckoutStall, CheckoutExpiry and SweepEvery time the sweeper
+	// (feedworkers.Sweeper): an order whose checkout died is carried on
+	// within CheckoutStall + SweepEvery, and expired after CheckoutExpiry.
+	CheckoutStall  time.Duration
+	CheckoutExpiry time.Duration
+	SweepEvery     time.Duration
+	// StripeKey selects the Stripe adapter (empty: the embedded payment
+	// provider); StripeURL points it at another server (stripe-mock).
+	StripeKey string
+	StripeURL string
+	Cosmos    bool // COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING is set
 
 	// IdleTimeout is how long a keep-alive connection may wait for its
 	// next request; MaxConns and MaxConnsPerAddr bound the connections
@@ -90,8 +96,11 @@ var settings = []setting{
 	{"idle-timeout", "SHOP_IDLE_TIMEOUT", defaultIdleTimeout.String(), "how long a keep-alive connection may wait for its next request before the server closes it (behind a proxy that keeps connections to the shop: longer than the proxy's own idle timeout for them)"},
 	{"max-conns", "SHOP_MAX_CONNS", "the open-file limit minus 256 (half of that with Cosmos), at most 16384", "connections held open at once; past it the connection idle the longest is closed, or the new one answered 503 when none is idle (0: no bound)"},
 	{"max-conns-per-addr", "SHOP_MAX_CONNS_PER_ADDR", strconv.Itoa(defaultMaxConnsPerAddr), "connections of one client address (an IPv6 one by its /64); past it that address's connection idle the longest is closed, or the new one answered 503 (0: no bound; behind a proxy every connection has the proxy's address)"},
-	{"reservation-hold", "SHOP_RESERVATION_HOLD", feedworkers.DefaultHold.String(), "how old a reservation of stock still held by an unfinished checkout must be before the reaper calls the checkout off and returns its units"},
-	{"reap-every", "SHOP_REAP_EVERY", feedworkers.DefaultReapEvery.String(), "how often the reaper looks for such reservations: a dead checkout's units are back in stock within reservation-hold + reap-every"},
+	{"checkout-stall", "SHOP_CHECKOUT_STALL", domain.CheckoutStall.String(), "how old an order still in progress (pending, reserved, authorized) must be before the sweeper carries it on: its checkout's request ended, or its instance died"},
+	{"checkout-expiry", "SHOP_CHECKOUT_EXPIRY", domain.CheckoutExpiry.String(), "how old an order still in progress must be before the sweeper expires it (its units back in stock, its authorization voided); its cart stays claimed until then"},
+	{"sweep-every", "SHOP_SWEEP_EVERY", feedworkers.DefaultSweepEvery.String(), "how often the sweeper looks for orders in progress: a dead checkout's order moves on within checkout-stall + sweep-every"},
+	{"stripe-key", "SHOP_STRIPE_KEY", "", "a Stripe secret key (sk_test_…): checkouts authorize, and shipping captures, with Stripe PaymentIntents (none: the embedded payment provider, with Stripe's test cards)"},
+	{"stripe-url", "SHOP_STRIPE_URL", "https://api.stripe.com", "the Stripe API's address (stripe-mock's, for wire tests)"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"pprof-addr", "SHOP_PPROF_ADDR", "", "loopback address serving Go's profiles (/debug/pprof/) on a listener of their own, for shop bench and go tool pprof (none: off)"},
 	{"rate-user", "SHOP_RATE_USER", "1200 with Cosmos, 0 with the embedded store", "requests per minute of one signed-in user (0: no limit)"},
@@ -204,12 +213,23 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 			return c, fmt.Errorf("pprof-addr: want a loopback address such as 127.0.0.1:6060, got %q", c.PprofAddr)
 		}
 	}
-	if c.ReservationHold, err = time.ParseDuration(orDefault(get("reservation-hold"), feedworkers.DefaultHold.String())); err != nil || c.ReservationHold <= 0 {
-		return c, fmt.Errorf("reservation-hold: want a duration above 0, got %q", get("reservation-hold"))
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+		def  time.Duration
+	}{
+		{"checkout-stall", &c.CheckoutStall, domain.CheckoutStall},
+		{"checkout-expiry", &c.CheckoutExpiry, domain.CheckoutExpiry},
+		{"sweep-every", &c.SweepEvery, feedworkers.DefaultSweepEvery},
+	} {
+		if *d.to, err = time.ParseDuration(orDefault(get(d.name), d.def.String())); err != nil || *d.to <= 0 {
+			return c, fmt.Errorf("%s: want a duration above 0, got %q", d.name, get(d.name))
+		}
 	}
-	if c.ReapEvery, err = time.ParseDuration(orDefault(get("reap-every"), feedworkers.DefaultReapEvery.String())); err != nil || c.ReapEvery <= 0 {
-		return c, fmt.Errorf("reap-every: want a duration above 0, got %q", get("reap-every"))
+	if c.CheckoutExpiry <= c.CheckoutStall {
+		return c, fmt.Errorf("checkout-expiry (%v) must be longer than checkout-stall (%v)", c.CheckoutExpiry, c.CheckoutStall)
 	}
+	c.StripeKey, c.StripeURL = get("stripe-key"), orDefault(get("stripe-url"), "https://api.stripe.com")
 	// Rate limits protect a shared deployment; on the embedded store (a
 	// workshop, `shop bench --url` against a local shop) they are off.
 	rateUser, rateAnon := "1200", "600"

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	payembedded "shop/domain/payments/embedded"
 	"shop/store/embedded"
+	"shop/store/writes/writestest"
 )
 
 // buildShop builds the shop binary into a temporary directory.
@@ -30,11 +32,13 @@ func buildShop(t *testing.T) string {
 // TestFlashSaleKilledReturnsHeldUnits kills the shop with SIGKILL in the
 // middle of a flash sale (the real binary, checkouts in flight, some of
 // them between their take of stock and their order), restarts it on the
-// same data with the reaper's timings shortened (SHOP_RESERVATION_HOLD,
-// SHOP_REAP_EVERY), and checks the stated bound: reservation-hold +
-// reap-every after the restart (and a second for the pass itself) no unit
-// is held, and units sold + available = the initial stock, every order
-// that answered 201 among those sold. SHOP_LONG=1 runs 10 such sales.
+// same data with the sweeper's timings shortened (SHOP_CHECKOUT_STALL,
+// SHOP_SWEEP_EVERY), and checks the stated bound: checkout-stall +
+// sweep-every after the restart (and a second for the pass itself) no
+// order is in progress and no unit held, units sold + available = the
+// initial stock, every order that answered 201 among those sold, and the
+// money matches every order's state (writestest.Check over the store and
+// the embedded provider's payments.db). SHOP_LONG=1 runs 10 such sales.
 func TestFlashSaleKilledReturnsHeldUnits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary: skipped with -short")
@@ -58,9 +62,9 @@ func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
 		hold  = time.Second
 		every = 200 * time.Millisecond
 	)
-	reaper := []string{"SHOP_RESERVATION_HOLD=" + hold.String(), "SHOP_REAP_EVERY=" + every.String()}
+	sweeper := []string{"SHOP_CHECKOUT_STALL=" + hold.String(), "SHOP_SWEEP_EVERY=" + every.String()}
 	dir := t.TempDir()
-	first := startChild(t, bin, dir, reaper...)
+	first := startChild(t, bin, dir, sweeper...)
 	admin := testToken(t, "boss", true)
 	mustDo(t, "PUT", first.base+"/v1/categories/sale", admin, map[string]string{"name": "Sale"}, http.StatusCreated)
 	const id = "flash-k"
@@ -111,7 +115,7 @@ func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
 	atKill := readLedgerAt(t, dir, id)
 
 	restarted := time.Now()
-	second := startChild(t, bin, dir, reaper...)
+	second := startChild(t, bin, dir, sweeper...)
 	time.Sleep(hold + every + time.Second - time.Since(restarted))
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -126,9 +130,33 @@ func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
 	if l.Orders < len(answered) {
 		t.Errorf("%d orders hold the product, but %d answered 201 before the kill", l.Orders, len(answered))
 	}
-	t.Logf("killed after %d × 201 (%d buyers, %d units); at the kill: %s; %v after the restart (reservation-hold %v + reap-every %v + 1 s): %s",
+	checkMoneyAt(t, dir, map[string]int64{id: int64(units)})
+	t.Logf("killed after %d × 201 (%d buyers, %d units); at the kill: %s; %v after the restart (checkout-stall %v + sweep-every %v + 1 s): %s",
 		placed.Load(), buyers, units, atKill, hold+every+time.Second, hold, every, l)
 	return atKill.Unfinished
+}
+
+// checkMoneyAt opens the stopped shop's store and payments in dir and
+// checks the workflow's invariants (writestest.Check).
+func checkMoneyAt(t *testing.T, dir string, stocked map[string]int64) {
+	t.Helper()
+	st, err := embedded.Open(filepath.Join(dir, "shop.db"), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pay, err := payembedded.Open(filepath.Join(dir, "payments.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pay.Close()
+	bad, err := writestest.Check(context.Background(), st, pay, stocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
 }
 
 // readLedgerAt opens the stopped shop's store in dir and reads the
@@ -147,18 +175,19 @@ func readLedgerAt(t *testing.T, dir, productID string) ledger {
 	return l
 }
 
-// TestReaperSettings: the reaper's two settings parse as durations above
-// 0, with feedworkers' defaults.
-func TestReaperSettings(t *testing.T) {
+// TestSweeperSettings: the sweeper's three settings parse as durations
+// above 0, with the workflow's defaults, and the expiry outlasts the
+// stall.
+func TestSweeperSettings(t *testing.T) {
 	c, err := parseConfig("serve", nil, envOf(), io.Discard)
-	if err != nil || c.ReservationHold != 30*time.Second || c.ReapEvery != 15*time.Second {
-		t.Errorf("defaults: hold %v, every %v, %v; want 30s and 15s", c.ReservationHold, c.ReapEvery, err)
+	if err != nil || c.CheckoutStall != 30*time.Second || c.SweepEvery != 15*time.Second || c.CheckoutExpiry != 10*time.Minute {
+		t.Errorf("defaults: stall %v, every %v, expiry %v, %v; want 30s, 15s and 10m", c.CheckoutStall, c.SweepEvery, c.CheckoutExpiry, err)
 	}
-	c, err = parseConfig("serve", []string{"--reap-every", "100ms"}, envOf("SHOP_RESERVATION_HOLD=2s"), io.Discard)
-	if err != nil || c.ReservationHold != 2*time.Second || c.ReapEvery != 100*time.Millisecond {
-		t.Errorf("set: hold %v, every %v, %v; want 2s and 100ms", c.ReservationHold, c.ReapEvery, err)
+	c, err = parseConfig("serve", []string{"--sweep-every", "100ms"}, envOf("SHOP_CHECKOUT_STALL=2s"), io.Discard)
+	if err != nil || c.CheckoutStall != 2*time.Second || c.SweepEvery != 100*time.Millisecond {
+		t.Errorf("set: stall %v, every %v, %v; want 2s and 100ms", c.CheckoutStall, c.SweepEvery, err)
 	}
-	for _, bad := range []string{"SHOP_RESERVATION_HOLD=0s", "SHOP_REAP_EVERY=-1s", "SHOP_REAP_EVERY=soon"} {
+	for _, bad := range []string{"SHOP_CHECKOUT_STALL=0s", "SHOP_SWEEP_EVERY=-1s", "SHOP_SWEEP_EVERY=soon", "SHOP_CHECKOUT_EXPIRY=1s"} {
 		if _, err := parseConfig("serve", nil, envOf(bad), io.Discard); err == nil {
 			t.Errorf("%s accepted", bad)
 		}

@@ -267,9 +267,9 @@ func TestFlashSaleNeverOversells(t *testing.T) {
 
 // TestFlashSaleThroughStoreFaults is the flash sale on a store throttling,
 // failing and timing out a few percent of every container's calls, the
-// feed workers' and the reaper's included, with the reaper's timings
+// feed workers' and the sweeper's included, with the sweeper's timings
 // shortened. Buyers retry a 503 with the same Idempotency-Key. Then the
-// faults heal; once the reaper has run no unit is held, the equation
+// faults heal; once the sweeper has run no unit is held, the equation
 // holds, and the buyers refused while units were held by failed
 // checkouts come back (each with a new key) while stock remains: exactly
 // min(buyers, units) orders exist and available + sold = units.
@@ -278,7 +278,7 @@ func TestFlashSaleThroughStoreFaults(t *testing.T) {
 	fc := &faults.Config{Seed: 7, TimeoutAfter: 50 * time.Millisecond, RetryAfter: 20 * time.Millisecond, Disabled: true,
 		Rules: []faults.Rule{{Throttle: 0.02, Unavailable: 0.02, Timeout: 0.01}}}
 	wc := liveWorkers
-	wc.Reaper = feedworkers.Reaper{Every: 100 * time.Millisecond, Hold: 500 * time.Millisecond}
+	wc.Sweeper = feedworkers.Sweeper{Every: 100 * time.Millisecond, Stall: 500 * time.Millisecond}
 	s := newLiveShopWith(t, filepath.Join(t.TempDir(), "shop.db"), fc, wc)
 	const id = "flash-f"
 	saleProduct(s, id, int64(units))
@@ -297,9 +297,9 @@ func TestFlashSaleThroughStoreFaults(t *testing.T) {
 		t.Fatal("no fault was injected: the test proves nothing")
 	}
 
-	// Healed: within the reaper's bound (Hold + Every, and a margin for
+	// Healed: within the sweeper's bound (Stall + Every, and a margin for
 	// the feed) nothing is held, and the equation holds.
-	bound := wc.Reaper.Hold + wc.Reaper.Every
+	bound := wc.Sweeper.Stall + wc.Sweeper.Every
 	l := s.awaitLedger(id, bound+10*time.Second, func(l ledger) bool { return l.Held == 0 && s.feedLag() == "" })
 	if l.Held != 0 || !l.balances(int64(units)) || len(l.Wrong) > 0 {
 		t.Fatalf("healed, %v after the sale: %s; want none held, sold + available = %d: %v", bound+10*time.Second, l, units, l.Wrong)
@@ -307,7 +307,7 @@ func TestFlashSaleThroughStoreFaults(t *testing.T) {
 	firstWave := r.created
 
 	// The refused come back while there is stock: a few passes, since a
-	// unit a failed checkout held may come back (the reaper) while a pass
+	// unit a failed checkout held may come back (the sweeper) while a pass
 	// runs; each comeback has a key of its own.
 	for pass := 2; pass <= 4 && s.stockOf(id) > 0; pass++ {
 		for i, a := range r.answers {

@@ -110,13 +110,14 @@ func checkInvariants(t *testing.T, users, opsPerUser int, fc *faults.Config) {
 		fs = faults.Wrap(raw, *fc)
 		st = fs
 	}
-	wk, err := feedworkers.Start(ctx, st, feedworkers.Config{Processor: changefeed.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
+	pay := testPayments(t)
+	wk, err := feedworkers.Start(ctx, st, feedworkers.Config{Payments: pay, Processor: changefeed.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
 		Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = wk.Stop(context.Background()) })
-	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret), Feeds: wk}))
+	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret), Feeds: wk, Payments: pay}))
 	t.Cleanup(srv.Close)
 	products := createCatalog(t, srv.URL, 8)
 	if fs != nil {
@@ -246,7 +247,7 @@ func checkInvariants(t *testing.T, users, opsPerUser int, fc *faults.Config) {
 							mu.Unlock()
 						}
 					} else {
-						other := map[string]any{"shippingAddress": map[string]any{"name": "Someone Else", "line1": "2 Other Rd",
+						other := map[string]any{"paymentMethod": "pm_card_visa", "shippingAddress": map[string]any{"name": "Someone Else", "line1": "2 Other Rd",
 							"city": "Paris", "postalCode": "75001", "country": "FR"}}
 						do("POST", "/v1/checkout", other, map[string]string{"Idempotency-Key": lastKey}, http.StatusUnprocessableEntity)
 					}

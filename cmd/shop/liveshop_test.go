@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shop/api"
+	payembedded "shop/domain/payments/embedded"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/migrations"
@@ -40,7 +41,8 @@ type liveShop struct {
 	workers feedworkers.Config
 
 	raw    *embedded.Store
-	faults *faults.Store // nil without a fault configuration
+	pay    *payembedded.Provider // payments.db beside the store file
+	faults *faults.Store         // nil without a fault configuration
 	wk     *feedworkers.Workers
 	srv    *httptest.Server
 	client *http.Client
@@ -57,7 +59,7 @@ func newLiveShop(t tester, path string, fc *faults.Config) *liveShop {
 }
 
 // newLiveShopWith is newLiveShop with the feed workers configured as wc
-// (a test of the reaper shortens its timings).
+// (a test of the sweeper shortens its timings).
 func newLiveShopWith(t tester, path string, fc *faults.Config, wc feedworkers.Config) *liveShop {
 	t.Helper()
 	s := &liveShop{t: t, path: path, fc: fc, workers: wc, client: &http.Client{
@@ -91,13 +93,21 @@ func (s *liveShop) start() {
 		s.faults = faults.Wrap(raw, *s.fc)
 		st = s.faults
 	}
-	wk, err := feedworkers.Start(ctx, st, s.workers)
+	pay, err := payembedded.Open(s.path + ".payments")
 	if err != nil {
 		raw.Close()
+		s.t.Fatalf("open the payments: %v", err)
+	}
+	wc := s.workers
+	wc.Payments = pay
+	wk, err := feedworkers.Start(ctx, st, wc)
+	if err != nil {
+		raw.Close()
+		pay.Close()
 		s.t.Fatalf("start the feed workers: %v", err)
 	}
-	s.raw, s.wk = raw, wk
-	s.srv = httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret), Feeds: wk}))
+	s.raw, s.wk, s.pay = raw, wk, pay
+	s.srv = httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret), Feeds: wk, Payments: pay}))
 	s.URL = s.srv.URL
 }
 
@@ -116,6 +126,9 @@ func (s *liveShop) stop() {
 	s.client.CloseIdleConnections()
 	if err := s.raw.Close(); err != nil {
 		s.t.Fatalf("close the store: %v", err)
+	}
+	if err := s.pay.Close(); err != nil {
+		s.t.Fatalf("close the payments: %v", err)
 	}
 	s.raw = nil
 }
@@ -310,4 +323,16 @@ func describe(b []byte) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// testPayments is an embedded payment provider in memory, closed when
+// the test ends.
+func testPayments(t tester) *payembedded.Provider {
+	t.Helper()
+	p, err := payembedded.Open("")
+	if err != nil {
+		t.Fatalf("payments: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }

@@ -423,7 +423,7 @@ func (m *shopModel) replayOther(t *rapid.T) {
 	}
 	m.steps++
 	key := rapid.SampledFrom(m.keys).Draw(t, "key")
-	other := map[string]any{"shippingAddress": map[string]any{"name": "Someone Else", "line1": "2 Other Rd",
+	other := map[string]any{"paymentMethod": "pm_card_visa", "shippingAddress": map[string]any{"name": "Someone Else", "line1": "2 Other Rd",
 		"city": "Paris", "postalCode": "75001", "country": "FR"}}
 	m.s.must("POST", "/v1/checkout", m.customer, other, map[string]string{"Idempotency-Key": key}, http.StatusUnprocessableEntity, nil)
 }

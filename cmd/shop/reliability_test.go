@@ -175,7 +175,7 @@ func createCatalog(t testing.TB, base string, n int) []string {
 }
 
 // addressBody is a valid checkout body.
-var addressBody = map[string]any{"shippingAddress": map[string]any{
+var addressBody = map[string]any{"paymentMethod": "pm_card_visa", "shippingAddress": map[string]any{
 	"name": "Ada Lovelace", "line1": "1 Analytical St", "city": "London", "postalCode": "N1 9GU", "country": "GB",
 }}
 

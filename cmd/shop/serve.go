@@ -62,6 +62,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	pay, payDesc, closePay, err := openPayments(cfg)
+	if err != nil {
+		return err
+	}
+	defer closePay()
+	desc += ", " + payDesc
 
 	var wk *feedworkers.Workers
 	if cfg.Workers {
@@ -71,7 +77,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// from now") instead of replaying the load. Only new leases do:
 		// a restarted shop resumes from its checkpoints.
 		fc.Processor.StartFromNow = seeded
-		fc.Reaper = feedworkers.Reaper{Every: cfg.ReapEvery, Hold: cfg.ReservationHold}
+		fc.Sweeper = feedworkers.Sweeper{Every: cfg.SweepEvery, Stall: cfg.CheckoutStall, Expiry: cfg.CheckoutExpiry}
+		fc.Payments = pay
 		fc.StatusBuckets = cfg.StatusBuckets
 		if wk, err = feedworkers.Start(ctx, s, fc); err != nil {
 			return fmt.Errorf("feed workers: %w", err)
@@ -85,6 +92,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Secret:    secret,
 		DevMode:   cfg.Dev,
 		Web:       web.Handler(),
+		Payments:  pay,
 		RateLimit: api.RateLimit{User: cfg.RateUser, Anon: cfg.RateAnon, Window: time.Minute},
 		// Below the server's WriteTimeout, so the 503 still reaches the client.
 		RequestTimeout: cfg.RequestTimeout,

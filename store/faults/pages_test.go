@@ -16,8 +16,8 @@ import (
 )
 
 // TestCrossPartitionReadersReadPastShortPages: the shop's two
-// cross-partition readers, the price fan-out over carts and the reaper
-// over held reservations, keep reading while a continuation follows, so
+// cross-partition readers, the price fan-out over carts and the sweeper
+// over orders in progress, keep reading while a continuation follows, so
 // pages of 3 (a Cosmos container of several physical partitions may
 // return fewer items than asked) lose nothing.
 func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
@@ -46,8 +46,19 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 		if _, err := repos.Carts.Update(ctx, user, "", func(c *domain.Cart) error { return c.SetQuantity(p, 1, now) }); err != nil {
 			t.Fatal(err)
 		}
-		// A checkout that took a unit and never placed its order.
-		if err := repos.Inventory.Reserve(ctx, domain.NewReservation("p1", "o-"+user, user, 1, now)); err != nil {
+		// A checkout that opened its order, took a unit and died.
+		c, err := repos.Carts.Get(ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := domain.NewOrder("o-"+user, c, domain.Customer{Name: user}, domain.Address{Name: user, Line1: "1 St", City: "T", PostalCode: "1", Country: "BE"}, "k-"+user, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repos.Orders.Open(ctx, o, domain.Idempotency{Key: "k-" + user, RequestHash: "h", CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := repos.Inventory.Reserve(ctx, domain.NewReservation("p1", o.ID, user, 1, now)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +82,8 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 		t.Errorf("fan-out: %d carts updated in %d queries, want %d in at least %d", res.CartsUpdated, res.Queries, n, n/3)
 	}
 
-	if err := h.ReapOnce(ctx, time.Minute); err != nil {
+	// An hour on, every one of those orders is past its expiry.
+	if err := h.SweepOnce(ctx, time.Minute, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	held, cont, err := repos.Inventory.Held(ctx, store.MaxQueryPageSize, "")
@@ -79,13 +91,13 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(held) != 0 || cont != "" {
-		t.Errorf("after the reaper's pass %d reservations are still held, want 0", len(held))
+		t.Errorf("after the sweeper's pass %d reservations are still held, want 0", len(held))
 	}
 	stock, err := repos.Inventory.Stock(ctx, "p1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := stock.Available, int64(1000); got != want {
-		t.Errorf("available after the reaper's pass = %d, want %d (every unit returned)", got, want)
+		t.Errorf("available after the sweeper's pass = %d, want %d (every unit returned)", got, want)
 	}
 }

@@ -1,14 +1,12 @@
 package writes
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -20,20 +18,6 @@ import (
 // checkout in flight: each line's product is its own partition, so they
 // can go at once.
 const reserveConcurrency = 8
-
-// stockLine is one line of an order as checkStock read its stock: what
-// reserve takes.
-type stockLine struct {
-	domain.OrderLine
-	// tracked: the cart line carries an availability status (see
-	// checkStock).
-	tracked bool
-	// available is the units the read found.
-	available int64
-}
-
-// spare is the units the read found beyond the line's quantity.
-func (l stockLine) spare() int64 { return l.available - int64(l.Quantity) }
 
 // checkStock reads the stock of every line of o, made from cart c,
 // before anything is written: one point read per line (1 RU,
@@ -58,11 +42,7 @@ func (l stockLine) spare() int64 { return l.available - int64(l.Quantity) }
 // cancel), so a remembered refusal would refuse a cart that can now be
 // served, or need these same reads to know that it cannot.
 //
-// Otherwise it returns the lines to take, tightest first (the fewest
-// units to spare by the reads): a take that still fails, because the
-// stock moved since the read, is then most likely among the first, and
-// the takes stop there (reserve). A read that fails fails the checkout,
-// with nothing written.
+// A read that fails fails the checkout, with nothing written.
 //
 // A product with no stock document sells without a limit only if it is a
 // legacy one, created before the shop tracked stock: its line in c
@@ -70,14 +50,12 @@ func (l stockLine) spare() int64 { return l.available - int64(l.Quantity) }
 // created since carries one from its create (CreateProduct), so a missing
 // stock document means its create stopped between the product and the
 // stock: the line is short with 0 available, never sold without a limit.
-func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) ([]stockLine, error) {
-	lines := make([]stockLine, len(o.Items))
+func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) error {
+	available := make([]int64, len(o.Items))
 	untracked := make([]bool, len(o.Items))
 	var g errgroup.Group
 	g.SetLimit(reserveConcurrency)
 	for i, item := range o.Items {
-		cl, _ := c.Line(item.ProductID)
-		lines[i] = stockLine{OrderLine: item, tracked: cl.StockStatus != ""}
 		g.Go(func() error {
 			s, err := w.repos.Inventory.Stock(ctx, item.ProductID)
 			switch {
@@ -87,59 +65,77 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 			case err != nil:
 				return err
 			}
-			lines[i].available = s.Available
+			available[i] = s.Available
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return err
 	}
-	var (
-		take  []stockLine
-		short []domain.Shortage
-	)
-	for i, l := range lines {
+	var short []domain.Shortage
+	for i, l := range o.Items {
 		q := int64(l.Quantity)
 		switch {
-		case untracked[i] && !l.tracked:
+		case untracked[i] && !tracked(c, l.ProductID):
 			// A legacy product: no limit.
 		case untracked[i]:
 			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: 0})
-		case l.spare() < 0:
-			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: max(l.available, 0)})
-		default:
-			take = append(take, l)
+		case available[i] < q:
+			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: max(available[i], 0)})
 		}
 	}
 	if len(short) > 0 {
-		return nil, outOfStock(short)
+		return outOfStock(short)
 	}
-	slices.SortStableFunc(take, func(a, b stockLine) int { return cmp.Compare(a.spare(), b.spare()) })
-	return take, nil
+	return nil
 }
 
-// reserve takes the units of every line of take (checkStock's lines, in
-// its order) from its product's stock, or none: the order is in the
-// buyer's partition and each stock in its product's, so no transaction
-// spans them. Each line's take is one conditional write with its
-// reservation (Inventory.Reserve). The reads showed every line served a
-// moment ago, so a take fails only when the stock moved since: then no
-// further take starts (those in flight, at most reserveConcurrency,
-// finish), and what was taken, or may have been (a take that failed
-// without saying whether it went in), is released again. The refusal
-// names the lines whose takes found them short, with the count read
-// just after (the lines not taken were enough by the reads); when that
-// count is enough again, the checkout goes round instead.
-func (w *Writes) reserve(ctx context.Context, o domain.Order, take []stockLine) error {
+// tracked reports whether the cart's line of the product carries an
+// availability status: its product's stock is tracked (checkStock).
+func tracked(c domain.Cart, productID string) bool {
+	l, _ := c.Line(productID)
+	return l.StockStatus != ""
+}
+
+// take takes the units of every line of o from its product's stock: the
+// order is in the buyer's partition and each stock in its product's, so
+// no transaction spans them, and each line's take is one conditional
+// write with its reservation (Inventory.Reserve), keyed by the order: a
+// second take of the same line, by a retry or a second worker, takes
+// nothing again. The claim's reads showed every line served a moment
+// ago, so a take fails only when the stock moved since: then no further
+// take starts (those in flight, at most reserveConcurrency, finish) and
+// it returns the short lines, with the count read just after, for the
+// rejection; the units taken go back once the order is rejected
+// (CarryOut). A short line whose count is enough again (another checkout
+// gave its units back meanwhile) is taken once more instead: a refusal
+// naming a line with enough is no answer.
+func (w *Writes) take(ctx context.Context, o domain.Order) ([]domain.Shortage, error) {
+	var short []domain.Shortage
+	err := store.Retry(ctx, func() error {
+		var err error
+		short, err = w.takeOnce(ctx, o)
+		if err == nil && slices.ContainsFunc(short, func(s domain.Shortage) bool { return s.Available >= s.Requested }) {
+			return store.Lost(outOfStock(short))
+		}
+		return err
+	})
+	if domain.IsCode(err, domain.ECONFLICT) && len(short) > 0 {
+		return short, nil // Retry gave up: the count kept moving
+	}
+	return short, err
+}
+
+// takeOnce is one round of take.
+func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortage, error) {
 	var (
 		mu    sync.Mutex
 		short []domain.Shortage
-		held  []domain.OrderLine
 		stop  atomic.Bool
 	)
 	var g errgroup.Group
 	g.SetLimit(reserveConcurrency)
-	for _, l := range take {
+	for _, l := range o.Items {
 		g.Go(func() error {
 			if stop.Load() {
 				return nil
@@ -148,29 +144,26 @@ func (w *Writes) reserve(ctx context.Context, o domain.Order, take []stockLine) 
 			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, o.ID, o.UserID, q, o.CreatedAt))
 			switch {
 			case err == nil:
-				mu.Lock()
-				held = append(held, l.OrderLine)
-				mu.Unlock()
 				return nil
-			case errors.Is(err, store.ErrUntracked) && !l.tracked:
+			case errors.Is(err, store.ErrUntracked) && l.Unlimited:
 				return nil // a legacy product: no limit
-			case errors.Is(err, store.ErrUntracked), errors.Is(err, store.ErrShort):
+			case errors.Is(err, store.ErrUntracked), errors.Is(err, store.ErrShort), errors.Is(err, store.ErrReleased):
 			default:
 				stop.Store(true)
-				mu.Lock()
-				held = append(held, l.OrderLine)
-				mu.Unlock()
 				return err
 			}
-			// Short (a tracked product without stock counts 0): first stop
-			// the takes, then read the count at the time for the refusal
-			// (one point read of a short line).
+			// Short (a tracked product without stock counts 0; units
+			// given back count what is left): first stop the takes, then
+			// read the count at the time for the rejection.
 			stop.Store(true)
 			var available int64
-			if errors.Is(err, store.ErrShort) {
+			if !errors.Is(err, store.ErrUntracked) {
 				if s, err := w.repos.Inventory.Stock(ctx, l.ProductID); err == nil {
 					available = max(s.Available, 0)
 				}
+			}
+			if errors.Is(err, store.ErrReleased) {
+				available = 0 // never enough: this order's take is over
 			}
 			mu.Lock()
 			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: available})
@@ -178,91 +171,17 @@ func (w *Writes) reserve(ctx context.Context, o domain.Order, take []stockLine) 
 			return nil
 		})
 	}
-	err := g.Wait()
-	if err == nil && len(short) == 0 {
-		return nil
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
-	w.releaseLines(ctx, o, held)
-	if err != nil {
-		return err
+	if len(short) > 0 {
+		slices.SortFunc(short, func(a, b domain.Shortage) int { return strings.Compare(a.ProductID, b.ProductID) })
 	}
-	refusal := outOfStock(short)
-	if slices.ContainsFunc(short, func(s domain.Shortage) bool { return s.Available >= s.Requested }) {
-		// The units came back between the take and the count (another
-		// checkout returned what it held): a refusal naming a line with
-		// enough is no answer, so the checkout goes round again.
-		return store.Lost(refusal)
-	}
-	return refusal
+	return short, nil
 }
 
 // outOfStock is the refusal naming the short lines, by product id.
 func outOfStock(short []domain.Shortage) error {
 	slices.SortFunc(short, func(a, b domain.Shortage) int { return strings.Compare(a.ProductID, b.ProductID) })
 	return domain.OutOfStock(short)
-}
-
-// release gives back the units of every line of o, each exactly once
-// (Inventory.Release), whether or not the caller still waits (cleanUp).
-// Best effort: a release that fails now is made by the reaper
-// (ReapReservation) or the orders feed.
-func (w *Writes) release(ctx context.Context, o domain.Order) { w.releaseLines(ctx, o, o.Items) }
-
-// releaseLines is release of the given lines of o only.
-func (w *Writes) releaseLines(ctx context.Context, o domain.Order, lines []domain.OrderLine) {
-	cleanUp(ctx, func(ctx context.Context) {
-		for _, l := range lines {
-			_ = w.repos.Inventory.Release(ctx, l.ProductID, o.ID, w.now())
-		}
-	})
-}
-
-// SettleInventory brings the reservations of an order the orders feed
-// delivers up to the order: a cancelled order's units go back to stock,
-// exactly once; a placed order's reservations are committed, so the
-// reaper leaves them alone. Idempotent, and safe in any order of
-// delivery: both are conditional on the reservation's state.
-func (w *Writes) SettleInventory(ctx context.Context, o domain.Order) error {
-	for _, l := range o.Items {
-		var err error
-		if o.Status == domain.StatusCancelled {
-			err = w.repos.Inventory.Release(ctx, l.ProductID, o.ID, w.now())
-		} else {
-			err = w.repos.Inventory.Commit(ctx, l.ProductID, o.ID)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ReapReservation ends a reservation that is still held hold after it was
-// made, so that no unit stays held by a checkout that died: its order
-// committed → committed (or released, if the order was cancelled since);
-// its order id voided → released; no order → the order id is voided first
-// (so a checkout still running can never commit it), then released.
-func (w *Writes) ReapReservation(ctx context.Context, res domain.Reservation, hold time.Duration) error {
-	if w.now().Before(res.CreatedAt.Add(hold)) {
-		return nil
-	}
-	o, voided, err := w.repos.Orders.Lookup(ctx, res.UserID, res.OrderID)
-	switch {
-	case err == nil && !voided:
-		return w.SettleInventory(ctx, o)
-	case err == nil && voided:
-	case !domain.IsCode(err, domain.ENOTFOUND):
-		return err
-	default:
-		err := w.repos.Orders.Void(ctx, res.UserID, res.OrderID, w.now())
-		if errors.Is(err, store.ErrOrderExists) {
-			// It committed, or was voided, meanwhile: the next pass sees
-			// which.
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return w.repos.Inventory.Release(ctx, res.ProductID, res.OrderID, w.now())
 }

@@ -75,7 +75,7 @@ func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *store.
 	t.Helper()
 	raw := openStore(t)
 	repos := store.NewRepos(raw)
-	setup := writes.New(repos, nil)
+	setup := writes.New(repos, testPayments(t), nil)
 	ids := []string{soldOut}
 	for i := range domain.MaxCartLines - 1 {
 		ids = append(ids, fmt.Sprintf("p%02d", i))
@@ -94,7 +94,7 @@ func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *store.
 		}
 	}
 	s := &stepIn{Store: raw}
-	return writes.New(store.NewRepos(store.Metered(s)), nil), repos, s
+	return writes.New(store.NewRepos(store.Metered(s)), testPayments(t), nil), repos, s
 }
 
 // TestRefusalTheStockReadsCanTellTakesNothing: a cart of 49 lines in
@@ -175,21 +175,19 @@ func TestAFailingCheckoutNeverRefusesAnHonestBuyer(t *testing.T) {
 		t.Fatalf("u1's checkout = %v, want refused for %+v alone", err, want)
 	}
 	buy()
-	ws.Wait() // u2's settle, after its answer
 	if err2 != nil || len(bought.Items) != 1 {
 		t.Fatalf("u2's checkout of the last unit of %s = %+v, %v; want it placed", last, bought.Items, err2)
 	}
 }
 
 // TestTakesStopAtTheFirstShortLine: the stock's reads are a moment old,
-// so a take can still find a line short (here p48's last unit is sold
-// between the read and the take). The lines are taken tightest first
-// (the least left over by the reads), and once a take has failed no
-// further take starts: the failing checkout holds at most the takes
-// already in flight (writes.ReserveConcurrency), never every line's
-// units, and returns them. The refusal names the line it found short.
+// so a take can still find a line short (here p00's last unit is sold
+// between the read and the take). Once a take has failed no further take
+// starts: the failing checkout holds at most the takes already in flight
+// (writes.ReserveConcurrency), never every line's units, and its order,
+// rejected, returns them. The refusal names the line it found short.
 func TestTakesStopAtTheFirstShortLine(t *testing.T) {
-	const tight = "p48" // the cart's last line
+	const tight = "p00" // the cart's first line, once the sold-out one is gone
 	ws, repos, s := refusalShop(t, func(i int) int64 {
 		if fmt.Sprintf("p%02d", i) == tight {
 			return 1
@@ -265,7 +263,7 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 // only if the cart is still the one it read.
 func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 	raw := openStore(t)
-	setup := writes.New(store.NewRepos(raw), nil)
+	setup := writes.New(store.NewRepos(raw), testPayments(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := setup.CreateProduct(t.Context(), p, 5); err != nil {
 		t.Fatal(err)
@@ -274,7 +272,7 @@ func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &stepIn{Store: raw}
-	ws := writes.New(store.NewRepos(s), nil)
+	ws := writes.New(store.NewRepos(s), testPayments(t), nil)
 	var first atomic.Bool
 	var placed domain.Order
 	var err1 error
@@ -289,7 +287,6 @@ func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 	r := req
 	r.Key = "second-tab"
 	_, err := ws.Checkout(t.Context(), r)
-	ws.Wait() // the first's settle, after its answer
 	if err1 != nil || len(placed.Items) != 1 {
 		t.Fatalf("first checkout = %+v, %v; want the cart ordered", placed.Items, err1)
 	}

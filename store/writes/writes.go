@@ -11,35 +11,37 @@ package writes
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"shop/domain"
+	"shop/domain/payments"
 	"shop/store"
 )
 
 // Writes runs the write protocols over the repositories.
 type Writes struct {
 	repos     *store.Repos
+	pay       payments.Provider
 	now       func() time.Time
 	checkouts inFlight
-	// background is the work left running after an answer (the settle
-	// of a placed checkout: settleAfterAnswer).
-	background sync.WaitGroup
+	// bound is how long a checkout carries its order on before it answers
+	// (domain.CheckoutBound; tests shorten it).
+	bound time.Duration
 }
 
-// New returns the write protocols over repos; now is the clock of every
-// lastUpdated and createdAt they write (nil: time.Now).
-func New(repos *store.Repos, now func() time.Time) *Writes {
+// New returns the write protocols over repos and the payment provider
+// pay; now is the clock of every lastUpdated and createdAt they write
+// (nil: time.Now). Without a provider (nil) every payment step fails
+// EUNAVAILABLE: the protocols that touch no money still work.
+func New(repos *store.Repos, pay payments.Provider, now func() time.Time) *Writes {
 	if now == nil {
 		now = time.Now
 	}
-	return &Writes{repos: repos, now: now}
+	if pay == nil {
+		pay = noProvider{}
+	}
+	return &Writes{repos: repos, pay: pay, now: now, bound: domain.CheckoutBound}
 }
-
-// Wait waits until the work the protocols left running after their
-// answers is done: the settles of the checkouts placed so far.
-func (w *Writes) Wait() { w.background.Wait() }
 
 // SetCartLine puts quantity of the product in the user's cart (the cart
 // PUT): it reads the product for the line's copies, writes the cart
@@ -177,20 +179,6 @@ func (w *Writes) RefreshCart(ctx context.Context, c domain.Cart, p domain.Produc
 	return out, true, nil
 }
 
-// SetOrderStatus moves one of the user's orders to status to (the owner's
-// cancel, the admin's PATCH): the order and, on a cancel, the
-// customerSummary change in one transactional batch (Orders.SetStatus);
-// a cancelled order's units go back to stock.
-func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifMatch store.Precondition, to string) (domain.Order, error) {
-	o, err := w.repos.Orders.SetStatus(ctx, userID, orderID, ifMatch, to, w.now())
-	if err == nil && to == domain.StatusCancelled {
-		// The units go back now; if this fails, the orders feed returns
-		// them (SettleInventory), exactly once either way.
-		w.release(ctx, o)
-	}
-	return o, err
-}
-
 // CreateProduct stores a new product with stock units available. The
 // product's create is conditional (ECONFLICT if the id exists) and is the
 // create's one decision: only the request that wins it then writes the
@@ -231,4 +219,25 @@ func (w *Writes) SetStock(ctx context.Context, productID string, n int64, ifMatc
 		return domain.Stock{}, err
 	}
 	return w.repos.Inventory.SetStock(ctx, productID, n, ifMatch, w.now())
+}
+
+// noProvider is the payment provider of Writes made without one.
+type noProvider struct{}
+
+var errNoProvider = domain.Errorf(domain.EUNAVAILABLE, "no payment provider is configured")
+
+func (noProvider) Authorize(context.Context, payments.Authorization) (payments.Payment, error) {
+	return payments.Payment{}, errNoProvider
+}
+func (noProvider) Capture(context.Context, string, string) (payments.Payment, error) {
+	return payments.Payment{}, errNoProvider
+}
+func (noProvider) Void(context.Context, string, string) (payments.Payment, error) {
+	return payments.Payment{}, errNoProvider
+}
+func (noProvider) Refund(context.Context, string, string) (payments.Payment, error) {
+	return payments.Payment{}, errNoProvider
+}
+func (noProvider) Get(context.Context, string) (payments.Payment, error) {
+	return payments.Payment{}, errNoProvider
 }

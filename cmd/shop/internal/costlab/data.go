@@ -341,7 +341,8 @@ func (b *labBuilder) orders(ctx context.Context, cart domain.Cart) error {
 		if err != nil {
 			return err
 		}
-		if _, err := b.repos.Orders.Place(ctx, o, domain.Idempotency{Key: key, RequestHash: key, CreatedAt: at}); err != nil {
+		o.Status = domain.StatusPlaced
+		if _, err := b.repos.Orders.Open(ctx, o, domain.Idempotency{Key: key, RequestHash: key, CreatedAt: at}); err != nil {
 			return err
 		}
 		b.step()

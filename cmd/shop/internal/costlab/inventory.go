@@ -8,6 +8,7 @@ import (
 
 	"shop/cmd/shop/internal/report"
 	"shop/domain"
+	payembedded "shop/domain/payments/embedded"
 	"shop/store"
 	"shop/store/writes"
 )
@@ -73,6 +74,7 @@ type inventoryLab struct {
 	// rawInventory counts what the refusals reserved (reservationsOf).
 	rawInventory store.Container
 	w            *writes.Writes
+	pay          *payembedded.Provider // the checkouts' payments (no Request Unit)
 	untracked    []domain.Product
 	tracked      []domain.Product
 	now          time.Time
@@ -81,8 +83,13 @@ type inventoryLab struct {
 
 func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, error) {
 	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer), now: time.Now().UTC()}
-	l.w = writes.New(l.ms, time.Now)
-	rw := writes.New(l.raw, time.Now)
+	pay, err := payembedded.Open("")
+	if err != nil {
+		return nil, err
+	}
+	l.pay = pay
+	l.w = writes.New(l.ms, pay, time.Now)
+	rw := writes.New(l.raw, pay, time.Now)
 	for i := range 10 {
 		for _, tracked := range []bool{false, true} {
 			p := domain.Product{Meta: domain.Meta{ID: fmt.Sprintf("inv-u-%02d", i)}, Name: fmt.Sprintf("Untracked %d", i),
@@ -126,12 +133,9 @@ func (l *inventoryLab) checkout(ctx context.Context, products []domain.Product, 
 		_, err := l.w.Checkout(ctx, writes.CheckoutRequest{UserID: user,
 			Customer: domain.Customer{Name: "Lab Buyer", Email: "lab@example.com"},
 			Address:  domain.Address{Name: "Lab Buyer", Line1: "1 Lab St", City: "Lab", PostalCode: "1000", Country: "BE"},
-			Key:      user + "-key", RequestHash: "lab"})
+			Key:      user + "-key", RequestHash: "lab", PaymentMethod: "pm_card_visa"})
 		return err
 	}, 0)
-	// The cart's settle, after the answer, is done before the next
-	// measurement starts.
-	l.w.Wait()
 	return s, err
 }
 
@@ -142,6 +146,7 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 	if err != nil {
 		return r, err
 	}
+	defer l.pay.Close()
 	// One reservation alone: a take (then its release, measured apart) on
 	// a tracked product, and the failed batch on an untracked one; the
 	// read of the stock before them, of each.

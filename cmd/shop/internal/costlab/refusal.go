@@ -54,7 +54,7 @@ const soldOutID = "inv-soldout"
 // presses "Place order" again and again (each try has its own
 // Idempotency-Key).
 func (l *inventoryLab) measureRefusals(ctx context.Context, reps int) ([]refusalCost, error) {
-	rw := writes.New(l.raw, nil)
+	rw := writes.New(l.raw, nil, nil)
 	soldOut := domain.Product{Meta: domain.Meta{ID: soldOutID}, Name: "Sold out", CategoryID: "inventory-lab",
 		CategoryName: "Inventory lab", PriceCents: 999, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: l.now}
 	soldOut, err := rw.CreateProduct(ctx, soldOut, 0)
@@ -90,7 +90,7 @@ func (l *inventoryLab) measureRefusals(ctx context.Context, reps int) ([]refusal
 				_, err := l.w.Checkout(ctx, writes.CheckoutRequest{UserID: user,
 					Customer: domain.Customer{Name: "Lab Buyer", Email: "lab@example.com"},
 					Address:  domain.Address{Name: "Lab Buyer", Line1: "1 Lab St", City: "Lab", PostalCode: "1000", Country: "BE"},
-					Key:      fmt.Sprintf("%s-key-%d", user, i), RequestHash: "lab"})
+					Key:      fmt.Sprintf("%s-key-%d", user, i), RequestHash: "lab", PaymentMethod: "pm_card_visa"})
 				if e, ok := errors.AsType[*domain.Error](err); ok && slices.Equal(e.Shortages, want) {
 					return nil
 				}

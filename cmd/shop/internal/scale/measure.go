@@ -12,6 +12,7 @@ import (
 
 	"shop/api"
 	"shop/domain"
+	payembedded "shop/domain/payments/embedded"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/migrations"
@@ -97,9 +98,15 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 		return ch, fmt.Errorf("sample data: %w", err)
 	}
 	t := newTally(s)
+	pay, err := payembedded.Open("")
+	if err != nil {
+		return ch, err
+	}
+	defer pay.Close()
 	wk, err := feedworkers.Start(ctx, t, feedworkers.Config{
+		Payments:  pay,
+		Sweeper:   feedworkers.Sweeper{Every: time.Hour},
 		Processor: changefeed.Config{StartFromNow: true, PollEvery: 20 * time.Millisecond},
-		Reaper:    feedworkers.Reaper{Every: time.Hour, Hold: time.Hour},
 	})
 	if err != nil {
 		return ch, err
@@ -107,7 +114,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 	defer func() { _ = wk.Stop(context.WithoutCancel(ctx)) }()
 	secret := []byte("shop scale: a measurement's own key!")
 	l := &lab{t: t, wk: wk, secret: secret, repos: store.NewRepos(t),
-		h: api.NewServer(api.Deps{Store: t, Secret: secret, Now: time.Now})}
+		h: api.NewServer(api.Deps{Store: t, Payments: pay, Secret: secret, Now: time.Now})}
 	if err := l.quiet(ctx); err != nil {
 		return ch, err
 	}
@@ -193,7 +200,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 	return ch, l.sizes(ctx, s, ch.Sizes, hot, cat, user("cart", 0), user("buyer", 0))
 }
 
-var checkoutBody = `{"shippingAddress":{"name":"Scale Buyer","line1":"1 Loopback Lane","city":"Localhost","postalCode":"12700","country":"NL"}}`
+var checkoutBody = `{"paymentMethod":"pm_card_visa","shippingAddress":{"name":"Scale Buyer","line1":"1 Loopback Lane","city":"Localhost","postalCode":"12700","country":"NL"}}`
 
 // lab is the shop under measurement: its API in process, its feed
 // workers, and the tally under both.

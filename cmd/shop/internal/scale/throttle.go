@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"shop/api"
+	payembedded "shop/domain/payments/embedded"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/migrations"
@@ -93,9 +94,15 @@ func throttleRound(ctx context.Context, o ThrottleOptions, n int) (ThrottleRun, 
 	if _, err := sample.Load(ctx, es, sample.Options{Products: 80, Reviews: 1, Categories: 4}); err != nil {
 		return run, err
 	}
+	pay, err := payembedded.Open("")
+	if err != nil {
+		return run, err
+	}
+	defer pay.Close()
 	wk, err := feedworkers.Start(ctx, es, feedworkers.Config{
+		Payments:      pay,
+		Sweeper:       feedworkers.Sweeper{Every: time.Hour},
 		Processor:     changefeed.Config{StartFromNow: true, PollEvery: 50 * time.Millisecond},
-		Reaper:        feedworkers.Reaper{Every: time.Hour, Hold: time.Hour},
 		StatusBuckets: n,
 	})
 	if err != nil {
@@ -103,7 +110,7 @@ func throttleRound(ctx context.Context, o ThrottleOptions, n int) (ThrottleRun, 
 	}
 	defer func() { _ = wk.Stop(context.WithoutCancel(ctx)) }()
 	secret := []byte("shop scale: a measurement's own key!")
-	l := &lab{wk: wk, secret: secret, h: api.NewServer(api.Deps{Store: es, Secret: secret, Now: time.Now, StatusBuckets: n})}
+	l := &lab{wk: wk, secret: secret, h: api.NewServer(api.Deps{Store: es, Payments: pay, Secret: secret, Now: time.Now, StatusBuckets: n})}
 
 	// One buyer per checkout, each with one line, spread over the
 	// products so that no stock document is the hot spot here.

@@ -1,0 +1,163 @@
+// Package writestest checks the checkout workflow's money and stock
+// invariants over a whole shop, for the tests that drive it (the
+// workflow's own, the model-based and the kill -9 ones). It reads every
+// order, reservation and stock, and every payment of the embedded
+// provider, and says what does not add up.
+package writestest
+
+import (
+	"context"
+	"fmt"
+
+	"shop/domain"
+	"shop/domain/payments"
+	"shop/store"
+)
+
+// Payments is a provider that lists an order's payments, as the embedded
+// one does.
+type Payments interface {
+	ByOrder(orderID string) []payments.Payment
+	Payments() []payments.Payment
+}
+
+// Check reads the shop at rest and returns every invariant it breaks:
+//
+//   - an order rests: none is still in progress (run the sweeper first);
+//   - an order whose state holds money (placed: authorized; shipped,
+//     delivered: captured) has exactly one live payment, of its total, in
+//     that state; any other order has none live;
+//   - every payment belongs to an order;
+//   - a line of an order whose state sold its units has its reservation
+//     committed with the line's quantity; one whose state returned them
+//     has none held or committed;
+//   - for each product in stocked, available + held + committed units
+//     equal what was stocked;
+//   - no cart keeps the marker of an order that rests.
+func Check(ctx context.Context, st store.Store, pay Payments, stocked map[string]int64) ([]string, error) {
+	var bad []string
+	orders, err := all[domain.Order](ctx, st.Container(store.OrdersContainer), domain.TypeOrder)
+	if err != nil {
+		return nil, err
+	}
+	reservations, err := all[domain.Reservation](ctx, st.Container(store.InventoryContainer), domain.TypeReservation)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[[2]string]domain.Reservation{} // product, order
+	for _, r := range reservations {
+		byKey[[2]string{r.ProductID, r.OrderID}] = r
+	}
+	known := map[string]bool{}
+	for _, o := range orders {
+		known[o.ID] = true
+		st, _ := domain.StateOf(o.Status)
+		if st.InProgress {
+			bad = append(bad, fmt.Sprintf("order %s is still %s", o.ID, o.Status))
+			continue
+		}
+		bad = append(bad, checkMoney(o, st, pay.ByOrder(o.ID))...)
+		for _, l := range o.Items {
+			if l.Unlimited {
+				continue
+			}
+			r, ok := byKey[[2]string{l.ProductID, o.ID}]
+			switch {
+			case st.Stock == domain.StockSold && (!ok || r.State != domain.ReservationCommitted || r.Quantity != int64(l.Quantity)):
+				bad = append(bad, fmt.Sprintf("order %s is %s, but its reservation of %s is %+v (found %v), not %d committed", o.ID, o.Status, l.ProductID, r.State, ok, l.Quantity))
+			case st.Stock == domain.StockReturned && ok && r.State != domain.ReservationReleased:
+				bad = append(bad, fmt.Sprintf("order %s is %s, but its reservation of %s is %s", o.ID, o.Status, l.ProductID, r.State))
+			}
+		}
+	}
+	for _, p := range pay.Payments() {
+		if !known[p.OrderID] {
+			bad = append(bad, fmt.Sprintf("payment %s (%s) belongs to no order (%s)", p.ID, p.Status, p.OrderID))
+		}
+	}
+	for _, r := range reservations {
+		if !known[r.OrderID] && r.State != domain.ReservationReleased {
+			bad = append(bad, fmt.Sprintf("reservation of %s for %s is %s, and no such order exists", r.ProductID, r.OrderID, r.State))
+		}
+	}
+	for id, want := range stocked {
+		s, err := store.NewInventory(st).Stock(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("stock of %s: %w", id, err)
+		}
+		got := s.Available
+		for _, r := range reservations {
+			if r.ProductID == id && r.State != domain.ReservationReleased {
+				got += r.Quantity
+			}
+		}
+		if got != want {
+			bad = append(bad, fmt.Sprintf("product %s: available %d + held and sold = %d units, but %d were stocked", id, s.Available, got, want))
+		}
+	}
+	carts, err := all[domain.Cart](ctx, st.Container(store.CartsContainer), domain.TypeCart)
+	if err != nil {
+		return nil, err
+	}
+	rest := map[string]string{}
+	for _, o := range orders {
+		rest[o.ID] = o.Status
+	}
+	for _, c := range carts {
+		if id, ok := c.PendingOrder(); ok && rest[id] != "" {
+			bad = append(bad, fmt.Sprintf("cart of %s keeps the marker of order %s, which is %s", c.UserID, id, rest[id]))
+		}
+	}
+	return bad, nil
+}
+
+// checkMoney checks an order's payments against what its state holds.
+func checkMoney(o domain.Order, st domain.State, ps []payments.Payment) []string {
+	var live []payments.Payment
+	for _, p := range ps {
+		if p.Live() {
+			live = append(live, p)
+		}
+	}
+	want := map[string]string{domain.MoneyHeld: payments.Authorized, domain.MoneyCharged: payments.Captured}[st.Money]
+	switch {
+	case want == "" && len(live) > 0:
+		return []string{fmt.Sprintf("order %s is %s, but holds live payments %v", o.ID, o.Status, live)}
+	case want == "":
+		return nil
+	case o.Payment == nil:
+		return nil // an order from before payments
+	case len(live) != 1:
+		return []string{fmt.Sprintf("order %s is %s: want one live payment, have %v", o.ID, o.Status, ps)}
+	case live[0].Status != want || live[0].AmountCents != o.TotalCents:
+		return []string{fmt.Sprintf("order %s is %s (total %d): want its payment %s, have %+v", o.ID, o.Status, o.TotalCents, want, live[0])}
+	}
+	return nil
+}
+
+// all reads every document of type typ in c.
+func all[T any](ctx context.Context, c store.Container, typ string) ([]T, error) {
+	var out []T
+	cont := ""
+	for {
+		page, err := c.Query(ctx, store.Query{
+			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: typ}},
+			Limit:        store.MaxQueryPageSize,
+			Continuation: cont,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			v, err := store.Decode[T](it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		if page.Continuation == "" {
+			return out, nil
+		}
+		cont = page.Continuation
+	}
+}
