@@ -30,8 +30,8 @@ func handleAdminOrders(summaries *store.OrderSummaries, now func() time.Time) ht
 		if status == "" {
 			status = domain.StatusPlaced
 		}
-		if !domain.ValidStatus(status) {
-			writeProblem(w, r, domain.Errorf(domain.EINVALID, "status must be placed, shipped, delivered or cancelled"))
+		if st, ok := domain.StateOf(status); !ok || st.InProgress {
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "status must be placed, shipped, delivered, cancelled, rejected or expired: the view holds the orders that rest"))
 			return
 		}
 		limit, cont, err := pageParamsUpTo(r, maxDayContinuation)

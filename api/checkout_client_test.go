@@ -22,7 +22,7 @@ func TestCheckout(t *testing.T) {
 	c := s.client(alice)
 	ctx := context.Background()
 	place := func(c *client.ClientWithResponses, key string, addr client.Address) (*client.CheckoutResponse, error) {
-		return client.OK(c.CheckoutWithResponse(ctx, &client.CheckoutParams{IdempotencyKey: key}, client.CheckoutRequest{ShippingAddress: addr}))
+		return client.OK(c.CheckoutWithResponse(ctx, &client.CheckoutParams{IdempotencyKey: key}, client.CheckoutRequest{ShippingAddress: addr, PaymentMethod: "pm_card_visa"}))
 	}
 	problem := func(t *testing.T, err error, status int) *client.Error {
 		t.Helper()
@@ -163,7 +163,7 @@ func TestCheckoutConcurrentDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	place := func() (*client.CheckoutResponse, error) {
-		return client.OK(c.CheckoutWithResponse(ctx, &client.CheckoutParams{IdempotencyKey: "same"}, client.CheckoutRequest{ShippingAddress: clientAddress}))
+		return client.OK(c.CheckoutWithResponse(ctx, &client.CheckoutParams{IdempotencyKey: "same"}, client.CheckoutRequest{ShippingAddress: clientAddress, PaymentMethod: "pm_card_visa"}))
 	}
 
 	const n = 20

@@ -42,7 +42,7 @@ func TestStockAndCheckout(t *testing.T) {
 	// Three lamps and a book: refused whole, the lamp named, nothing taken.
 	s.do(req{method: "PUT", path: "/v1/cart/items/lamp", token: alice, body: map[string]int{"quantity": 3}}).want(200)
 	s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 1}}).want(200)
-	_, err := client.OK(s.client(alice).CheckoutWithResponse(t.Context(), &client.CheckoutParams{IdempotencyKey: "k1"}, client.CheckoutRequest{ShippingAddress: clientAddress}))
+	_, err := client.OK(s.client(alice).CheckoutWithResponse(t.Context(), &client.CheckoutParams{IdempotencyKey: "k1"}, client.CheckoutRequest{ShippingAddress: clientAddress, PaymentMethod: "pm_card_visa"}))
 	var p *client.Error
 	if !errors.As(err, &p) || p.Status != http.StatusConflict || p.Type != client.ProblemOutOfStock || len(p.Items) != 1 ||
 		p.Items[0].ProductID != "lamp" || p.Items[0].Requested != 3 || p.Items[0].Available != 2 {

@@ -28,10 +28,14 @@ func TestAdminOrderStatusMachine(t *testing.T) {
 	t.Run("PlacedToPlacedIs409", func(t *testing.T) { conflict(t, "placed", "order %s is already placed") })
 	set(s, "shipped").want(200)
 	t.Run("ShippedToPlacedIs409", func(t *testing.T) {
-		conflict(t, "placed", "order %s is shipped, so it can be delivered next, not placed")
+		conflict(t, "placed", "order %s is shipped, so it can be delivered or cancelled next, not placed")
 	})
-	t.Run("ShippedToCancelledIs409", func(t *testing.T) {
-		conflict(t, "cancelled", "order %s is shipped, so it can be delivered next, not cancelled")
+	t.Run("ShippedToAuthorizedIs409", func(t *testing.T) {
+		conflict(t, "authorized", "order %s is shipped, so it can be delivered or cancelled next, not authorized")
+	})
+	set(s, "delivered").want(200)
+	t.Run("DeliveredToCancelledIs409", func(t *testing.T) {
+		conflict(t, "cancelled", "order %s is delivered, which is final: it can no longer be cancelled")
 	})
 	t.Run("NotAStatusIs400", func(t *testing.T) {
 		for _, v := range []string{"bogus", "Shipped", "", " shipped"} {

@@ -166,7 +166,7 @@ func TestCheckoutWithAnIdempotencyKeyPlacesOneOrder(t *testing.T) {
 		t.Fatalf("key %q is not of the spec's Idempotency-Key pattern", key)
 	}
 	checkout := func(key string) (*client.CheckoutResponse, error) {
-		return client.OK(c.CheckoutWithResponse(t.Context(), &client.CheckoutParams{IdempotencyKey: key}, client.CheckoutRequest{ShippingAddress: address}, client.Bearer(tok)))
+		return client.OK(c.CheckoutWithResponse(t.Context(), &client.CheckoutParams{IdempotencyKey: key}, client.CheckoutRequest{ShippingAddress: address, PaymentMethod: "pm_card_visa"}, client.Bearer(tok)))
 	}
 	first, err := checkout(key)
 	if err != nil {

@@ -50,7 +50,7 @@
 //	c, _ := client.NewClientWithResponses("http://localhost:8080",
 //		client.WithRequestEditorFn(client.Bearer(token)))
 //	r, err := client.OK(c.CheckoutWithResponse(ctx,
-//		&client.CheckoutParams{IdempotencyKey: key}, client.CheckoutRequest{ShippingAddress: addr}))
+//		&client.CheckoutParams{IdempotencyKey: key}, client.CheckoutRequest{ShippingAddress: addr, PaymentMethod: "pm_card_visa"}))
 //	var e *client.Error
 //	if errors.As(err, &e) && e.Status == http.StatusConflict { ... }
 //	order, cost := r.JSON201, client.CostOf(r.HTTPResponse)

@@ -57,22 +57,85 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for OrderPaymentStatus.
+const (
+	OrderPaymentStatusAuthorized OrderPaymentStatus = "authorized"
+	OrderPaymentStatusCaptured   OrderPaymentStatus = "captured"
+	OrderPaymentStatusDeclined   OrderPaymentStatus = "declined"
+	OrderPaymentStatusNone       OrderPaymentStatus = "none"
+	OrderPaymentStatusRefunded   OrderPaymentStatus = "refunded"
+	OrderPaymentStatusVoided     OrderPaymentStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the OrderPaymentStatus enum.
+func (e OrderPaymentStatus) Valid() bool {
+	switch e {
+	case OrderPaymentStatusAuthorized:
+		return true
+	case OrderPaymentStatusCaptured:
+		return true
+	case OrderPaymentStatusDeclined:
+		return true
+	case OrderPaymentStatusNone:
+		return true
+	case OrderPaymentStatusRefunded:
+		return true
+	case OrderPaymentStatusVoided:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderRejectionReason.
+const (
+	CardDeclined OrderRejectionReason = "card_declined"
+	OutOfStock   OrderRejectionReason = "out_of_stock"
+)
+
+// Valid indicates whether the value is a known member of the OrderRejectionReason enum.
+func (e OrderRejectionReason) Valid() bool {
+	switch e {
+	case CardDeclined:
+		return true
+	case OutOfStock:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderStatus.
 const (
-	OrderStatusCancelled OrderStatus = "cancelled"
-	OrderStatusDelivered OrderStatus = "delivered"
-	OrderStatusPlaced    OrderStatus = "placed"
-	OrderStatusShipped   OrderStatus = "shipped"
+	OrderStatusAuthorized OrderStatus = "authorized"
+	OrderStatusCancelled  OrderStatus = "cancelled"
+	OrderStatusDelivered  OrderStatus = "delivered"
+	OrderStatusExpired    OrderStatus = "expired"
+	OrderStatusPending    OrderStatus = "pending"
+	OrderStatusPlaced     OrderStatus = "placed"
+	OrderStatusRejected   OrderStatus = "rejected"
+	OrderStatusReserved   OrderStatus = "reserved"
+	OrderStatusShipped    OrderStatus = "shipped"
 )
 
 // Valid indicates whether the value is a known member of the OrderStatus enum.
 func (e OrderStatus) Valid() bool {
 	switch e {
+	case OrderStatusAuthorized:
+		return true
 	case OrderStatusCancelled:
 		return true
 	case OrderStatusDelivered:
 		return true
+	case OrderStatusExpired:
+		return true
+	case OrderStatusPending:
+		return true
 	case OrderStatusPlaced:
+		return true
+	case OrderStatusRejected:
+		return true
+	case OrderStatusReserved:
 		return true
 	case OrderStatusShipped:
 		return true
@@ -106,7 +169,9 @@ func (e StockStatus) Valid() bool {
 const (
 	ListOrdersByStatusParamsStatusCancelled ListOrdersByStatusParamsStatus = "cancelled"
 	ListOrdersByStatusParamsStatusDelivered ListOrdersByStatusParamsStatus = "delivered"
+	ListOrdersByStatusParamsStatusExpired   ListOrdersByStatusParamsStatus = "expired"
 	ListOrdersByStatusParamsStatusPlaced    ListOrdersByStatusParamsStatus = "placed"
+	ListOrdersByStatusParamsStatusRejected  ListOrdersByStatusParamsStatus = "rejected"
 	ListOrdersByStatusParamsStatusShipped   ListOrdersByStatusParamsStatus = "shipped"
 )
 
@@ -117,7 +182,11 @@ func (e ListOrdersByStatusParamsStatus) Valid() bool {
 		return true
 	case ListOrdersByStatusParamsStatusDelivered:
 		return true
+	case ListOrdersByStatusParamsStatusExpired:
+		return true
 	case ListOrdersByStatusParamsStatusPlaced:
+		return true
+	case ListOrdersByStatusParamsStatusRejected:
 		return true
 	case ListOrdersByStatusParamsStatusShipped:
 		return true
@@ -230,6 +299,8 @@ type CategoryRequest struct {
 
 // CheckoutRequest defines model for CheckoutRequest.
 type CheckoutRequest struct {
+	// PaymentMethod A payment-method token (Stripe's test tokens such as `pm_card_visa`, or one Stripe.js made in the browser); never a card number.
+	PaymentMethod   string  `json:"paymentMethod"`
 	ShippingAddress Address `json:"shippingAddress"`
 }
 
@@ -345,18 +416,62 @@ type Order struct {
 		Email string `json:"email"`
 		Name  string `json:"name"`
 	} `json:"customer"`
-	ID              ID          `json:"id"`
-	ItemCount       int         `json:"itemCount"`
-	Items           []OrderLine `json:"items"`
-	LastUpdated     Timestamp   `json:"lastUpdated"`
-	ShippingAddress Address     `json:"shippingAddress"`
-	Status          OrderStatus `json:"status"`
-	SubtotalCents   int         `json:"subtotalCents"`
+
+	// History Every move the order made, oldest first.
+	History []struct {
+		At Timestamp `json:"at"`
+
+		// From The order's state in the checkout workflow: `pending`, `reserved` and `authorized`
+		// while the checkout is in progress; `placed`, then `shipped` and `delivered`; the
+		// ends `cancelled`, `rejected` (out of stock, card declined) and `expired`.
+		From OrderStatus `json:"from"`
+
+		// To The order's state in the checkout workflow: `pending`, `reserved` and `authorized`
+		// while the checkout is in progress; `placed`, then `shipped` and `delivered`; the
+		// ends `cancelled`, `rejected` (out of stock, card declined) and `expired`.
+		To OrderStatus `json:"to"`
+	} `json:"history,omitempty"`
+	ID          ID          `json:"id"`
+	ItemCount   int         `json:"itemCount"`
+	Items       []OrderLine `json:"items"`
+	LastUpdated Timestamp   `json:"lastUpdated"`
+
+	// Payment The order's money as its state says; absent on orders from before payments. Never the payment method.
+	Payment *struct {
+		AmountCents int                `json:"amountCents"`
+		Currency    string             `json:"currency"`
+		Status      OrderPaymentStatus `json:"status"`
+	} `json:"payment,omitempty"`
+
+	// Rejection Why a rejected order was refused.
+	Rejection *struct {
+		DeclineCode *string `json:"declineCode,omitempty"`
+		Items       []struct {
+			Available int `json:"available"`
+			ProductID ID  `json:"productId"`
+			Requested int `json:"requested"`
+		} `json:"items,omitempty"`
+		Message *string              `json:"message,omitempty"`
+		Reason  OrderRejectionReason `json:"reason"`
+	} `json:"rejection,omitempty"`
+	ShippingAddress Address `json:"shippingAddress"`
+
+	// Status The order's state in the checkout workflow: `pending`, `reserved` and `authorized`
+	// while the checkout is in progress; `placed`, then `shipped` and `delivered`; the
+	// ends `cancelled`, `rejected` (out of stock, card declined) and `expired`.
+	Status        OrderStatus `json:"status"`
+	SubtotalCents int         `json:"subtotalCents"`
 
 	// TotalCents Equals subtotalCents (no tax or shipping yet).
 	TotalCents int `json:"totalCents"`
 	UserID     ID  `json:"userId"`
 }
+
+// OrderPaymentStatus defines model for Order.Payment.Status.
+type OrderPaymentStatus string
+
+// OrderRejectionReason defines model for Order.Rejection.Reason.
+type OrderRejectionReason string
 
 // OrderLine defines model for OrderLine.
 type OrderLine struct {
@@ -371,9 +486,13 @@ type OrderLine struct {
 
 // OrderListItem defines model for OrderListItem.
 type OrderListItem struct {
-	CreatedAt  Timestamp   `json:"createdAt"`
-	ID         ID          `json:"id"`
-	ItemCount  int         `json:"itemCount"`
+	CreatedAt Timestamp `json:"createdAt"`
+	ID        ID        `json:"id"`
+	ItemCount int       `json:"itemCount"`
+
+	// Status The order's state in the checkout workflow: `pending`, `reserved` and `authorized`
+	// while the checkout is in progress; `placed`, then `shipped` and `delivered`; the
+	// ends `cancelled`, `rejected` (out of stock, card declined) and `expired`.
 	Status     OrderStatus `json:"status"`
 	TotalCents int         `json:"totalCents"`
 }
@@ -385,19 +504,28 @@ type OrderPage struct {
 	Items        []OrderListItem `json:"items"`
 }
 
-// OrderStatus defines model for OrderStatus.
+// OrderStatus The order's state in the checkout workflow: `pending`, `reserved` and `authorized`
+// while the checkout is in progress; `placed`, then `shipped` and `delivered`; the
+// ends `cancelled`, `rejected` (out of stock, card declined) and `expired`.
 type OrderStatus string
 
 // OrderStatusRequest defines model for OrderStatusRequest.
 type OrderStatusRequest struct {
+	// Status The order's state in the checkout workflow: `pending`, `reserved` and `authorized`
+	// while the checkout is in progress; `placed`, then `shipped` and `delivered`; the
+	// ends `cancelled`, `rejected` (out of stock, card declined) and `expired`.
 	Status OrderStatus `json:"status"`
 }
 
 // OrderSummary defines model for OrderSummary.
 type OrderSummary struct {
-	CreatedAt  Timestamp   `json:"createdAt"`
-	ID         ID          `json:"id"`
-	ItemCount  int         `json:"itemCount"`
+	CreatedAt Timestamp `json:"createdAt"`
+	ID        ID        `json:"id"`
+	ItemCount int       `json:"itemCount"`
+
+	// Status The order's state in the checkout workflow: `pending`, `reserved` and `authorized`
+	// while the checkout is in progress; `placed`, then `shipped` and `delivered`; the
+	// ends `cancelled`, `rejected` (out of stock, card declined) and `expired`.
 	Status     OrderStatus `json:"status"`
 	TotalCents int         `json:"totalCents"`
 	UserID     ID          `json:"userId"`
@@ -412,8 +540,10 @@ type OrderSummaryPage struct {
 
 // Problem defines model for Problem.
 type Problem struct {
-	Detail string `json:"detail"`
-	Errors []struct {
+	// DeclineCode The payment provider's reason for a declined card (type `…/payment-declined`), e.g. `insufficient_funds`.
+	DeclineCode *string `json:"declineCode,omitempty"`
+	Detail      string  `json:"detail"`
+	Errors      []struct {
 		Detail string `json:"detail"`
 
 		// Pointer A JSON pointer into the request body.
@@ -651,6 +781,9 @@ type NotFound = Problem
 
 // PartitionFull defines model for PartitionFull.
 type PartitionFull = Problem
+
+// PaymentDeclined defines model for PaymentDeclined.
+type PaymentDeclined = Problem
 
 // PreconditionFailed defines model for PreconditionFailed.
 type PreconditionFailed = Problem
@@ -1099,22 +1232,26 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/admin/orders (the `ListOrdersByStatus` operationId).
 	ListOrdersByStatus(ctx context.Context, params *ListOrdersByStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SetOrderStatusWithBody Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+	// SetOrderStatusWithBody Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 	//
-	// A status the machine does not allow from the order's current one (`placed` again, or
-	// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-	// status is a 400.
+	// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+	// one refunds the capture, and the units go back to stock once. A status the workflow
+	// does not allow from the order's current one (`placed` again, `cancelled` once
+	// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+	// that is not an order status is a 400.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v1/admin/orders/{userId}/{orderId} (the `SetOrderStatus` operationId).
 	SetOrderStatusWithBody(ctx context.Context, userID UserID, orderID OrderID, params *SetOrderStatusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SetOrderStatus Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+	// SetOrderStatus Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 	//
-	// A status the machine does not allow from the order's current one (`placed` again, or
-	// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-	// status is a 400.
+	// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+	// one refunds the capture, and the units go back to stock once. A status the workflow
+	// does not allow from the order's current one (`placed` again, `cancelled` once
+	// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+	// that is not an order status is a 400.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1248,38 +1385,64 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/categories/{categoryId}/products (the `ListCategoryProducts` operationId).
 	ListCategoryProducts(ctx context.Context, categoryID CategoryID, params *ListCategoryProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CheckoutWithBody Turn the cart into an order.
+	// CheckoutWithBody Turn the cart into an order, and pay for it.
 	//
-	// The order, its idempotency record and the customer summary commit in ONE
-	// transactional batch in the user's `orders` partition; the paid quantities are then
-	// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-	// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-	// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-	// user) with the same body answers the first response again; with another body 422;
-	// while the first is still running on the same instance 409. An empty cart or
-	// unavailable lines are 409 naming them. Every line's units are reserved from its
-	// product's stock, or none: when a line cannot be served the answer is a 409 of type
-	// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-	// `available`), nothing is reserved or charged, and the cart is unchanged.
+	// The checkout is a workflow whose record is the order (its `status`, its `history`):
+	// it claims the cart, opens the order `pending` (with the key's record, one
+	// transactional batch in the user's `orders` partition), takes every line's units
+	// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+	// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+	// move is one conditional write; a step that stops half way is carried on, or the order
+	// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+	//
+	// `201` once the order is placed. `202` with `Location` when it is still in progress
+	// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	//
+	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+	// keys, from any tab or instance, behave as if they ran one after the other (one order,
+	// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+	// body answers its order again as it is now; with another body 422; while the first is
+	// still running on the same instance 409. A key whose order was rejected or expired is
+	// free again. `paymentMethod` is a payment-method token, never a card number: the
+	// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+	// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/checkout (the `Checkout` operationId).
 	CheckoutWithBody(ctx context.Context, params *CheckoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Checkout Turn the cart into an order.
+	// Checkout Turn the cart into an order, and pay for it.
 	//
-	// The order, its idempotency record and the customer summary commit in ONE
-	// transactional batch in the user's `orders` partition; the paid quantities are then
-	// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-	// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-	// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-	// user) with the same body answers the first response again; with another body 422;
-	// while the first is still running on the same instance 409. An empty cart or
-	// unavailable lines are 409 naming them. Every line's units are reserved from its
-	// product's stock, or none: when a line cannot be served the answer is a 409 of type
-	// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-	// `available`), nothing is reserved or charged, and the cart is unchanged.
+	// The checkout is a workflow whose record is the order (its `status`, its `history`):
+	// it claims the cart, opens the order `pending` (with the key's record, one
+	// transactional batch in the user's `orders` partition), takes every line's units
+	// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+	// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+	// move is one conditional write; a step that stops half way is carried on, or the order
+	// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+	//
+	// `201` once the order is placed. `202` with `Location` when it is still in progress
+	// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	//
+	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+	// keys, from any tab or instance, behave as if they ran one after the other (one order,
+	// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+	// body answers its order again as it is now; with another body 422; while the first is
+	// still running on the same instance 409. A key whose order was rejected or expired is
+	// free again. `paymentMethod` is a payment-method token, never a card number: the
+	// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+	// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1323,10 +1486,11 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/orders/{orderId} (the `GetOrder` operationId).
 	GetOrder(ctx context.Context, orderID OrderID, params *GetOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CancelOrder Cancel one of the caller's placed orders.
+	// CancelOrder Cancel one of the caller's placed or shipped orders.
 	//
 	// The order and the customer summary change in ONE transactional batch, If-Match on
-	// both. An order that is no longer placed is 409 naming both statuses.
+	// both; then the units go back to stock once, and the payment is voided (placed) or
+	// refunded (shipped). An order that is neither is 409 naming both statuses.
 	//
 	// Corresponds with POST /v1/orders/{orderId}/cancel (the `CancelOrder` operationId).
 	CancelOrder(ctx context.Context, orderID OrderID, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1511,11 +1675,13 @@ func (c *Client) ListOrdersByStatus(ctx context.Context, params *ListOrdersBySta
 	return c.Client.Do(req)
 }
 
-// SetOrderStatusWithBody Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+// SetOrderStatusWithBody Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 //
-// A status the machine does not allow from the order's current one (`placed` again, or
-// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-// status is a 400.
+// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+// one refunds the capture, and the units go back to stock once. A status the workflow
+// does not allow from the order's current one (`placed` again, `cancelled` once
+// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+// that is not an order status is a 400.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1532,11 +1698,13 @@ func (c *Client) SetOrderStatusWithBody(ctx context.Context, userID UserID, orde
 	return c.Client.Do(req)
 }
 
-// SetOrderStatus Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+// SetOrderStatus Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 //
-// A status the machine does not allow from the order's current one (`placed` again, or
-// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-// status is a 400.
+// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+// one refunds the capture, and the units go back to stock once. A status the workflow
+// does not allow from the order's current one (`placed` again, `cancelled` once
+// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+// that is not an order status is a 400.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1820,19 +1988,32 @@ func (c *Client) ListCategoryProducts(ctx context.Context, categoryID CategoryID
 	return c.Client.Do(req)
 }
 
-// CheckoutWithBody Turn the cart into an order.
+// CheckoutWithBody Turn the cart into an order, and pay for it.
 //
-// The order, its idempotency record and the customer summary commit in ONE
-// transactional batch in the user's `orders` partition; the paid quantities are then
-// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-// user) with the same body answers the first response again; with another body 422;
-// while the first is still running on the same instance 409. An empty cart or
-// unavailable lines are 409 naming them. Every line's units are reserved from its
-// product's stock, or none: when a line cannot be served the answer is a 409 of type
-// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-// `available`), nothing is reserved or charged, and the cart is unchanged.
+// The checkout is a workflow whose record is the order (its `status`, its `history`):
+// it claims the cart, opens the order `pending` (with the key's record, one
+// transactional batch in the user's `orders` partition), takes every line's units
+// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+// move is one conditional write; a step that stops half way is carried on, or the order
+// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+//
+// `201` once the order is placed. `202` with `Location` when it is still in progress
+// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. An empty cart or unavailable lines are 409 naming them.
+//
+// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+// keys, from any tab or instance, behave as if they ran one after the other (one order,
+// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+// body answers its order again as it is now; with another body 422; while the first is
+// still running on the same instance 409. A key whose order was rejected or expired is
+// free again. `paymentMethod` is a payment-method token, never a card number: the
+// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 //
 // Takes any type of body and a specified content type.
 //
@@ -1849,19 +2030,32 @@ func (c *Client) CheckoutWithBody(ctx context.Context, params *CheckoutParams, c
 	return c.Client.Do(req)
 }
 
-// Checkout Turn the cart into an order.
+// Checkout Turn the cart into an order, and pay for it.
 //
-// The order, its idempotency record and the customer summary commit in ONE
-// transactional batch in the user's `orders` partition; the paid quantities are then
-// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-// user) with the same body answers the first response again; with another body 422;
-// while the first is still running on the same instance 409. An empty cart or
-// unavailable lines are 409 naming them. Every line's units are reserved from its
-// product's stock, or none: when a line cannot be served the answer is a 409 of type
-// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-// `available`), nothing is reserved or charged, and the cart is unchanged.
+// The checkout is a workflow whose record is the order (its `status`, its `history`):
+// it claims the cart, opens the order `pending` (with the key's record, one
+// transactional batch in the user's `orders` partition), takes every line's units
+// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+// move is one conditional write; a step that stops half way is carried on, or the order
+// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+//
+// `201` once the order is placed. `202` with `Location` when it is still in progress
+// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. An empty cart or unavailable lines are 409 naming them.
+//
+// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+// keys, from any tab or instance, behave as if they ran one after the other (one order,
+// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+// body answers its order again as it is now; with another body 422; while the first is
+// still running on the same instance 409. A key whose order was rejected or expired is
+// free again. `paymentMethod` is a payment-method token, never a card number: the
+// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1965,10 +2159,11 @@ func (c *Client) GetOrder(ctx context.Context, orderID OrderID, params *GetOrder
 	return c.Client.Do(req)
 }
 
-// CancelOrder Cancel one of the caller's placed orders.
+// CancelOrder Cancel one of the caller's placed or shipped orders.
 //
 // The order and the customer summary change in ONE transactional batch, If-Match on
-// both. An order that is no longer placed is 409 naming both statuses.
+// both; then the units go back to stock once, and the payment is voided (placed) or
+// refunded (shipped). An order that is neither is 409 naming both statuses.
 //
 // Corresponds with POST /v1/orders/{orderId}/cancel (the `CancelOrder` operationId).
 func (c *Client) CancelOrder(ctx context.Context, orderID OrderID, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4127,22 +4322,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/admin/orders (the `ListOrdersByStatus` operationId).
 	ListOrdersByStatusWithResponse(ctx context.Context, params *ListOrdersByStatusParams, reqEditors ...RequestEditorFn) (*ListOrdersByStatusResponse, error)
 
-	// SetOrderStatusWithBodyWithResponse Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+	// SetOrderStatusWithBodyWithResponse Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 	//
-	// A status the machine does not allow from the order's current one (`placed` again, or
-	// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-	// status is a 400.
+	// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+	// one refunds the capture, and the units go back to stock once. A status the workflow
+	// does not allow from the order's current one (`placed` again, `cancelled` once
+	// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+	// that is not an order status is a 400.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/admin/orders/{userId}/{orderId} (the `SetOrderStatus` operationId).
 	SetOrderStatusWithBodyWithResponse(ctx context.Context, userID UserID, orderID OrderID, params *SetOrderStatusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetOrderStatusResponse, error)
 
-	// SetOrderStatusWithResponse Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+	// SetOrderStatusWithResponse Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 	//
-	// A status the machine does not allow from the order's current one (`placed` again, or
-	// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-	// status is a 400.
+	// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+	// one refunds the capture, and the units go back to stock once. A status the workflow
+	// does not allow from the order's current one (`placed` again, `cancelled` once
+	// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+	// that is not an order status is a 400.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4288,38 +4487,64 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/categories/{categoryId}/products (the `ListCategoryProducts` operationId).
 	ListCategoryProductsWithResponse(ctx context.Context, categoryID CategoryID, params *ListCategoryProductsParams, reqEditors ...RequestEditorFn) (*ListCategoryProductsResponse, error)
 
-	// CheckoutWithBodyWithResponse Turn the cart into an order.
+	// CheckoutWithBodyWithResponse Turn the cart into an order, and pay for it.
 	//
-	// The order, its idempotency record and the customer summary commit in ONE
-	// transactional batch in the user's `orders` partition; the paid quantities are then
-	// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-	// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-	// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-	// user) with the same body answers the first response again; with another body 422;
-	// while the first is still running on the same instance 409. An empty cart or
-	// unavailable lines are 409 naming them. Every line's units are reserved from its
-	// product's stock, or none: when a line cannot be served the answer is a 409 of type
-	// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-	// `available`), nothing is reserved or charged, and the cart is unchanged.
+	// The checkout is a workflow whose record is the order (its `status`, its `history`):
+	// it claims the cart, opens the order `pending` (with the key's record, one
+	// transactional batch in the user's `orders` partition), takes every line's units
+	// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+	// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+	// move is one conditional write; a step that stops half way is carried on, or the order
+	// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+	//
+	// `201` once the order is placed. `202` with `Location` when it is still in progress
+	// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	//
+	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+	// keys, from any tab or instance, behave as if they ran one after the other (one order,
+	// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+	// body answers its order again as it is now; with another body 422; while the first is
+	// still running on the same instance 409. A key whose order was rejected or expired is
+	// free again. `paymentMethod` is a payment-method token, never a card number: the
+	// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+	// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/checkout (the `Checkout` operationId).
 	CheckoutWithBodyWithResponse(ctx context.Context, params *CheckoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckoutResponse, error)
 
-	// CheckoutWithResponse Turn the cart into an order.
+	// CheckoutWithResponse Turn the cart into an order, and pay for it.
 	//
-	// The order, its idempotency record and the customer summary commit in ONE
-	// transactional batch in the user's `orders` partition; the paid quantities are then
-	// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-	// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-	// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-	// user) with the same body answers the first response again; with another body 422;
-	// while the first is still running on the same instance 409. An empty cart or
-	// unavailable lines are 409 naming them. Every line's units are reserved from its
-	// product's stock, or none: when a line cannot be served the answer is a 409 of type
-	// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-	// `available`), nothing is reserved or charged, and the cart is unchanged.
+	// The checkout is a workflow whose record is the order (its `status`, its `history`):
+	// it claims the cart, opens the order `pending` (with the key's record, one
+	// transactional batch in the user's `orders` partition), takes every line's units
+	// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+	// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+	// move is one conditional write; a step that stops half way is carried on, or the order
+	// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+	//
+	// `201` once the order is placed. `202` with `Location` when it is still in progress
+	// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	//
+	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+	// keys, from any tab or instance, behave as if they ran one after the other (one order,
+	// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+	// body answers its order again as it is now; with another body 422; while the first is
+	// still running on the same instance 409. A key whose order was rejected or expired is
+	// free again. `paymentMethod` is a payment-method token, never a card number: the
+	// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+	// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4369,10 +4594,11 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/orders/{orderId} (the `GetOrder` operationId).
 	GetOrderWithResponse(ctx context.Context, orderID OrderID, params *GetOrderParams, reqEditors ...RequestEditorFn) (*GetOrderResponse, error)
 
-	// CancelOrderWithResponse Cancel one of the caller's placed orders.
+	// CancelOrderWithResponse Cancel one of the caller's placed or shipped orders.
 	//
 	// The order and the customer summary change in ONE transactional batch, If-Match on
-	// both. An order that is no longer placed is 409 naming both statuses.
+	// both; then the units go back to stock once, and the payment is voided (placed) or
+	// refunded (shipped). An order that is neither is 409 naming both statuses.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7203,6 +7429,16 @@ type CheckoutResponse201Headers struct {
 	XStoreOperations        int
 }
 
+// CheckoutResponse202Headers the declared response headers of an HTTP 202 response for Checkout
+type CheckoutResponse202Headers struct {
+	Location                string
+	ServerTiming            string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
 // CheckoutResponse400Headers the declared response headers of an HTTP 400 response for Checkout
 type CheckoutResponse400Headers struct {
 	ServerTiming            string
@@ -7216,6 +7452,15 @@ type CheckoutResponse400Headers struct {
 type CheckoutResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
+	XRequestCharge          string
+	XRequestChargeEstimated *string
+	XSessionToken           *string
+	XStoreOperations        int
+}
+
+// CheckoutResponse402Headers the declared response headers of an HTTP 402 response for Checkout
+type CheckoutResponse402Headers struct {
+	ServerTiming            string
 	XRequestCharge          string
 	XRequestChargeEstimated *string
 	XSessionToken           *string
@@ -7304,10 +7549,14 @@ type CheckoutResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *Order
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Order
 	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationProblemJSON400 *BadRequest
 	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON402 the response for an HTTP 402 `application/problem+json` response
+	ApplicationProblemJSON402 *PaymentDeclined
 	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationProblemJSON409 *Conflict
 	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -7326,10 +7575,14 @@ type CheckoutResponse struct {
 	ApplicationProblemJSON507 *PartitionFull
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CheckoutResponse201Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *CheckoutResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CheckoutResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CheckoutResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *CheckoutResponse402Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CheckoutResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -7353,6 +7606,11 @@ func (r CheckoutResponse) GetJSON201() *Order {
 	return r.JSON201
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CheckoutResponse) GetJSON202() *Order {
+	return r.JSON202
+}
+
 // GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r CheckoutResponse) GetApplicationProblemJSON400() *BadRequest {
 	return r.ApplicationProblemJSON400
@@ -7361,6 +7619,11 @@ func (r CheckoutResponse) GetApplicationProblemJSON400() *BadRequest {
 // GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r CheckoutResponse) GetApplicationProblemJSON401() *Unauthorized {
 	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON402 returns the response for an HTTP 402 `application/problem+json` response
+func (r CheckoutResponse) GetApplicationProblemJSON402() *PaymentDeclined {
+	return r.ApplicationProblemJSON402
 }
 
 // GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -9832,11 +10095,13 @@ func (c *ClientWithResponses) ListOrdersByStatusWithResponse(ctx context.Context
 	return ParseListOrdersByStatusResponse(rsp)
 }
 
-// SetOrderStatusWithBodyWithResponse Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+// SetOrderStatusWithBodyWithResponse Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 //
-// A status the machine does not allow from the order's current one (`placed` again, or
-// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-// status is a 400.
+// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+// one refunds the capture, and the units go back to stock once. A status the workflow
+// does not allow from the order's current one (`placed` again, `cancelled` once
+// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+// that is not an order status is a 400.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9849,11 +10114,13 @@ func (c *ClientWithResponses) SetOrderStatusWithBodyWithResponse(ctx context.Con
 	return ParseSetOrderStatusResponse(rsp)
 }
 
-// SetOrderStatusWithResponse Move an order along placed → shipped → delivered, or placed → cancelled (admin).
+// SetOrderStatusWithResponse Move an order along placed → shipped → delivered, or placed|shipped → cancelled (admin).
 //
-// A status the machine does not allow from the order's current one (`placed` again, or
-// `cancelled` once shipped) is a 409 naming both statuses; a value that is not an order
-// status is a 400.
+// Shipping captures the authorization; cancelling a placed order voids it, a shipped
+// one refunds the capture, and the units go back to stock once. A status the workflow
+// does not allow from the order's current one (`placed` again, `cancelled` once
+// delivered, or one of the checkout's own moves) is a 409 naming both statuses; a value
+// that is not an order status is a 400.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10089,19 +10356,32 @@ func (c *ClientWithResponses) ListCategoryProductsWithResponse(ctx context.Conte
 	return ParseListCategoryProductsResponse(rsp)
 }
 
-// CheckoutWithBodyWithResponse Turn the cart into an order.
+// CheckoutWithBodyWithResponse Turn the cart into an order, and pay for it.
 //
-// The order, its idempotency record and the customer summary commit in ONE
-// transactional batch in the user's `orders` partition; the paid quantities are then
-// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-// user) with the same body answers the first response again; with another body 422;
-// while the first is still running on the same instance 409. An empty cart or
-// unavailable lines are 409 naming them. Every line's units are reserved from its
-// product's stock, or none: when a line cannot be served the answer is a 409 of type
-// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-// `available`), nothing is reserved or charged, and the cart is unchanged.
+// The checkout is a workflow whose record is the order (its `status`, its `history`):
+// it claims the cart, opens the order `pending` (with the key's record, one
+// transactional batch in the user's `orders` partition), takes every line's units
+// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+// move is one conditional write; a step that stops half way is carried on, or the order
+// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+//
+// `201` once the order is placed. `202` with `Location` when it is still in progress
+// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. An empty cart or unavailable lines are 409 naming them.
+//
+// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+// keys, from any tab or instance, behave as if they ran one after the other (one order,
+// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+// body answers its order again as it is now; with another body 422; while the first is
+// still running on the same instance 409. A key whose order was rejected or expired is
+// free again. `paymentMethod` is a payment-method token, never a card number: the
+// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10114,19 +10394,32 @@ func (c *ClientWithResponses) CheckoutWithBodyWithResponse(ctx context.Context, 
 	return ParseCheckoutResponse(rsp)
 }
 
-// CheckoutWithResponse Turn the cart into an order.
+// CheckoutWithResponse Turn the cart into an order, and pay for it.
 //
-// The order, its idempotency record and the customer summary commit in ONE
-// transactional batch in the user's `orders` partition; the paid quantities are then
-// taken out of the cart. A cart's contents are paid at most once: concurrent checkouts
-// of one cart, with any keys, from any tab or instance, behave as if they ran one after
-// the other (one 201, then 409 "the cart is empty"). The same `Idempotency-Key` (per
-// user) with the same body answers the first response again; with another body 422;
-// while the first is still running on the same instance 409. An empty cart or
-// unavailable lines are 409 naming them. Every line's units are reserved from its
-// product's stock, or none: when a line cannot be served the answer is a 409 of type
-// `…/out-of-stock` whose `items` name each short line (`productId`, `requested`,
-// `available`), nothing is reserved or charged, and the cart is unchanged.
+// The checkout is a workflow whose record is the order (its `status`, its `history`):
+// it claims the cart, opens the order `pending` (with the key's record, one
+// transactional batch in the user's `orders` partition), takes every line's units
+// (`reserved`), authorizes the total with the payment method (`authorized`), and places
+// it (`placed`: counted in the customer summary, the paid lines out of the cart). Each
+// move is one conditional write; a step that stops half way is carried on, or the order
+// expired, by the shop's sweeper, so nothing is charged twice and no unit stays held.
+//
+// `201` once the order is placed. `202` with `Location` when it is still in progress
+// after about 2 seconds (a slow payment provider): poll `GET /v1/orders/{orderId}`.
+// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
+// reason); the order is then `rejected` and nothing is held. A line the stock cannot
+// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
+// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. An empty cart or unavailable lines are 409 naming them.
+//
+// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
+// keys, from any tab or instance, behave as if they ran one after the other (one order,
+// then 409 "the cart is empty"). The same `Idempotency-Key` (per user) with the same
+// body answers its order again as it is now; with another body 422; while the first is
+// still running on the same instance 409. A key whose order was rejected or expired is
+// free again. `paymentMethod` is a payment-method token, never a card number: the
+// embedded provider knows Stripe's test tokens (`pm_card_visa` authorizes,
+// `pm_card_chargeDeclined` and `pm_card_chargeDeclinedInsufficientFunds` decline, …).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10212,10 +10505,11 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, orderID 
 	return ParseGetOrderResponse(rsp)
 }
 
-// CancelOrderWithResponse Cancel one of the caller's placed orders.
+// CancelOrderWithResponse Cancel one of the caller's placed or shipped orders.
 //
 // The order and the customer summary change in ONE transactional batch, If-Match on
-// both. An order that is no longer placed is 409 naming both statuses.
+// both; then the units go back to stock once, and the payment is voided (placed) or
+// refunded (shipped). An order that is neither is 409 naming both statuses.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16512,6 +16806,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 		}
 		response.JSON201 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16525,6 +16826,13 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			return nil, err
 		}
 		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest PaymentDeclined
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON402 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
@@ -16630,6 +16938,51 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.XStoreOperations = value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 202:
+		var headers CheckoutResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers CheckoutResponse400Headers
 		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
@@ -16713,6 +17066,44 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.XStoreOperations = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers CheckoutResponse402Headers
+		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ServerTiming = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestCharge = value
+		}
+		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestChargeEstimated = &value
+		}
+		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSessionToken = &value
+		}
+		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XStoreOperations = value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 409:
 		var headers CheckoutResponse409Headers
 		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {

@@ -83,7 +83,7 @@ func checkoutRetrying(s *liveShop, tok string, a saleAnswer) saleAnswer {
 		a.err = err
 		return a
 	}
-	body := client.CheckoutRequest{ShippingAddress: client.Address{
+	body := client.CheckoutRequest{PaymentMethod: "pm_card_visa", ShippingAddress: client.Address{
 		Name: "Ada Lovelace", Line1: "1 Analytical St", City: "London", PostalCode: "N1 9GU", Country: "GB"}}
 	for try := 0; ; try++ {
 		r, err := api.CheckoutWithResponse(context.Background(), &client.CheckoutParams{IdempotencyKey: a.key}, body, client.Bearer(tok))

@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// Check out with a key of our own; send it again, as after a lost
 	// answer: the same key gives back the same order, and pays once.
 	key := client.NewIdempotencyKey()
-	checkout := client.CheckoutRequest{ShippingAddress: client.Address{
+	checkout := client.CheckoutRequest{PaymentMethod: "pm_card_visa", ShippingAddress: client.Address{
 		Name: name, Line1: "1 Main St", City: "Springfield", PostalCode: "12345", Country: "US"}}
 	first, err := client.OK(c.CheckoutWithResponse(ctx, &client.CheckoutParams{IdempotencyKey: key}, checkout, signedIn))
 	if err != nil {

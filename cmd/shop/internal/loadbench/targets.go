@@ -135,7 +135,7 @@ func prepareMix(ctx context.Context, c benchClient, cat benchCatalog, hits int, 
 
 	// A constant-rate run of d seconds sends rate×d hits (+1 at t=0): one
 	// checkout in 20, with a margin.
-	body, err := json.Marshal(client.CheckoutRequest{ShippingAddress: benchAddress})
+	body, err := json.Marshal(client.CheckoutRequest{ShippingAddress: benchAddress, PaymentMethod: "pm_card_visa"})
 	if err != nil {
 		return nil, err
 	}
