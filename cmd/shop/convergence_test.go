@@ -128,6 +128,7 @@ func (c *convergence) startSecond() {
 	}
 	cfg := liveWorkers
 	cfg.Processor.Instance = "live-2"
+	cfg.Payments = c.s.pay
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := feedworkers.Start(ctx, st, cfg)
 	if err != nil {
@@ -308,7 +309,7 @@ func (c *convergence) settle() {
 	settled := time.Now().Add(3 * time.Second)
 	for {
 		c.awaitCaughtUp(deadline)
-		h := feedworkers.NewHandlers(c.s.raw, feedworkers.HandlersConfig{})
+		h := feedworkers.NewHandlers(c.s.raw, feedworkers.HandlersConfig{Payments: c.s.pay})
 		r, err := h.Audit(context.Background(), feedworkers.AuditOptions{})
 		if err != nil {
 			c.t.Fatalf("audit: %v", err)

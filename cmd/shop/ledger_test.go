@@ -13,19 +13,19 @@ import (
 // reservation of the product and every order holding it.
 type ledger struct {
 	Available int64
-	// Sold is the units in placed orders not cancelled; Orders counts
-	// those orders.
+	// Sold is the units of the orders whose state sold them (placed,
+	// shipped, delivered); Orders counts those orders.
 	Sold   int64
 	Orders int
-	// Unfinished is the units held by checkouts that have no order (none
-	// committed, or its id was voided): taken, not sold, not back yet.
+	// Unfinished is the units held by orders still in progress: taken,
+	// not sold, not back yet.
 	Unfinished int64
 	// Held counts the reservations still in state held (whatever their
 	// order), HeldUnits their units.
 	Held      int
 	HeldUnits int64
-	// Returning is the units of cancelled orders whose reservation is not
-	// released yet.
+	// Returning is the units of orders that gave them back (cancelled,
+	// rejected, expired) whose reservation is not released yet.
 	Returning int64
 	// Wrong lists every reservation that disagrees with its order: a
 	// placed order without a live reservation of its units, a
@@ -83,27 +83,32 @@ func readLedger(ctx context.Context, st store.Store, productID string) (ledger, 
 			l.HeldUnits += r.Quantity
 		}
 		o, ok := byID[r.OrderID]
+		st, _ := domain.StateOf(o.Status)
 		switch {
 		case !ok && r.State == domain.ReservationHeld:
 			l.Unfinished += r.Quantity
 		case !ok && r.State == domain.ReservationCommitted:
 			l.Wrong = append(l.Wrong, fmt.Sprintf("reservation of %s committed without an order", r.OrderID))
+		case ok && r.State == domain.ReservationReleased && st.Stock == domain.StockSold:
+			l.Wrong = append(l.Wrong, fmt.Sprintf("reservation of %s order %s released", o.Status, r.OrderID))
+		case ok && r.State == domain.ReservationReleased:
+			// Given back (or, written released, never taken).
 		case ok && r.Quantity != units[r.OrderID]:
 			l.Wrong = append(l.Wrong, fmt.Sprintf("reservation of %s holds %d units, its order %d", r.OrderID, r.Quantity, units[r.OrderID]))
-		case ok && o.Status != domain.StatusCancelled && r.State == domain.ReservationReleased:
-			l.Wrong = append(l.Wrong, fmt.Sprintf("reservation of placed order %s released", r.OrderID))
-		case ok && o.Status == domain.StatusCancelled && r.State != domain.ReservationReleased:
+		case ok && st.InProgress:
+			l.Unfinished += r.Quantity
+		case ok && st.Stock == domain.StockReturned:
 			l.Returning += r.Quantity
 		}
 	}
 	for id, o := range byID {
-		if o.Status == domain.StatusCancelled {
+		if st, _ := domain.StateOf(o.Status); st.Stock != domain.StockSold {
 			continue
 		}
 		l.Orders++
 		l.Sold += units[id]
 		if _, ok := resOf[id]; !ok {
-			l.Wrong = append(l.Wrong, fmt.Sprintf("placed order %s has no reservation", id))
+			l.Wrong = append(l.Wrong, fmt.Sprintf("%s order %s has no reservation", o.Status, id))
 		}
 	}
 	return l, nil

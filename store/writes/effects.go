@@ -58,12 +58,16 @@ func (w *Writes) SettleStock(ctx context.Context, o domain.Order) error {
 	return nil
 }
 
-// eachLine runs f for each line of o, reserveConcurrency at once: each
-// line's stock is its own partition.
+// eachLine runs f for each line of o that took units (not a legacy
+// product's), reserveConcurrency at once: each line's stock is its own
+// partition.
 func (w *Writes) eachLine(o domain.Order, f func(domain.OrderLine) error) error {
 	var g errgroup.Group
 	g.SetLimit(reserveConcurrency)
 	for _, l := range o.Items {
+		if l.Unlimited {
+			continue // a legacy product: no reservation
+		}
 		g.Go(func() error { return f(l) })
 	}
 	return g.Wait()

@@ -136,6 +136,9 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 	var g errgroup.Group
 	g.SetLimit(reserveConcurrency)
 	for _, l := range o.Items {
+		if l.Unlimited {
+			continue // a legacy product: no units to take
+		}
 		g.Go(func() error {
 			if stop.Load() {
 				return nil
@@ -145,8 +148,6 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 			switch {
 			case err == nil:
 				return nil
-			case errors.Is(err, store.ErrUntracked) && l.Unlimited:
-				return nil // a legacy product: no limit
 			case errors.Is(err, store.ErrUntracked), errors.Is(err, store.ErrShort), errors.Is(err, store.ErrReleased):
 			default:
 				stop.Store(true)
