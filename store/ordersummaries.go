@@ -185,7 +185,6 @@ func (r *OrderSummaries) Put(ctx context.Context, s domain.OrderSummary) (bool, 
 
 func orderSummaryVersion(s domain.OrderSummary) int64 { return s.SourceVersion }
 
-
 // Project makes the view hold exactly one summary of o, an order that
 // rests (the view holds no order in progress: its summary would move
 // three times in a checkout's few milliseconds): it is put
