@@ -43,11 +43,14 @@ const problemBase = "https://shop.example/problems/"
 
 // problem is an RFC 9457 problem document.
 type problem struct {
-	Type   string              `json:"type"`
-	Title  string              `json:"title"`
-	Status int                 `json:"status"`
-	Detail string              `json:"detail"`
-	Errors []domain.FieldError `json:"errors,omitempty"`
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	// Instance names the order a refused checkout left, rejected
+	// (RFC 9457's occurrence of the problem).
+	Instance string              `json:"instance,omitempty"`
+	Errors   []domain.FieldError `json:"errors,omitempty"`
 	// Items names the lines of an out-of-stock checkout.
 	Items []domain.Shortage `json:"items,omitempty"`
 	// DeclineCode is the provider's reason of a declined card
@@ -75,6 +78,9 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 		p.Errors = de.Fields
 		p.Items = de.Shortages
 		p.DeclineCode = de.DeclineCode
+		if de.OrderID != "" {
+			p.Instance = "/v1/orders/" + de.OrderID
+		}
 		if de.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(de.RetryAfter.Seconds()))))
 		}

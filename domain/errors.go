@@ -47,6 +47,9 @@ type Error struct {
 	// DeclineCode is the provider's reason of an EDECLINED checkout
 	// ("insufficient_funds").
 	DeclineCode string
+	// OrderID names the order a refused checkout left, rejected, when it
+	// wrote one (a declined card, a line short at its take).
+	OrderID string
 	// RetryAfter is set with EUNAVAILABLE and ETOOMANY when the cause said
 	// how long to wait (Cosmos's x-ms-retry-after-ms on a 429).
 	RetryAfter time.Duration

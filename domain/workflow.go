@@ -261,7 +261,7 @@ const (
 
 // Err is the refusal the checkout answers for the rejection: the
 // out-of-stock conflict naming the short lines, or the declined payment.
-func (r Rejection) Err() error {
+func (r Rejection) Err() *Error {
 	if r.Reason == RejectedOutOfStock {
 		return OutOfStock(r.Shortages)
 	}

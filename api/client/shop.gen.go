@@ -550,6 +550,9 @@ type Problem struct {
 		Pointer string `json:"pointer"`
 	} `json:"errors,omitempty"`
 
+	// Instance The order a refused checkout left, rejected (a declined card, a line short at its take), as `/v1/orders/{orderId}`.
+	Instance *string `json:"instance,omitempty"`
+
 	// Items The lines an out-of-stock checkout could not serve (type `…/out-of-stock`).
 	Items []struct {
 		Available int `json:"available"`

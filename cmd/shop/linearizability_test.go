@@ -22,8 +22,9 @@ import (
 
 // TestCartIsLinearizable: a few clients share ONE user's cart, setting,
 // adding to (two tabs' "Add to cart" both count, up to 99) and removing
-// lines, reading the cart and checking out (fresh keys) at
-// once, on a store that throttles or fails some of its calls. Every
+// lines, reading the cart and checking out (fresh keys; one in five with
+// a card that declines) at once, on a store that throttles or fails some
+// of its calls and a payment provider that fails some of its own. Every
 // operation's call and return time, input and output are recorded, and
 // porcupine checks that the history is linearizable against a sequential
 // model whose state is the cart's lines, the number of orders and the
@@ -39,6 +40,8 @@ func TestCartIsLinearizable(t *testing.T) {
 	}
 	s := newLiveShop(t, filepath.Join(t.TempDir(), "shop.db"), &faults.Config{Seed: 7, Disabled: true,
 		Rules: []faults.Rule{{Throttle: 0.01, Unavailable: 0.01}}, RetryAfter: time.Millisecond})
+	s.payFaults = paymentFaults(0.05, 7)
+	s.pay.InjectFaults(s.payFaults)
 	products := s.catalog(3)
 	prices := map[string]int64{}
 	for _, p := range products {
@@ -77,6 +80,7 @@ type cartIn struct {
 	kind     string // put, add, delete, get, checkout, audit
 	product  string
 	quantity int
+	declines bool // checkout: with a card that declines
 }
 
 type cartOut struct {
@@ -91,9 +95,10 @@ type cartOut struct {
 // cartState is the model's state: comparable, so porcupine can merge
 // equal states.
 type cartState struct {
-	lines   string // canonical productId:quantity list
-	orders  int
-	charged int64
+	lines    string // canonical productId:quantity list
+	orders   int
+	charged  int64
+	rejected int // orders left rejected by a declined card
 }
 
 // cartModel is the sequential specification of one user's cart, checkout
@@ -123,7 +128,7 @@ func cartModel(prices map[string]int64) porcupine.Model {
 				default:
 					delete(after, in.product)
 				}
-				next := cartState{formatLines(after), st.orders, st.charged}
+				next := cartState{formatLines(after), st.orders, st.charged, st.rejected}
 				switch {
 				case out.code == http.StatusOK && out.lines == next.lines:
 					return []any{next}
@@ -144,11 +149,19 @@ func cartModel(prices map[string]int64) porcupine.Model {
 				for p, q := range lines {
 					total += int64(q) * prices[p]
 				}
-				ordered := cartState{"", st.orders + 1, st.charged + total}
+				ordered := cartState{"", st.orders + 1, st.charged + total, st.rejected}
+				declined := cartState{st.lines, st.orders, st.charged, st.rejected + 1}
+				if in.declines {
+					ordered = declined
+				}
 				switch {
 				case out.code == http.StatusCreated:
-					if len(lines) > 0 && out.lines == st.lines && out.total == total {
+					if !in.declines && len(lines) > 0 && out.lines == st.lines && out.total == total {
 						return []any{ordered}
+					}
+				case out.code == http.StatusPaymentRequired:
+					if in.declines && len(lines) > 0 {
+						return []any{declined}
 					}
 				case out.code == http.StatusConflict && out.detail == "the cart is empty":
 					if len(lines) == 0 {
@@ -164,7 +177,7 @@ func cartModel(prices map[string]int64) porcupine.Model {
 				}
 				return nil
 			case "audit":
-				if out.lines == st.lines && out.orders == st.orders && out.spent == st.charged {
+				if out.lines == st.lines && out.orders == st.orders+st.rejected && out.spent == st.charged {
 					return []any{st}
 				}
 				return nil
@@ -185,6 +198,9 @@ func cartModel(prices map[string]int64) porcupine.Model {
 				fmt.Fprintf(&b, "+%d", in.quantity)
 			}
 			fmt.Fprintf(&b, " → %d [%s]", out.code, out.lines)
+			if in.kind == "checkout" && in.declines {
+				b.WriteString(" (a card that declines)")
+			}
 			if in.kind == "checkout" && out.code == http.StatusCreated {
 				fmt.Fprintf(&b, " total %d", out.total)
 			}
@@ -198,7 +214,7 @@ func cartModel(prices map[string]int64) porcupine.Model {
 		},
 		DescribeState: func(state any) string {
 			st := state.(cartState)
-			return fmt.Sprintf("[%s] orders %d charged %d", st.lines, st.orders, st.charged)
+			return fmt.Sprintf("[%s] orders %d charged %d, rejected %d", st.lines, st.orders, st.charged, st.rejected)
 		},
 	}
 	return nm.ToModel()
@@ -231,7 +247,8 @@ func runCartClients(t *testing.T, s *liveShop, user string, products []string, c
 				case r < 80:
 					in = cartIn{kind: "get"}
 				default:
-					in = cartIn{kind: "checkout"}
+					// One in five with a card that declines.
+					in = cartIn{kind: "checkout", declines: rng.IntN(5) == 0}
 				}
 				call := now()
 				out, err := cartCall(s, tok, in, fmt.Sprintf("%s-%d-%d", user, c, i))
@@ -254,7 +271,9 @@ func runCartClients(t *testing.T, s *liveShop, user string, products []string, c
 	wg.Wait()
 	s.faults.Heal()
 
-	// The audit, once the orders feed has settled whatever a checkout left.
+	// The audit, once the sweeper has ended every order a checkout left
+	// in progress and the orders feed has settled whatever one left.
+	s.awaitOrdersRest(tok, 20*time.Second)
 	if stale := s.awaitConverged(map[string]string{user: tok}, 10*time.Second); len(stale) > 0 {
 		t.Fatalf("the feed did not converge: %v", stale)
 	}
@@ -291,7 +310,11 @@ func cartCall(s *liveShop, tok string, in cartIn, key string) (cartOut, error) {
 	case "get":
 		code, b, err = httpDo(s.client, "GET", s.URL+"/v1/cart", tok, nil, nil)
 	case "checkout":
-		code, b, err = httpDo(s.client, "POST", s.URL+"/v1/checkout", tok, addressBody, map[string]string{"Idempotency-Key": key})
+		body := maps.Clone(addressBody)
+		if in.declines {
+			body["paymentMethod"] = "pm_card_chargeDeclined"
+		}
+		code, b, err = httpDo(s.client, "POST", s.URL+"/v1/checkout", tok, body, map[string]string{"Idempotency-Key": key})
 	}
 	if err != nil {
 		return cartOut{}, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shop/api"
+	"shop/domain"
 	payembedded "shop/domain/payments/embedded"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
@@ -40,13 +41,16 @@ type liveShop struct {
 	fc      *faults.Config
 	workers feedworkers.Config
 
-	raw    *embedded.Store
-	pay    *payembedded.Provider // payments.db beside the store file
-	faults *faults.Store         // nil without a fault configuration
-	wk     *feedworkers.Workers
-	srv    *httptest.Server
-	client *http.Client
-	URL    string
+	raw *embedded.Store
+	pay *payembedded.Provider // payments.db beside the store file
+	// payFaults, when set, injects the payment provider's faults, again
+	// after every restart.
+	payFaults func(op, key string) payembedded.Fault
+	faults    *faults.Store // nil without a fault configuration
+	wk        *feedworkers.Workers
+	srv       *httptest.Server
+	client    *http.Client
+	URL       string
 }
 
 // newLiveShop starts a shop on a new store file at path (in a directory
@@ -74,7 +78,33 @@ func newLiveShopWith(t tester, path string, fc *faults.Config, wc feedworkers.Co
 // liveWorkers is the feed workers' configuration of these tests: a short
 // poll, so a test waits for the feed milliseconds, not seconds.
 var liveWorkers = feedworkers.Config{Processor: changefeed.Config{Instance: "live", PollEvery: 5 * time.Millisecond,
-	Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond}}
+	Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond},
+	// An order left in progress (its checkout's answer lost, a 503) is
+	// carried on within seconds, past the checkout's own bound.
+	Sweeper: feedworkers.Sweeper{Every: 200 * time.Millisecond, Stall: 3 * time.Second}}
+
+// awaitOrdersRest polls the order history of the token's user until no
+// order is in progress (the sweeper carries such orders on), or fails
+// the test after timeout.
+func (s *liveShop) awaitOrdersRest(tok string, timeout time.Duration) {
+	s.t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		var page struct {
+			Items []struct{ ID, Status string } `json:"items"`
+		}
+		s.must("GET", "/v1/orders?limit=100", tok, nil, nil, http.StatusOK, &page)
+		busy := slices.ContainsFunc(page.Items, func(o struct{ ID, Status string }) bool {
+			st, _ := domain.StateOf(o.Status)
+			return st.InProgress
+		})
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("orders still in progress %v after the writes: %+v", timeout, page.Items)
+		}
+	}
+}
 
 func (s *liveShop) start() {
 	s.t.Helper()
@@ -97,6 +127,9 @@ func (s *liveShop) start() {
 	if err != nil {
 		raw.Close()
 		s.t.Fatalf("open the payments: %v", err)
+	}
+	if s.payFaults != nil {
+		pay.InjectFaults(s.payFaults)
 	}
 	wc := s.workers
 	wc.Payments = pay

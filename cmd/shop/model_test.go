@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,14 +20,20 @@ import (
 	"pgregory.net/rapid"
 
 	"shop/domain"
+	"shop/domain/payments"
+	payembedded "shop/domain/payments/embedded"
 	"shop/store/faults"
+	"shop/store/writes/writestest"
 )
 
 // TestShopAgainstModel drives one customer's shop with random sequences
 // of cart writes, checkouts (fresh keys, replays, replays with another
-// body, several at once), cancels, admin price changes, admin stock
-// counts, feed catch-ups and restarts, and compares every answer with a
-// sequential model kept in plain maps. The model's rules:
+// body, several at once, cards that authorize and cards that decline),
+// shipments, cancels, admin price changes, admin stock counts, feed
+// catch-ups and restarts, with the payment provider failing a share of
+// its calls (timeouts, 5xx, answers lost after the call took effect),
+// and compares every answer with a sequential model kept in plain maps.
+// The model's rules:
 //   - an add grows the line by its quantity, and is 409 with the cart
 //     unchanged when the line would pass 99;
 //   - a cart line carries its product's current name and price (a price
@@ -33,16 +42,22 @@ import (
 //   - checkout of an empty cart is 409; of a cart with a line the stock
 //     cannot serve, 409 out-of-stock naming exactly each such line (units
 //     requested and available), nothing reserved and the cart unchanged;
-//     otherwise it charges the lines at the prices the cart shows, takes
-//     their units from the stock and leaves the cart empty;
+//     with a card that declines, 402 with the card's decline code, the
+//     order left rejected, the cart and the stock unchanged; otherwise it
+//     charges the lines at the prices the cart shows, takes their units
+//     from the stock and leaves the cart empty (a 202, the order still in
+//     progress, is asked again with its key until it is final);
 //   - several checkouts at once of one cart are as if one after another:
 //     one order, 409 for the rest;
 //   - a replayed key answers its first order again and takes no unit
 //     again; another body is 422;
-//   - a placed order cancels once, its units back in stock, then 409;
+//   - a placed order ships once, then 409; a placed or shipped order
+//     cancels once, its units back in stock, then 409;
 //   - an admin's count sets the units available; after the feed the
 //     product page shows the status of the units available;
-//   - /v1/me/summary counts the placed, not cancelled, orders.
+//   - /v1/me/summary counts the placed and shipped orders;
+//   - once the feeds have caught up, every order's money and units match
+//     its state, and each product's units add up (writestest.Check).
 //
 // The default run stops exploring after a time budget (shrinking a failure
 // is not cut short); SHOP_LONG=1 explores much longer.
@@ -53,7 +68,7 @@ func TestShopAgainstModel(t *testing.T) {
 	}
 	shortShrink(t, 10*time.Second)
 	e := newExplorer(t, budget)
-	var steps, refused int
+	var steps, refused, declined int
 	prop := func(rt *rapid.T) {
 		ft, path, ok := e.start(rt, "shop")
 		if !ok {
@@ -63,12 +78,13 @@ func TestShopAgainstModel(t *testing.T) {
 		rt.Repeat(m.actions())
 		steps += m.steps
 		refused += m.refused
+		declined += m.declined
 	}
 	for range rounds {
 		rapid.Check(t, prop)
 	}
-	t.Logf("%d sequences run (%d steps, %d checkouts refused out of stock), %d not run past the time budget, in %v",
-		e.ran, steps, refused, e.skipped, time.Since(e.began).Round(time.Millisecond))
+	t.Logf("%d sequences run (%d steps, %d checkouts refused out of stock, %d declined), %d not run past the time budget, in %v",
+		e.ran, steps, refused, declined, e.skipped, time.Since(e.began).Round(time.Millisecond))
 }
 
 // explorer runs the sequences of a property until its time budget is
@@ -158,7 +174,9 @@ type shopModel struct {
 	byKey        map[string]*modelOrder
 	nextKey      int
 	steps        int
-	refused      int // checkouts answered 409 out-of-stock
+	refused      int                       // checkouts answered 409 out-of-stock
+	declined     int                       // checkouts answered 402
+	bodies       map[string]map[string]any // the body each key was sent with
 }
 
 func newShopModel(t *flagT, path string) *shopModel {
@@ -172,9 +190,15 @@ func newShopModel(t *flagT, path string) *shopModel {
 		customer: liveToken(t, "model-customer", false),
 		admin:    liveToken(t, "boss", true),
 		name:     map[string]string{}, price: map[string]int64{}, priceVersion: map[string]int64{},
-		stock: map[string]int64{}, cart: map[string]int{}, byKey: map[string]*modelOrder{},
+		stock: map[string]int64{}, cart: map[string]int{}, byKey: map[string]*modelOrder{}, bodies: map[string]map[string]any{},
 	}
 	m.users = map[string]string{"model-customer": m.customer}
+	// The payment provider fails a share of its calls, drawn per
+	// sequence; the workflow retries, and the feed carries effects out.
+	if rate := rapid.SampledFrom([]float64{0, 0.05, 0.15}).Draw(t.T, "payment fault rate"); rate > 0 {
+		s.payFaults = paymentFaults(rate, rapid.Uint64().Draw(t.T, "payment fault seed"))
+		s.pay.InjectFaults(s.payFaults)
+	}
 	m.products = s.catalog(3)
 	for _, id := range m.products {
 		p := s.product(id)
@@ -197,6 +221,7 @@ func (m *shopModel) actions() map[string]func(*rapid.T) {
 		"replay":      m.replay,
 		"replayOther": m.replayOther,
 		"cancel":      m.cancel,
+		"ship":        m.ship,
 		"price":       m.changePrice,
 		"restock":     m.restock,
 		"feed":        m.feed,
@@ -287,11 +312,47 @@ func (m *shopModel) compareOrder(what string, o liveOrder, want *modelOrder) {
 	}
 }
 
+// paymentFaults fails rate of the provider's calls, a third each timed
+// out, unavailable, or applied with the answer lost.
+func paymentFaults(rate float64, seed uint64) func(op, key string) payembedded.Fault {
+	var mu sync.Mutex
+	r := rand.New(rand.NewPCG(seed, 1))
+	return func(op, key string) payembedded.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if op == "get" || r.Float64() >= rate {
+			return payembedded.NoFault
+		}
+		return []payembedded.Fault{payembedded.Timeout, payembedded.Unavailable, payembedded.LostAnswer}[r.IntN(3)]
+	}
+}
+
+// paymentMethods are the cards the model's customer pays with: mostly
+// ones that authorize, and two Stripe test cards that decline.
+var paymentMethods = []string{"pm_card_visa", "pm_card_visa", "pm_card_mastercard", "pm_card_chargeDeclined", "pm_card_chargeDeclinedInsufficientFunds"}
+
 func (m *shopModel) checkout(t *rapid.T) {
 	m.steps++
 	key := m.freshKey()
-	code, b := m.s.do("POST", "/v1/checkout", m.customer, addressBody, map[string]string{"Idempotency-Key": key})
-	m.checkoutAnswer(key, code, b)
+	method := rapid.SampledFrom(paymentMethods).Draw(t, "payment method")
+	body := maps.Clone(addressBody)
+	body["paymentMethod"] = method
+	code, b := m.s.do("POST", "/v1/checkout", m.customer, body, map[string]string{"Idempotency-Key": key})
+	code, b = m.final(key, body, code, b)
+	m.bodies[key] = body
+	m.checkoutAnswerWith(key, method, code, b)
+}
+
+// final asks a checkout answered 202 (its order still in progress past
+// the checkout's bound: the payment provider's faults make it slow)
+// again with its key, which carries the order on, until the answer is
+// final.
+func (m *shopModel) final(key string, body any, code int, b []byte) (int, []byte) {
+	for try := 0; code == http.StatusAccepted && try < 100; try++ {
+		time.Sleep(20 * time.Millisecond)
+		code, b = m.s.do("POST", "/v1/checkout", m.customer, body, map[string]string{"Idempotency-Key": key})
+	}
+	return code, b
 }
 
 // shortages are the lines of the model's cart the stock cannot serve, by
@@ -306,10 +367,16 @@ func (m *shopModel) shortages() []domain.Shortage {
 	return short
 }
 
-// checkoutAnswer compares one checkout's answer with the model: 409 "the
-// cart is empty" for an empty cart, 409 out-of-stock naming the short
-// lines, otherwise 201 and the order.
+// checkoutAnswer is checkoutAnswerWith of a card that authorizes.
 func (m *shopModel) checkoutAnswer(key string, code int, b []byte) {
+	m.checkoutAnswerWith(key, "pm_card_visa", code, b)
+}
+
+// checkoutAnswerWith compares one checkout's answer with the model: 409
+// "the cart is empty" for an empty cart, 409 out-of-stock naming the
+// short lines, 402 for a card that declines (the order rejected, the
+// cart and the stock as they were), otherwise 201 and the order.
+func (m *shopModel) checkoutAnswerWith(key, method string, code int, b []byte) {
 	if len(m.cart) == 0 {
 		var p liveProblem
 		if code != http.StatusConflict || json.Unmarshal(b, &p) != nil || p.Detail != "the cart is empty" {
@@ -325,11 +392,25 @@ func (m *shopModel) checkoutAnswer(key string, code int, b []byte) {
 		m.refused++
 		return
 	}
+	if card, _ := payments.LookupTestMethod(method); card.DeclineCode != "" {
+		var p struct {
+			Type, Instance, DeclineCode string
+		}
+		if code != http.StatusPaymentRequired || json.Unmarshal(b, &p) != nil || p.Type != declinedType || p.DeclineCode != card.DeclineCode || !strings.HasPrefix(p.Instance, "/v1/orders/") {
+			m.t.Fatalf("checkout %s of %v with %s = %d %s, want 402 payment-declined %s naming its order", key, m.cart, method, code, describe(b), card.DeclineCode)
+		}
+		m.declined++
+		m.orders = append(m.orders, &modelOrder{id: strings.TrimPrefix(p.Instance, "/v1/orders/"), status: "rejected"})
+		return
+	}
 	if code != http.StatusCreated {
 		m.t.Fatalf("checkout %s of %v = %d %s, want 201", key, m.cart, code, describe(b))
 	}
 	m.placed(key, b)
 }
+
+// declinedType is the problem type of a declined card.
+const declinedType = "https://shop.example/problems/payment-declined"
 
 // checkoutAtOnce sends several checkouts of the cart at once, each with
 // its own key: as if one after another, one of them orders the cart and
@@ -379,6 +460,7 @@ func (m *shopModel) raceCheckouts(n int) {
 		if errs[i] != nil {
 			m.t.Fatalf("checkout %s: %v", keys[i], errs[i])
 		}
+		codes[i], bodies[i] = m.final(keys[i], addressBody, codes[i], bodies[i])
 		if codes[i] == http.StatusCreated {
 			created++
 		}
@@ -412,8 +494,12 @@ func (m *shopModel) replay(t *rapid.T) {
 	}
 	m.steps++
 	key := rapid.SampledFrom(m.keys).Draw(t, "key")
+	body, ok := m.bodies[key]
+	if !ok {
+		body = addressBody
+	}
 	var o liveOrder
-	m.s.must("POST", "/v1/checkout", m.customer, addressBody, map[string]string{"Idempotency-Key": key}, http.StatusCreated, &o)
+	m.s.must("POST", "/v1/checkout", m.customer, body, map[string]string{"Idempotency-Key": key}, http.StatusCreated, &o)
 	m.compareOrder("replay of "+key, o, m.byKey[key])
 }
 
@@ -434,7 +520,7 @@ func (m *shopModel) cancel(t *rapid.T) {
 	}
 	m.steps++
 	o := rapid.SampledFrom(m.orders).Draw(t, "order")
-	if o.status != "placed" {
+	if o.status != "placed" && o.status != "shipped" {
 		m.s.must("POST", "/v1/orders/"+o.id+"/cancel", m.customer, nil, nil, http.StatusConflict, nil)
 		return
 	}
@@ -445,6 +531,26 @@ func (m *shopModel) cancel(t *rapid.T) {
 		m.stock[p] += int64(q)
 	}
 	m.compareOrder("cancel", got, o)
+}
+
+// ship is the admin's shipment of an order: a placed one is shipped (its
+// authorization captured), any other is 409.
+func (m *shopModel) ship(t *rapid.T) {
+	if len(m.orders) == 0 {
+		t.Skip("no order to ship")
+	}
+	m.steps++
+	o := rapid.SampledFrom(m.orders).Draw(t, "order")
+	path := "/v1/admin/orders/model-customer/" + o.id
+	body := map[string]string{"status": "shipped"}
+	if o.status != "placed" {
+		m.s.must("PATCH", path, m.admin, body, nil, http.StatusConflict, nil)
+		return
+	}
+	var got liveOrder
+	m.s.must("PATCH", path, m.admin, body, nil, http.StatusOK, &got)
+	o.status = "shipped"
+	m.compareOrder("ship", got, o)
 }
 
 // changePrice is the admin's price change; it returns once the feed has
@@ -505,6 +611,40 @@ func (m *shopModel) feed(*rapid.T) {
 			m.t.Fatalf("product %s 10 s after the feed: availability %q, model %q (%d units)", p, v.Availability.Status, want, m.stock[p])
 		}
 	}
+	m.checkMoney()
+}
+
+// checkMoney checks the workflow's invariants over the whole shop
+// (writestest.Check) once the feeds have caught up: every order's money
+// and units match its state, and each product's units add up to what
+// the model stocked (available + those of the orders that sold them).
+func (m *shopModel) checkMoney() {
+	stocked := map[string]int64{}
+	for _, p := range m.products {
+		stocked[p] = m.stock[p]
+	}
+	for _, o := range m.orders {
+		if o.status == "placed" || o.status == "shipped" {
+			for p, q := range o.lines {
+				stocked[p] += int64(q)
+			}
+		}
+	}
+	// The feeds may still be retrying an effect the provider's faults
+	// failed: wait until it shows, up to the feed's bound.
+	var bad []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if bad, err = writestest.Check(context.Background(), m.s.raw, m.s.pay, stocked); err != nil {
+			m.t.Fatalf("money check: %v", err)
+		}
+		if len(bad) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(bad) > 0 {
+		m.t.Fatalf("the workflow's invariants, 10 s after the feeds caught up: %s", strings.Join(bad, "; "))
+	}
 }
 
 func (m *shopModel) restart(*rapid.T) {
@@ -544,7 +684,7 @@ func (m *shopModel) check(*rapid.T) {
 	m.s.must("GET", "/v1/me/summary", m.customer, nil, nil, http.StatusOK, &sum)
 	want := liveSummary{}
 	for _, o := range m.orders {
-		if o.status == "placed" {
+		if o.status == "placed" || o.status == "shipped" {
 			want.TotalOrders++
 			want.TotalSpentCents += o.total
 		}

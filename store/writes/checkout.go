@@ -123,7 +123,9 @@ func (w *Writes) carryOn(ctx context.Context, o domain.Order) (domain.Order, err
 	case err != nil:
 		return o, err
 	case o.Status == domain.StatusRejected:
-		return o, o.Rejection.Err()
+		refusal := o.Rejection.Err()
+		refusal.OrderID = o.ID
+		return o, refusal
 	case o.Status == domain.StatusExpired:
 		return o, domain.Errorf(domain.ECONFLICT, "the checkout of order %s expired before it was placed; nothing was charged; try again", o.ID)
 	}
