@@ -98,6 +98,7 @@ func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 	if limit := sweeper.Stall + sweeper.Every + 100*time.Millisecond; placed == 0 || placed > limit {
 		t.Fatalf("the young order was placed after %v (0: not within 1 s more), want within %v", placed, limit)
 	}
+	t.Logf("the young order placed %v after its checkout took its units (stall %v, every %v)", placed.Round(time.Millisecond), sweeper.Stall, sweeper.Every)
 	if o, _ := repos.Orders.Get(t.Context(), "ann", old.ID); o.Status != domain.StatusExpired {
 		t.Errorf("the old order is %s, want expired", o.Status)
 	}
