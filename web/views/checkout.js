@@ -13,12 +13,10 @@ import {
   shortagesText, showCost, showWrite,
 } from "../ui.js";
 import { loadCart, short, shortNote } from "./cart.js";
+import { inProgress } from "./orders.js";
 import { declinedText, methodField, sentence } from "./payment.js";
 
 const paymentDeclined = "https://shop.example/problems/payment-declined";
-
-// The statuses of an order the checkout is still moving on.
-const inProgress = new Set(["pending", "reserved", "authorized"]);
 
 // After a 202 the page reads the order every pollEvery until it rests,
 // for at most pollFor: past that the order's own page tells the rest

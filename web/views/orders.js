@@ -25,8 +25,9 @@ function orderRow(o) {
     h("span", { class: "badges" }, statusBadge(o.status), paid ? paymentBadge(paid, "payment ") : null));
 }
 
-// The statuses the checkout is still moving an order through.
-const inProgress = new Set(["pending", "reserved", "authorized"]);
+// inProgress holds the statuses the checkout is still moving an order
+// through (the API's 202 answers one of them).
+export const inProgress = new Set(["pending", "reserved", "authorized"]);
 
 // stamp is a move's time to the second: the checkout's moves come within
 // moments of each other.
@@ -115,8 +116,9 @@ export async function order(main, [id]) {
     type: "button", class: "danger", onclick: async (e) => {
       e.target.disabled = true;
       try {
-        // The order moves to cancelled in one conditional write; the
-        // workflow then voids the authorization or refunds the capture.
+        // The order and the customer summary change in one transactional
+        // batch in the user's partition; the workflow then voids the
+        // authorization (placed) or refunds the capture (shipped).
         const res = await request("POST", `${path}/cancel`);
         showWrite("Cancelled order", res.cost);
         say(how.done, "ok");

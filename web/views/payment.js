@@ -65,7 +65,7 @@ export function declinedText(code) {
 
 // The words of each payment status the API reports (Order.payment.status).
 const paymentWords = {
-  none: "not asked yet",
+  none: "nothing was asked of your card",
   authorized: "the amount is held on your card; it is charged when the order ships",
   captured: "your card was charged",
   voided: "the hold on your card was released; nothing was charged",
