@@ -87,6 +87,10 @@ func TestBrowserAudit(t *testing.T) {
 	setup := openPage(t, browser, base)
 	setup.signIn("auditor", "Audrey Auditor", true)
 	setup.buyFirstProduct(2)
+	// One refused for a declined card first, for the rejected order's page.
+	setup.startCheckout("pm_card_chargeDeclined")
+	setup.waitText("#status", "Payment declined")
+	rejectedID := setup.newestOrder("rejected")
 	setup.checkout()
 	orderID := setup.hashID()
 	productID := "p-0001"
@@ -100,6 +104,7 @@ func TestBrowserAudit(t *testing.T) {
 		{"#/checkout", "Checkout"},
 		{"#/orders", "Your orders"},
 		{"#/orders/" + orderID, "Order details"},
+		{"#/orders/" + rejectedID, "Order details"},
 		{"#/account", "Your account"},
 		{"#/admin", "Admin"},
 		{"#/signin", "Sign in"},
@@ -157,6 +162,19 @@ func TestBrowserAudit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// newestOrder returns the id of the signed-in user's newest order, read
+// through the API, and fails unless its status is status.
+func (p *page) newestOrder(status string) string {
+	p.t.Helper()
+	got, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](
+		`fetch("/v1/orders?limit=1", {headers: {"Authorization": "Bearer " + localStorage.getItem("shop.token")}})
+		  .then(r => r.json()).then(d => [d.items[0].id, d.items[0].status])`, chromedp.EvalAwaitPromise))
+	if err != nil || len(got) != 2 || got[1] != status {
+		p.fail("the newest order is %q (%v), want one %s", got, err, status)
+	}
+	return got[0]
 }
 
 // assertOneLine fails the test when the element matching sel is taller

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -26,6 +27,10 @@ func TestBrowserStorefront(t *testing.T) {
 		p.waitText("#status", "Your order is cancelled.")
 		p.waitText("main .badge", "cancelled")
 		p.assertOneRead(`^GET /v1/orders/[^/]+$`)
+		// A placed order held an authorization: cancelling released it.
+		if got, want := p.text("[data-testid=payment-status]"), "voided"; got != want {
+			p.fail("the cancelled order's payment is %q, want %q", got, want)
+		}
 		if main := p.text("main"); strings.Contains(main, "null") {
 			p.fail("the cancelled order's page prints null: %q", main)
 		}
@@ -196,16 +201,59 @@ func (p *page) buyFirstProduct(n int) string {
 	return product
 }
 
-// checkout places the cart's order and waits for its page.
+// checkout places the cart's order with the default payment method
+// (Visa, which the provider authorizes) and waits for its page.
 func (p *page) checkout() {
 	p.t.Helper()
-	p.goTo("#/checkout")
+	p.startCheckout("")
+	p.waitHeading("Order details")
+}
+
+// startCheckout fills the checkout's address, pays with method ("" keeps
+// the default, which must be Visa) and submits the form; the caller
+// waits for the answer it expects.
+func (p *page) startCheckout(method string) {
+	p.t.Helper()
+	// A fresh form, even when the checkout is on screen already (after a
+	// decline): the hash must change for the screen to render again.
+	p.goTo(fmt.Sprintf("#/checkout?form=%d", time.Now().UnixNano()))
 	p.waitHeading("Checkout")
 	p.fill("#line1", "1 Main Street")
 	p.fill("#city", "Springfield")
 	p.fill("#postalCode", "12345")
+	p.assertDefaultMethod()
+	if method != "" {
+		p.choose("#paymentMethod", method)
+	}
 	p.click("main form button[type=submit]")
-	p.waitHeading("Order details")
+}
+
+// defaultMethod is the payment method the checkout starts with.
+const defaultMethod = "pm_card_visa"
+
+// assertDefaultMethod checks that the checkout's labelled payment method
+// select starts on Visa.
+func (p *page) assertDefaultMethod() {
+	p.t.Helper()
+	if got := p.value("#paymentMethod"); got != defaultMethod {
+		p.fail("the payment method starts as %q, want %q", got, defaultMethod)
+	}
+	if got := p.text(`label[for="paymentMethod"]`); got != "Payment method" {
+		p.fail("the payment method's label is %q, want %q", got, "Payment method")
+	}
+}
+
+// choose picks the option whose value is value in the select sel, and
+// tells the page as a change of the control would.
+func (p *page) choose(sel, value string) {
+	p.t.Helper()
+	p.do("choose "+value+" in "+sel,
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.SetValue(chromedp.CSS(sel), value),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%s).dispatchEvent(new Event("change", {bubbles: true}))`, js(sel))))
+	if got := p.value(sel); got != value {
+		p.fail("%s has no option %q (its value is %q)", sel, value, got)
+	}
 }
 
 // signOut forgets the token, as the header's "Sign out" does.

@@ -154,6 +154,7 @@ func TestBrowserShop(t *testing.T) {
 		p.fill("#city", "Berlin")
 		p.fill("#postalCode", "10115")
 		p.fill("#country", "DE")
+		p.assertDefaultMethod()
 		p.click("main form button[type=submit]")
 		p.waitHeading("Order details")
 		p.assertOneRead(`^GET /v1/orders/[^/]+$`)

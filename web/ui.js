@@ -206,6 +206,14 @@ export function shortageText(s, name = s.productId) {
     : `${name} is sold out (you asked for ${s.requested})`;
 }
 
+// shortagesText explains the lines a checkout could not serve (an
+// out-of-stock problem's items, or a rejected order's), by the names the
+// page shows.
+export function shortagesText(items, names = {}) {
+  return `Not enough in stock, so nothing was ordered: ${items.map((s) => shortageText(s, names[s.productId])).join("; ")}. ` +
+    "Change the quantities in your cart, then place the order again.";
+}
+
 // fieldName turns a JSON pointer's last segment into words:
 // "/shippingAddress/postalCode" → "Postal code".
 export function fieldName(pointer, labels = {}) {
@@ -223,10 +231,7 @@ export function problemText(err, names = {}, labels = {}) {
   if (err.status === 0) return "The shop could not be reached. Check your connection and try again.";
   if (!err.status) return "Something went wrong on this page. Please reload it.";
   const short = shortages(err);
-  if (short.length) {
-    return `Not enough in stock, so nothing was ordered: ${short.map((s) => shortageText(s, names[s.productId])).join("; ")}. ` +
-      "Change the quantities in your cart, then place the order again.";
-  }
+  if (short.length) return shortagesText(short, names);
   const fields = Object.entries(err.fieldErrors || {});
   if (fields.length) return `Please check the form: ${fields.map(([p, d]) => `${fieldName(p, labels)} ${d}`).join("; ")}.`;
   if (err.status === 404) return "We could not find that: it may have been removed, or the link may be mistyped.";

@@ -6,7 +6,15 @@
 import { get, query, request } from "../api.js";
 import { date, field, h, money, problemText, say, showCost, showWrite } from "../ui.js";
 
-const next = { placed: ["shipped", "cancelled"], shipped: ["delivered"] };
+// next is where an admin may move an order of each status: cancelling
+// voids a placed order's authorization and refunds a shipped one's
+// capture (the workflow does it once the order has moved).
+const next = { placed: ["shipped", "cancelled"], shipped: ["delivered", "cancelled"] };
+
+// moveWords names a move on its button.
+function moveWords(from, to) {
+  return from === "shipped" && to === "cancelled" ? "Cancel and refund" : `Mark ${to}`;
+}
 
 function today() {
   return new Date().toISOString().slice(0, 10);
@@ -14,7 +22,7 @@ function today() {
 
 export function ordersSection() {
   const status = h("select", { id: "orderStatus" },
-    ["placed", "shipped", "delivered", "cancelled"].map((s) => h("option", { value: s }, s)));
+    ["placed", "shipped", "delivered", "cancelled", "rejected", "expired"].map((s) => h("option", { value: s }, s)));
   const day = h("input", { id: "orderDay", type: "date", required: true, value: today() });
   const list = h("div", {});
 
@@ -36,7 +44,7 @@ export function ordersSection() {
         h("span", { class: "price" }, money(o.totalCents)),
         h("span", { class: "actions" }, (next[o.status] || []).map((to) => h("button", {
           type: "button", class: "secondary", onclick: () => move(o, to),
-        }, `Mark ${to}`)))))));
+        }, moveWords(o.status, to))))))));
     } catch (err) {
       list.replaceChildren(h("p", {}, problemText(err)));
     }

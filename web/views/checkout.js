@@ -1,15 +1,31 @@
-// Checkout: an address form. The order, its idempotency record and the
-// customer summary are written by the server in ONE transactional batch in
-// the user's orders partition. The page sends an Idempotency-Key and keeps
-// it while the same submission is retried, so a retry after a lost response
-// replays the first order instead of charging twice.
+// Checkout: an address form and a payment method. The server carries the
+// order through its workflow (pending → reserved → authorized → placed)
+// and answers 201 once it is placed, 202 when it is still in progress
+// after about 2 seconds (the page then reads the order until it rests),
+// 402 when the card is declined and 409 when a line is out of stock. The
+// page sends an Idempotency-Key and keeps it while the same submission is
+// retried, so a retry after a lost response replays the first order
+// instead of charging twice.
 
-import { ApiError, request, user } from "../api.js";
+import { ApiError, get, request, user } from "../api.js";
 import {
   availabilityBadge, cartCount, field, go, h, money, needSignIn, problemText, put, say, screenCost, setCartCount, shortages,
-  showWrite,
+  shortagesText, showCost, showWrite,
 } from "../ui.js";
 import { loadCart, short, shortNote } from "./cart.js";
+import { inProgress } from "./orders.js";
+import { declinedText, methodField, sentence } from "./payment.js";
+
+const paymentDeclined = "https://shop.example/problems/payment-declined";
+
+// After a 202 the page reads the order every pollEvery until it rests,
+// for at most pollFor: past that the order's own page tells the rest
+// (the shop's sweeper finishes or expires the order; the page need not
+// wait for it).
+const pollEvery = 500;
+const pollFor = 10000;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // summaryLine is one line of the order summary, flagged when the last
 // checkout found too few in stock for it.
@@ -47,6 +63,9 @@ const labels = {
   city: "City", postalCode: "Postal code", country: "Country code",
 };
 
+// fieldLabels names every field of the request in an error.
+const fieldLabels = { ...labels, paymentMethod: "Payment method" };
+
 // countryOf is the default shipping country for the cart's currency: the
 // sample shop sells in US dollars, so it ships to the US unless told.
 const countries = { USD: "US", EUR: "DE", GBP: "GB", CAD: "CA", AUD: "AU", JPY: "JP", CHF: "CH" };
@@ -81,6 +100,8 @@ export async function checkout(main) {
       required: true, maxlength: "2", pattern: "[A-Za-z]{2}", value: countryOf(cart.currency || "USD"), class: "short",
     }),
   };
+  const payment = methodField();
+  controls.paymentMethod = payment.select;
   const errors = {};
   for (const [k, c] of Object.entries(controls)) {
     errors[k] = h("span", { class: "field-error", id: `${k}-error` });
@@ -95,11 +116,11 @@ export async function checkout(main) {
       c.removeAttribute("aria-invalid");
     }
     const address = {};
-    for (const [k, c] of Object.entries(controls)) {
-      const v = c.value.trim();
+    for (const k of Object.keys(labels)) {
+      const v = controls[k].value.trim();
       if (v) address[k] = k === "country" ? v.toUpperCase() : v;
     }
-    const body = { shippingAddress: address };
+    const body = { shippingAddress: address, paymentMethod: controls.paymentMethod.value };
     submit.disabled = true;
     say("Placing your order…");
     try {
@@ -107,24 +128,30 @@ export async function checkout(main) {
         body,
         headers: { "Idempotency-Key": keyFor(body) },
       });
-      attempt = null;
-      short.clear();
-      showWrite("Placed order", res.cost);
-      // The paid lines leave the cart: the badge follows without a read.
-      const paid = (res.data.items || []).reduce((n, l) => n + l.quantity, 0);
-      if (cartCount() !== null) setCartCount(Math.max(0, cartCount() - paid));
-      say(`Thank you: order ${res.data.id} is placed.`, "ok");
-      go(`#/orders/${encodeURIComponent(res.data.id)}`);
+      let o = res.data;
+      if (res.status === 202) {
+        showWrite("Checkout started", res.cost);
+        say("Your payment is being processed…");
+        o = await follow(o, res.location);
+        if (!o) return;
+      } else {
+        showWrite("Placed order", res.cost);
+      }
+      settle(o);
     } catch (err) {
       submit.disabled = false;
       if (err instanceof ApiError && err.status === 401) return needSignIn();
       if (err.cost) showWrite("Checkout refused", err.cost);
+      if (err instanceof ApiError && err.status === 402 && err.problem.type === paymentDeclined) {
+        declined(err.problem.declineCode, err.problem.detail);
+        return;
+      }
       if (err instanceof ApiError && err.status === 400) {
         let first = null;
         for (const [pointer, detail] of Object.entries(err.fieldErrors)) {
           const k = pointer.split("/").pop();
           if (!controls[k]) continue;
-          errors[k].textContent = `${labels[k].replace(" (optional)", "")} ${detail}.`;
+          errors[k].textContent = `${fieldLabels[k].replace(" (optional)", "")} ${detail}.`;
           controls[k].setAttribute("aria-invalid", "true");
           first = first || controls[k];
         }
@@ -134,20 +161,97 @@ export async function checkout(main) {
       // lines concerned are flagged here and on the cart, by the names the
       // cart gave them.
       const missing = shortages(err);
-      if (missing.length) {
-        short.clear();
-        for (const s of missing) short.set(s.productId, s);
-        summary.replaceChildren(...items.map(summaryLine));
-      }
+      if (missing.length) flagShort(missing);
       // A network failure or a 5xx keeps the key: pressing the button again
       // retries the same submission, which the server replays at most once.
       if (!err.status || err.status >= 500) {
         say("The order may not have gone through. Press “Place order” again: it is safe, the same order will not be placed twice.", "error");
       } else {
-        say(problemText(err, names, labels), "error");
+        say(problemText(err, names, fieldLabels), "error");
       }
     }
   }
+
+  // follow reads the order at location (the 202's Location) until it
+  // leaves the in-progress statuses or pollFor has passed, and returns it
+  // as last read; null when the visitor has left the screen meanwhile.
+  // Each read is shown in the cost bar: polling is not free.
+  async function follow(o, location) {
+    const path = location || `/v1/orders/${encodeURIComponent(o.id)}`;
+    const until = Date.now() + pollFor;
+    for (let check = 1; inProgress.has(o.status) && Date.now() < until; check++) {
+      await sleep(pollEvery);
+      if (!form.isConnected) return null;
+      try {
+        const res = await get(path);
+        showCost(`GET ${path} (payment check ${check})`, res.cost);
+        o = res.data;
+      } catch (err) {
+        // A lost answer or a busy shop: the next read may get through.
+        if (err.status === 401) throw err;
+      }
+    }
+    return o;
+  }
+
+  // settle shows where an order the checkout answered (or the page read
+  // after a 202) has come to rest.
+  function settle(o) {
+    submit.disabled = false;
+    if (o.status === "rejected") {
+      const r = o.rejection || {};
+      if (r.reason === "out_of_stock" && Array.isArray(r.items) && r.items.length) {
+        flagShort(r.items);
+        say(shortagesText(r.items, names), "error");
+      } else {
+        declined(r.declineCode, r.message);
+      }
+      return;
+    }
+    if (o.status === "expired") {
+      say("The payment took too long, so the order was stopped: nothing was charged. Please place it again.", "error");
+      return;
+    }
+    attempt = null;
+    const id = encodeURIComponent(o.id);
+    if (inProgress.has(o.status)) {
+      say(`Your payment is still being processed: here is order ${o.id} as it stands. Reload it in a moment for the outcome.`);
+      go(`#/orders/${id}`);
+      return;
+    }
+    short.clear();
+    // The paid lines leave the cart: the badge follows without a read.
+    const paid = (o.items || []).reduce((n, l) => n + l.quantity, 0);
+    if (cartCount() !== null) setCartCount(Math.max(0, cartCount() - paid));
+    say(o.status === "placed" ? `Thank you: order ${o.id} is placed.` : `Order ${o.id} is ${o.status}.`, "ok");
+    go(`#/orders/${id}`);
+  }
+
+  // declined explains a declined card beside the payment method and in
+  // the status line, and hands the method back: the cart is untouched.
+  function declined(code, detail) {
+    errors.paymentMethod.textContent = sentence(detail || "Your card was declined.");
+    controls.paymentMethod.setAttribute("aria-invalid", "true");
+    say(declinedText(code), "error");
+    controls.paymentMethod.focus();
+  }
+
+  // flagShort marks the lines the stock could not serve, here and on
+  // the cart (short), by the names the cart gave them.
+  function flagShort(missing) {
+    short.clear();
+    for (const s of missing) short.set(s.productId, s);
+    summary.replaceChildren(...items.map(summaryLine));
+  }
+
+  const form = h("form", { class: "stack", onsubmit: place, novalidate: true },
+    h("h2", {}, "Shipping address"),
+    Object.entries(labels).map(([k, label]) => h("div", {},
+      field(label, controls[k], k === "country" ? "Two letters, ISO 3166 (DE, FR, US…)" : null),
+      errors[k])),
+    h("h2", {}, "Payment"),
+    h("div", {}, payment.field, errors.paymentMethod),
+    submit);
 
   const names = Object.fromEntries((cart.items || []).map((l) => [l.productId, l.name]));
   const summary = h("ul", { class: "summary", "aria-label": "Order lines" }, items.map(summaryLine));
@@ -159,11 +263,6 @@ export async function checkout(main) {
       summary,
       h("p", { class: "price" }, `Total ${money(cart.subtotalCents)}`),
       h("p", {}, h("a", { href: "#/cart" }, "Change the cart"))),
-    h("form", { class: "stack", onsubmit: place, novalidate: true },
-      h("h2", {}, "Shipping address"),
-      Object.entries(labels).map(([k, label]) => h("div", {},
-        field(label, controls[k], k === "country" ? "Two letters, ISO 3166 (DE, FR, US…)" : null),
-        errors[k])),
-      submit),
+    form,
   );
 }
