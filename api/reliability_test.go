@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"shop/domain/payments/paymentstest"
 	"strconv"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func faultyShop(t *testing.T, cfg faults.Config, opts ...func(*api.Deps)) (*shop
 		t.Fatal(err)
 	}
 	f := faults.Wrap(st, cfg)
-	d := api.Deps{Store: f, Payments: testPayments(t), Secret: testSecret, DevMode: true}
+	d := api.Deps{Store: f, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: true}
 	for _, o := range opts {
 		o(&d)
 	}

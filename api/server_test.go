@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"strings"
 	"sync"
 	"testing"
@@ -100,7 +100,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Payments: testPayments(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated}
+	d := api.Deps{Store: served, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated}
 	if o.throughput {
 		d.Throughput = st
 	}
@@ -320,16 +320,4 @@ func TestSpecCopyMatchesRoot(t *testing.T) {
 	if !bytes.Equal(root, embedded) {
 		t.Fatal("../openapi.yaml differs from api/openapi.yaml: make it a symbolic link to api/openapi.yaml")
 	}
-}
-
-// testPayments is an embedded payment provider in memory, closed when
-// the test ends.
-func testPayments(t testing.TB) *payembedded.Provider {
-	t.Helper()
-	p, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
 }

@@ -393,14 +393,7 @@ func (a *audit) pace(ctx context.Context) error {
 	if wait <= 0 {
 		return nil
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return store.Sleep(ctx, wait)
 }
 
 func (a *audit) progress(container string, read int) {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"shop/domain"
-	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"shop/feedworkers"
 	"shop/migrations"
 	"shop/migrations/sample"
@@ -29,11 +29,7 @@ func convergedSample(t *testing.T) (store.Store, *store.Repos) {
 		t.Fatal(err)
 	}
 	repos := store.NewRepos(st)
-	pay, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pay.Close() })
+	pay := paymentstest.Embedded(t)
 	wc := workersConfig("audit")
 	wc.Payments = pay
 	w, err := feedworkers.Start(ctx, st, wc)

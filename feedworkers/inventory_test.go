@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"shop/domain"
-	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/store"
@@ -39,11 +39,7 @@ func reservationOf(t *testing.T, st store.Store, productID, orderID string) doma
 func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 	st := openStore(t)
 	repos := store.NewRepos(st)
-	pay, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pay.Close() })
+	pay := paymentstest.Embedded(t)
 	sweeper := feedworkers.Sweeper{Every: 50 * time.Millisecond, Stall: 300 * time.Millisecond, Expiry: time.Hour}
 	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", time.Now()); err != nil {
 		t.Fatal(err)

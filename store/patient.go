@@ -46,7 +46,7 @@ func patiently[T any](ctx context.Context, call func() (T, error)) (T, error) {
 		if !ok || e.Code != domain.EUNAVAILABLE || e.RetryAfter <= 0 || attempt > MaxPatience {
 			return v, err
 		}
-		if sleep(ctx, e.RetryAfter) != nil {
+		if Sleep(ctx, e.RetryAfter) != nil {
 			return v, err
 		}
 	}

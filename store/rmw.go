@@ -58,14 +58,15 @@ func Retry(ctx context.Context, attempt func() error) error {
 // attempt, or returns the context's error.
 func backoff(ctx context.Context, attempt int) error {
 	d := time.Duration(rand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond)) + 1)
-	if err := sleep(ctx, d); err != nil {
+	if err := Sleep(ctx, d); err != nil {
 		return domain.Errorf(domain.EUNAVAILABLE, "gave up after %d concurrent updates: %v", attempt, err)
 	}
 	return nil
 }
 
-// sleep waits d or until ctx ends, and then returns ctx's error.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends, and then returns ctx's error: the one
+// pause of every retry and pacing loop.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -96,7 +97,7 @@ func Persist(ctx context.Context, write func() error) error {
 		if e, ok := errors.AsType[*domain.Error](err); ok && e.RetryAfter > d {
 			d = e.RetryAfter
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
-	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"testing"
 	"time"
 
@@ -36,11 +36,7 @@ func newShop(t *testing.T) string {
 	if _, err := sample.Load(ctx, s, sample.Options{Categories: 3, Products: 30, Reviews: 120}); err != nil {
 		t.Fatal(err)
 	}
-	pay, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pay.Close() })
+	pay := paymentstest.Embedded(t)
 	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Payments: pay, Processor: changefeed.Config{PollEvery: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
-	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"testing"
 
 	"shop/api"
@@ -31,7 +31,7 @@ func startShop(t *testing.T) *client.ClientWithResponses {
 	if _, err := sample.Load(ctx, st, sample.Options{Categories: 2, Products: 12}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Payments: testPayments(t), Secret: []byte("client-test-secret-of-32-bytes!!"), DevMode: true}))
+	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Payments: paymentstest.Embedded(t), Secret: []byte("client-test-secret-of-32-bytes!!"), DevMode: true}))
 	t.Cleanup(srv.Close)
 	c, err := client.NewClientWithResponses(srv.URL)
 	if err != nil {
@@ -65,16 +65,4 @@ func someProduct(t *testing.T, c *client.ClientWithResponses) client.ProductSumm
 		t.Fatal("the first category lists no product")
 	}
 	return page.JSON200.Items[0]
-}
-
-// testPayments is an embedded payment provider in memory, closed when
-// the test ends.
-func testPayments(t testing.TB) *payembedded.Provider {
-	t.Helper()
-	p, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"shop/api"
+	"shop/domain/payments/paymentstest"
 	"shop/feedworkers"
 	"shop/feedworkers/changefeed"
 	"shop/migrations"
@@ -110,7 +111,7 @@ func checkInvariants(t *testing.T, users, opsPerUser int, fc *faults.Config) {
 		fs = faults.Wrap(raw, *fc)
 		st = fs
 	}
-	pay := testPayments(t)
+	pay := paymentstest.Embedded(t)
 	wk, err := feedworkers.Start(ctx, st, feedworkers.Config{Payments: pay, Processor: changefeed.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
 		Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond}})
 	if err != nil {

@@ -357,15 +357,3 @@ func describe(b []byte) string {
 	}
 	return s
 }
-
-// testPayments is an embedded payment provider in memory, closed when
-// the test ends.
-func testPayments(t tester) *payembedded.Provider {
-	t.Helper()
-	p, err := payembedded.Open("")
-	if err != nil {
-		t.Fatalf("payments: %v", err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}

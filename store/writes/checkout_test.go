@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"shop/domain"
-	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"shop/store"
 	"shop/store/writes"
 )
@@ -25,7 +25,7 @@ func stockedShop(t *testing.T) (*writes.Writes, *store.Repos) {
 	t.Helper()
 	raw := openStore(t)
 	repos := store.NewRepos(raw)
-	ws := writes.New(repos, testPayments(t), nil)
+	ws := writes.New(repos, paymentstest.Embedded(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := ws.CreateProduct(t.Context(), p, 5); err != nil {
 		t.Fatal(err)
@@ -34,17 +34,6 @@ func stockedShop(t *testing.T) (*writes.Writes, *store.Repos) {
 		t.Fatal(err)
 	}
 	return ws, repos
-}
-
-// testPayments is an embedded payment provider in memory.
-func testPayments(t *testing.T) *payembedded.Provider {
-	t.Helper()
-	p, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
 }
 
 // TestConcurrentCheckoutsOfOneCartRefuseOnlyWhatIsShort: checkouts of

@@ -3,6 +3,7 @@ package writes_test
 import (
 	"context"
 	"errors"
+	"shop/domain/payments/paymentstest"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -97,7 +98,7 @@ func TestCheckoutOfAProductWithoutStock(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repos := store.NewRepos(openStore(t))
-			ws := writes.New(repos, testPayments(t), nil)
+			ws := writes.New(repos, paymentstest.Embedded(t), nil)
 			if _, err := repos.Products.Create(t.Context(), domain.Product{
 				Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD",
 				PriceVersion: 1, Version: 1, Availability: domain.Availability{Status: tc.status},

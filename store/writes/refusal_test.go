@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"shop/domain/payments/paymentstest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -75,7 +76,7 @@ func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *store.
 	t.Helper()
 	raw := openStore(t)
 	repos := store.NewRepos(raw)
-	setup := writes.New(repos, testPayments(t), nil)
+	setup := writes.New(repos, paymentstest.Embedded(t), nil)
 	ids := []string{soldOut}
 	for i := range domain.MaxCartLines - 1 {
 		ids = append(ids, fmt.Sprintf("p%02d", i))
@@ -94,7 +95,7 @@ func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *store.
 		}
 	}
 	s := &stepIn{Store: raw}
-	return writes.New(store.NewRepos(store.Metered(s)), testPayments(t), nil), repos, s
+	return writes.New(store.NewRepos(store.Metered(s)), paymentstest.Embedded(t), nil), repos, s
 }
 
 // TestRefusalTheStockReadsCanTellTakesNothing: a cart of 49 lines in
@@ -263,7 +264,7 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 // only if the cart is still the one it read.
 func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 	raw := openStore(t)
-	setup := writes.New(store.NewRepos(raw), testPayments(t), nil)
+	setup := writes.New(store.NewRepos(raw), paymentstest.Embedded(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := setup.CreateProduct(t.Context(), p, 5); err != nil {
 		t.Fatal(err)
@@ -272,7 +273,7 @@ func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &stepIn{Store: raw}
-	ws := writes.New(store.NewRepos(s), testPayments(t), nil)
+	ws := writes.New(store.NewRepos(s), paymentstest.Embedded(t), nil)
 	var first atomic.Bool
 	var placed domain.Order
 	var err1 error

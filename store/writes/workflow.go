@@ -171,12 +171,5 @@ func (w *Writes) Sweep(ctx context.Context, o domain.Order, stall, expiry time.D
 
 // pause waits before a step's next try: a growing delay, at most 200 ms.
 func pause(ctx context.Context, try int) error {
-	t := time.NewTimer(min(time.Duration(try)*20*time.Millisecond, 200*time.Millisecond))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return store.Sleep(ctx, min(time.Duration(try)*20*time.Millisecond, 200*time.Millisecond))
 }

@@ -11,6 +11,7 @@ import (
 	"shop/domain"
 	"shop/domain/payments"
 	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"shop/store"
 	"shop/store/writes"
 	"shop/store/writes/writestest"
@@ -29,11 +30,7 @@ type shop struct {
 func newShop(t *testing.T, units map[string]int64) *shop {
 	t.Helper()
 	st := openStore(t)
-	pay, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pay.Close() })
+	pay := paymentstest.Embedded(t)
 	s := &shop{t: t, st: st, repos: store.NewRepos(st), pay: pay, stocked: units}
 	for id, n := range units {
 		p := domain.Product{Meta: domain.Meta{ID: id}, Name: "Product " + id, CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"shop/domain/payments/paymentstest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func setup(t *testing.T, committed bool) (*writes.Writes, *store.Repos, *batchFa
 		t.Fatal(err)
 	}
 	f := &batchFault{Store: st, committed: committed}
-	ws := writes.New(store.NewRepos(f), testPayments(t), nil)
+	ws := writes.New(store.NewRepos(f), paymentstest.Embedded(t), nil)
 	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestCreateProduct(t *testing.T) {
 	}
 	t.Run("a create that loses with 409 writes nothing", func(t *testing.T) {
 		repos := store.NewRepos(openStore(t))
-		ws := writes.New(repos, testPayments(t), nil)
+		ws := writes.New(repos, paymentstest.Embedded(t), nil)
 		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 5); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +167,7 @@ func TestCreateProduct(t *testing.T) {
 	})
 	t.Run("over the stock of a product deleted long ago", func(t *testing.T) {
 		repos := store.NewRepos(openStore(t))
-		ws := writes.New(repos, testPayments(t), nil)
+		ws := writes.New(repos, paymentstest.Embedded(t), nil)
 		// The product's ttl passed; its stock document stayed.
 		if _, err := repos.Inventory.SetStock(t.Context(), "p1", 3, "", time.Now()); err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	payembedded "shop/domain/payments/embedded"
+	"shop/domain/payments/paymentstest"
 	"strings"
 	"testing"
 
@@ -34,7 +34,7 @@ func startShop(t *testing.T) string {
 	if _, err := sample.Load(ctx, st, sample.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Payments: testPayments(t), Secret: []byte("example-test-secret-of-32-bytes!"), DevMode: true}))
+	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Payments: paymentstest.Embedded(t), Secret: []byte("example-test-secret-of-32-bytes!"), DevMode: true}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -99,16 +99,4 @@ func shape(s string) string {
 	s = orderID.ReplaceAllString(s, "ORDER")
 	s = figure.ReplaceAllString(s, "N")
 	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
-}
-
-// testPayments is an embedded payment provider in memory, closed when
-// the test ends.
-func testPayments(t testing.TB) *payembedded.Provider {
-	t.Helper()
-	p, err := payembedded.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
 }
