@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
 	"shop/cmd/shop/internal/report"
+	"shop/domain"
+	"shop/store"
 )
 
 func noEnv(string) string { return "" }
@@ -126,9 +129,11 @@ func TestCostLab(t *testing.T) {
 		}
 	}
 
+	checkWorkflow(t, inv)
+
 	var md bytes.Buffer
 	writeCostMarkdown(&md, rep)
-	for _, want := range []string{"Ceiling of one product", "A refused checkout"} {
+	for _, want := range []string{"Ceiling of one product", "A refused checkout", "The checkout before and after payments", "The checkout move by move", "Where a transition could be cheaper"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown has no %q", want)
 		}
@@ -136,6 +141,127 @@ func TestCostLab(t *testing.T) {
 	for _, s := range rep.Screens {
 		if !strings.Contains(md.String(), "| "+s.Screen+" |") {
 			t.Errorf("markdown has no row for %q", s.Screen)
+		}
+	}
+}
+
+// checkWorkflow checks the workflow section against the figures it was
+// made from: the before figures are the ones measured on commit 88688ba,
+// the after ones the inventory table's, and the transitions of the
+// checkout add up to the checkout measured whole.
+func checkWorkflow(t *testing.T, inv inventoryResult) {
+	t.Helper()
+	wf := inv.Workflow
+	before := map[int]checkoutBefore{1: {7, 49.30}, 3: {11, 74.00}, 10: {25, 161.98}}
+	if got, want := len(wf.Payments), len(checkoutLines); got != want {
+		t.Fatalf("payments rows = %d, want %d", got, want)
+	}
+	for i, p := range wf.Payments {
+		c := inv.Checkouts[i]
+		if p.Lines != c.Lines || p.Before != before[p.Lines] {
+			t.Errorf("%d lines: before payments %+v, want %+v (commit 88688ba)", p.Lines, p.Before, before[p.Lines])
+		}
+		if p.After.RequestUnits != c.Tracked.RequestUnits || p.After.StoreOps != c.Tracked.StoreOps {
+			t.Errorf("%d lines: after %+v, want the tracked checkout %+v", p.Lines, p.After, c.Tracked)
+		}
+		if p.AddedRU != report.Round2(p.After.RequestUnits-p.Before.RequestUnits) || p.AddedOps != report.Round2(p.After.StoreOps-p.Before.StoreOps) {
+			t.Errorf("%d lines: payments add %v ops, %v RU; want after − before", p.Lines, p.AddedOps, p.AddedRU)
+		}
+	}
+
+	want := []string{"claim", "open", "reserve", "authorize", "place", "placed's effects", shipMove, cancelShipped, cancelPlaced, feedPass}
+	if len(wf.Transitions) != len(want) {
+		t.Fatalf("transitions = %d, want %d", len(wf.Transitions), len(want))
+	}
+	var ops, ru float64
+	in := 0
+	for i, tr := range wf.Transitions {
+		if tr.Name != want[i] {
+			t.Errorf("transition %d = %q, want %q", i, tr.Name, want[i])
+		}
+		// Every transition writes or reads something; authorize's
+		// provider call is not a store call, its move is.
+		if tr.StoreOps <= 0 || tr.RequestUnits <= 0 {
+			t.Errorf("%s: %v ops, %v RU; want both > 0", tr.Name, tr.StoreOps, tr.RequestUnits)
+		}
+		var callRU float64
+		for _, c := range tr.Calls {
+			callRU += c.RequestUnits
+		}
+		if math.Abs(callRU-tr.RequestUnits) > 0.01*float64(len(tr.Calls)) {
+			t.Errorf("%s: its calls cost %v RU, the transition %v", tr.Name, callRU, tr.RequestUnits)
+		}
+		if tr.InCheckout {
+			ops, ru, in = ops+tr.StoreOps, ru+tr.RequestUnits, in+1
+		}
+	}
+	if tr := wf.transition("authorize"); tr.StoreOps != 1 {
+		t.Errorf("authorize: %v store ops, want 1 (its move; the provider costs no Request Unit)", tr.StoreOps)
+	}
+	// Each transition's mean is rounded to 2 decimals: the sum may be off
+	// by half a cent per transition.
+	if tol := 0.005 * float64(in+1); math.Abs(ru-wf.Checkout.RequestUnits) > tol || math.Abs(ops-wf.Checkout.StoreOps) > tol {
+		t.Errorf("the checkout's transitions add up to %v ops, %v RU; measured whole %v ops, %v RU", ops, ru, wf.Checkout.StoreOps, wf.Checkout.RequestUnits)
+	}
+	// The same checkout as the inventory table's (3 tracked lines), run
+	// again: its documents are the same size, so its charge is too.
+	for _, c := range inv.Checkouts {
+		if c.Lines == wf.Lines && math.Abs(c.Tracked.RequestUnits-ru) > 0.01*c.Tracked.RequestUnits {
+			t.Errorf("the transitions add up to %v RU, the inventory table's %d-line checkout %v RU", ru, c.Lines, c.Tracked.RequestUnits)
+		}
+	}
+	if wf.MovePatch.StoreOps != 1 || wf.MovePatch.RequestUnits <= 0 || wf.MovePatchSent <= 0 {
+		t.Errorf("the move as a patch: %+v, %v bytes; want one charged call", wf.MovePatch, wf.MovePatchSent)
+	}
+	if len(wf.Cheaper) != 4 {
+		t.Errorf("cheaper = %d notes, want 4", len(wf.Cheaper))
+	}
+}
+
+// TestSplitCheckout: the calls go to the move whose closing write they
+// precede, and a checkout that never reached placed is an error, not a
+// misattribution.
+func TestSplitCheckout(t *testing.T) {
+	order := func(status string) call {
+		return call{Container: store.OrdersContainer, Op: "batch", RU: 10, Status: status}
+	}
+	calls := []call{
+		{Container: store.OrdersContainer, Op: "read", RU: 1, Code: domain.ENOTFOUND},
+		{Container: store.CartsContainer, Op: "read", RU: 1},
+		{Container: store.CartsContainer, Op: "replace", RU: 5},
+		order(domain.StatusPending),
+		{Container: store.InventoryContainer, Op: "batch", RU: 11},
+		order(domain.StatusReserved),
+		order(domain.StatusAuthorized),
+		{Container: store.OrdersContainer, Op: "read", RU: 1},
+		order(domain.StatusPlaced),
+		{Container: store.InventoryContainer, Op: "patch", RU: 6},
+	}
+	parts, err := splitCheckout(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{3, 1, 2, 1, 2, 1} {
+		if len(parts[i]) != want {
+			t.Errorf("%s: %d calls, want %d", checkoutMoves[i].name, len(parts[i]), want)
+		}
+	}
+	if _, err := splitCheckout(calls[:7]); err == nil {
+		t.Errorf("a checkout that never reached placed split without an error")
+	}
+}
+
+// TestOrderStatus: the status of an order write is read from an order
+// item or a patch of /status, and from nothing else.
+func TestOrderStatus(t *testing.T) {
+	for item, want := range map[string]string{
+		`{"id":"o1","type":"order","status":"reserved"}`:         domain.StatusReserved,
+		`{"id":"idem","type":"idempotency","status":"whatever"}`: "",
+		`[{"op":"set","path":"/status","value":"shipped"}]`:      domain.StatusShipped,
+		`[{"op":"set","path":"/state","value":"committed"}]`:     "",
+	} {
+		if got := orderStatus([]byte(item)); got != want {
+			t.Errorf("orderStatus(%s) = %q, want %q", item, got, want)
 		}
 	}
 }

@@ -29,8 +29,7 @@ type checkoutCost struct {
 	// limit, nothing to take).
 	Untracked designResult `json:"untracked"`
 	// WithoutStep is Untracked less the measured reads that found
-	// nothing: the checkout as it was before inventory (mark, order
-	// batch; the settle after the answer is not counted).
+	// nothing: the same checkout with no stock step at all.
 	WithoutStepRU  float64 `json:"withoutReservationStepRU"`
 	WithoutStepOps float64 `json:"withoutReservationStepOps"`
 	// Tracked: the checkout of products with stock, one read and one
@@ -64,6 +63,9 @@ type inventoryResult struct {
 	CeilingWithRelease float64 `json:"ceilingWithRelease"`
 	// Refusals is what a checkout refused out of stock costs.
 	Refusals []refusalCost `json:"refusals"`
+	// Workflow is the checkout before and after payments, and move by
+	// move.
+	Workflow workflowResult `json:"workflow"`
 }
 
 // inventoryLab measures checkouts of 1, 3 and 10 lines on untracked and
@@ -73,16 +75,19 @@ type inventoryLab struct {
 	raw, ms *store.Repos
 	// rawInventory counts what the refusals reserved (reservationsOf).
 	rawInventory store.Container
-	w            *writes.Writes
-	pay          *payembedded.Provider // the checkouts' payments (no Request Unit)
-	untracked    []domain.Product
-	tracked      []domain.Product
-	now          time.Time
-	users        int
+	// rawOrders writes the workflow measure's copies (movePatch).
+	rawOrders store.Container
+	w         *writes.Writes
+	pay       *payembedded.Provider // the checkouts' payments (no Request Unit)
+	untracked []domain.Product
+	tracked   []domain.Product
+	now       time.Time
+	users     int
 }
 
 func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, error) {
-	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer), now: time.Now().UTC()}
+	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer),
+		rawOrders: raw.Container(store.OrdersContainer), now: time.Now().UTC()}
 	pay, err := payembedded.Open("")
 	if err != nil {
 		return nil, err
@@ -117,26 +122,39 @@ func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, e
 // unit each, unmetered), then checks it out through the shop's own write
 // path on the metered store.
 func (l *inventoryLab) checkout(ctx context.Context, products []domain.Product, n int) (sample, error) {
+	user, err := l.newBuyer(ctx, products[:n])
+	if err != nil {
+		return sample{}, err
+	}
+	return once(ctx, func(ctx context.Context, _ int) error {
+		_, err := l.w.Checkout(ctx, labCheckout(user, user+"-key"))
+		return err
+	}, 0)
+}
+
+// newBuyer is a new user whose cart holds one unit of each of products,
+// written unmetered.
+func (l *inventoryLab) newBuyer(ctx context.Context, products []domain.Product) (string, error) {
 	l.users++
 	user := fmt.Sprintf("inv-buyer-%05d", l.users)
-	if _, err := l.raw.Carts.Update(ctx, user, "", func(c *domain.Cart) error {
-		for _, p := range products[:n] {
+	_, err := l.raw.Carts.Update(ctx, user, "", func(c *domain.Cart) error {
+		for _, p := range products {
 			if err := c.SetQuantity(p, 1, l.now); err != nil {
 				return err
 			}
 		}
 		return nil
-	}); err != nil {
-		return sample{}, err
-	}
-	s, err := once(ctx, func(ctx context.Context, _ int) error {
-		_, err := l.w.Checkout(ctx, writes.CheckoutRequest{UserID: user,
-			Customer: domain.Customer{Name: "Lab Buyer", Email: "lab@example.com"},
-			Address:  domain.Address{Name: "Lab Buyer", Line1: "1 Lab St", City: "Lab", PostalCode: "1000", Country: "BE"},
-			Key:      user + "-key", RequestHash: "lab", PaymentMethod: "pm_card_visa"})
-		return err
-	}, 0)
-	return s, err
+	})
+	return user, err
+}
+
+// labCheckout is the lab buyer's checkout of user's cart with key, paid
+// with a card the provider authorizes.
+func labCheckout(user, key string) writes.CheckoutRequest {
+	return writes.CheckoutRequest{UserID: user,
+		Customer: domain.Customer{Name: "Lab Buyer", Email: "lab@example.com"},
+		Address:  domain.Address{Name: "Lab Buyer", Line1: "1 Lab St", City: "Lab", PostalCode: "1000", Country: "BE"},
+		Key:      key, RequestHash: "lab", PaymentMethod: "pm_card_visa"}
 }
 
 // measureInventory runs the inventory lab reps times per figure.
@@ -230,6 +248,9 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 	}
 	if r.Refusals, err = l.measureRefusals(ctx, reps); err != nil {
 		return r, fmt.Errorf("refusals: %w", err)
+	}
+	if r.Workflow, err = l.measureWorkflow(ctx, ms, reps, r.Checkouts); err != nil {
+		return r, fmt.Errorf("workflow: %w", err)
 	}
 	return r, nil
 }

@@ -89,6 +89,7 @@ func writeCostText(out io.Writer, r costReport) {
 	tw.Flush()
 	fmt.Fprintln(out, verdict(w))
 	writeInventoryText(out, r)
+	writeWorkflowText(out, r)
 	fmt.Fprintln(out, "\ngoals:")
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
@@ -133,6 +134,7 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 	}
 	fmt.Fprintf(out, "\n%s.\n", strings.ToUpper(verdict(w)[:1])+verdict(w)[1:])
 	writeInventoryMarkdown(out, r)
+	writeWorkflowMarkdown(out, r)
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "| goal | target | measured | |")
 	fmt.Fprintln(out, "|---|--:|--:|---|")
@@ -145,7 +147,7 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 const searchWritesNote = "the products feed's index step (feedworkers.Handlers.ProductToSearch) after a product write: the product's ledger read and claimed for the version (a write with If-Match on that read), one entry per term (every version rewrites them all: they copy the summary), one tombstone per term dropped and the ledger settled (read and replace) when terms were dropped; each entry and tombstone is a guarded write (a point read, then the write)"
 
 // inventoryBefore says what the "before" figures of the checkouts are.
-const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its stock step still reads each line's stock document, which is missing (a 404, charged as a read), and takes nothing; without the step is that figure less the measured reads, the checkout as it was before inventory (cart marker, order batch). After: products with stock, one read of the stock per line before anything is written, then one take per line (the reads, then the takes, each line's concurrently). Each figure is what the checkout's answer counts (its X-Request-Charge): the cart's settle, one cart replace once the answer has gone, is not in it"
+const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its stock step still reads each line's stock document, which is missing (a 404, charged as a read), and takes nothing; without the step is that figure less the measured reads: the same checkout with no stock step at all. After: products with stock, one read of the stock per line before anything is written, then one take per line (the reads, then the takes, each line's concurrently). Each figure is what the checkout's answer counts (its X-Request-Charge), the placed order's effects in it (a commit per tracked line, the cart's settle: a read and a replace): the move that places the order carries them out before the checkout answers (writes.CarryOut)"
 
 // refusalNote says what the refused checkouts are.
 const refusalNote = "each refused out of stock: one unit of a sold-out product and one unit of each other line, in stock; each try has its own Idempotency-Key, as a buyer pressing \"Place order\" again sends; the figures are what the refusal's answer counts (its X-Request-Charge), and the reservations are those it wrote, each holding units from other buyers until it was returned"

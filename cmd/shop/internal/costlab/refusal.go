@@ -87,10 +87,7 @@ func (l *inventoryLab) measureRefusals(ctx context.Context, reps int) ([]refusal
 		var samples []sample
 		for i := range reps + 1 {
 			s, err := once(ctx, func(ctx context.Context, _ int) error {
-				_, err := l.w.Checkout(ctx, writes.CheckoutRequest{UserID: user,
-					Customer: domain.Customer{Name: "Lab Buyer", Email: "lab@example.com"},
-					Address:  domain.Address{Name: "Lab Buyer", Line1: "1 Lab St", City: "Lab", PostalCode: "1000", Country: "BE"},
-					Key:      fmt.Sprintf("%s-key-%d", user, i), RequestHash: "lab", PaymentMethod: "pm_card_visa"})
+				_, err := l.w.Checkout(ctx, labCheckout(user, fmt.Sprintf("%s-key-%d", user, i)))
 				if e, ok := errors.AsType[*domain.Error](err); ok && slices.Equal(e.Shortages, want) {
 					return nil
 				}
