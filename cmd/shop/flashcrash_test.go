@@ -51,7 +51,20 @@ func TestFlashSaleKilledReturnsHeldUnits(t *testing.T) {
 	bin := buildShop(t)
 	unfinished := int64(0)
 	for i := range trials {
-		t.Run(fmt.Sprintf("sale %d", i+1), func(t *testing.T) { unfinished += flashSaleKilled(t, bin, 200, 100) })
+		t.Run(fmt.Sprintf("sale %d", i+1), func(t *testing.T) {
+			// A kill can come too early or too late to find an order in
+			// progress; the sale then runs again, a few times at most.
+			for try := 1; ; try++ {
+				n := flashSaleKilled(t, bin, 200, 100)
+				if n >= 0 {
+					unfinished += n
+					return
+				}
+				if try == 5 {
+					t.Fatal("5 sales killed, none with an order in progress: the test proves nothing")
+				}
+			}
+		})
 	}
 	t.Logf("%d sales killed; %d units held by unfinished checkouts at the kills, all back after the restarts", trials, unfinished)
 }
@@ -75,7 +88,7 @@ func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
 
 	var (
 		placed   atomic.Int64
-		started  atomic.Int64 // checkouts sent
+		finished atomic.Int64 // checkouts answered
 		mu       sync.Mutex
 		answered = map[string]bool{} // order ids answered 201
 		wg       sync.WaitGroup
@@ -90,8 +103,10 @@ func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
 			if code, _, err := httpDo(client, "PUT", first.base+"/v1/cart/items/"+id, tok, map[string]int{"quantity": 1}, nil); err != nil || code != http.StatusOK {
 				return
 			}
-			started.Add(1)
 			code, b, err := httpDo(client, "POST", first.base+"/v1/checkout", tok, addressBody, map[string]string{"Idempotency-Key": user})
+			if err == nil {
+				finished.Add(1)
+			}
 			if err == nil && code == http.StatusCreated {
 				var o liveOrder
 				if jsonErr := json.Unmarshal(b, &o); jsonErr == nil {
@@ -104,20 +119,21 @@ func flashSaleKilled(t *testing.T, bin string, buyers, units int) int64 {
 		})
 	}
 	close(start)
-	// Killed once half the buyers have sent their checkout, 100 ms on:
-	// many orders are then somewhere in the workflow.
-	for deadline := time.Now().Add(20 * time.Second); started.Load() < int64(buyers/2) && time.Now().Before(deadline); {
+	// Killed at the first checkout answered, whatever it says: the others
+	// are then somewhere in the workflow.
+	for deadline := time.Now().Add(20 * time.Second); finished.Load() < 1 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(100 * time.Millisecond)
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = first.cmd.Wait()
 	wg.Wait()
 	atKill := readLedgerAt(t, dir, id)
-	if atKill.Sold+atKill.Unfinished == 0 {
-		t.Fatalf("no unit was taken before the kill (%s): the test proves nothing", atKill)
+	if atKill.Unfinished == 0 {
+		// The kill found no order in progress: nothing to carry on.
+		t.Logf("no order was in progress at the kill (%s): the sale runs again", atKill)
+		return -1
 	}
 
 	restarted := time.Now()
