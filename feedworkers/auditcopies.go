@@ -359,10 +359,11 @@ func (a *audit) checkCustomerSummary(ctx context.Context, userID string, stored 
 	})
 }
 
-// checkInventoryDoc checks a reservation's state against its order: a
-// standing order's reservations are committed, a cancelled one's
-// released. A reservation with no order is the reaper's (it ends it after
-// its hold) and not a copy.
+// checkInventoryDoc checks a reservation's state against its order's
+// state (domain.States): committed once the order sold its units,
+// released once it returned them, anything while it is still taking
+// them. A reservation with no order is no copy: an order is opened
+// before its takes, so only a legacy checkout's can be one.
 func (a *audit) checkInventoryDoc(ctx context.Context, typ string, item []byte) error {
 	if typ != domain.TypeReservation {
 		return nil

@@ -126,8 +126,8 @@ var Containers = []store.ContainerDef{
 	{
 		// Each product's stock and the reservations that took from it
 		// share the product's partition, so a take and its reservation
-		// commit in one transactional batch. Only what the reaper's
-		// query filters on is indexed.
+		// commit in one transactional batch. Only what the query of
+		// held reservations (Inventory.Held) filters on is indexed.
 		ID:               store.InventoryContainer,
 		PartitionKeyPath: "/productId",
 		DefaultTTL:       ttl(-1), // released reservations carry their own ttl

@@ -151,8 +151,9 @@ func (r *Inventory) Release(ctx context.Context, productID, orderID string, now 
 }
 
 // Commit marks the order's reservation of productID committed: its order
-// stands, so the reaper leaves it alone. One conditional patch (state
-// held → committed); anything else is nothing to do.
+// sold its units (domain.StockSold), and the reservation's state follows
+// the order's, as the audit checks. One conditional patch (state held →
+// committed); anything else is nothing to do.
 func (r *Inventory) Commit(ctx context.Context, productID, orderID string) error {
 	_, err := r.c.Patch(ctx, productID, domain.ReservationID(orderID),
 		[]PatchOp{{Op: PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
@@ -164,7 +165,8 @@ func (r *Inventory) Commit(ctx context.Context, productID, orderID string) error
 }
 
 // Held returns one page of the reservations still held, across every
-// product: the reaper's one cross-partition query.
+// product (a cross-partition query): what the tests and an operator read
+// to see the units that orders in progress hold.
 func (r *Inventory) Held(ctx context.Context, limit int, continuation string) ([]domain.Reservation, string, error) {
 	return queryPage[domain.Reservation](ctx, r.c, Query{
 		Filters: []Filter{

@@ -1,83 +1,15 @@
 package writes_test
 
 import (
-	"context"
 	"errors"
-	"shop/domain/payments/paymentstest"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"shop/domain"
+	"shop/domain/payments/paymentstest"
 	"shop/store"
 	"shop/store/writes"
 )
-
-// abandoning is a store that, like Cosmos, refuses every call whose
-// context has ended; armed, the next order batch does not commit, and the
-// caller gives up meanwhile (its context is cancelled): a client that
-// timed out, or the API's request deadline, in the middle of a checkout.
-type abandoning struct {
-	store.Store
-	armed  atomic.Bool
-	cancel context.CancelFunc
-}
-
-func (s *abandoning) Container(name string) store.Container {
-	return abandoningContainer{s.Store.Container(name), s, name}
-}
-
-type abandoningContainer struct {
-	store.Container
-	s    *abandoning
-	name string
-}
-
-func ended(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return domain.Errorf(domain.EUNAVAILABLE, "the store call was abandoned: %v", err)
-	}
-	return nil
-}
-
-func (c abandoningContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
-	if err := ended(ctx); err != nil {
-		return store.ItemResponse{}, err
-	}
-	return c.Container.Read(ctx, pk, id)
-}
-
-func (c abandoningContainer) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
-	if err := ended(ctx); err != nil {
-		return store.ItemResponse{}, err
-	}
-	return c.Container.Create(ctx, pk, item)
-}
-
-func (c abandoningContainer) Replace(ctx context.Context, pk, id string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
-	if err := ended(ctx); err != nil {
-		return store.ItemResponse{}, err
-	}
-	return c.Container.Replace(ctx, pk, id, item, opts)
-}
-
-func (c abandoningContainer) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.PatchOptions) (store.ItemResponse, error) {
-	if err := ended(ctx); err != nil {
-		return store.ItemResponse{}, err
-	}
-	return c.Container.Patch(ctx, pk, id, ops, opts)
-}
-
-func (c abandoningContainer) ExecuteBatch(ctx context.Context, pk string, ops []store.BatchOp) (store.BatchResponse, error) {
-	if err := ended(ctx); err != nil {
-		return store.BatchResponse{}, err
-	}
-	if c.name == store.OrdersContainer && c.s.armed.CompareAndSwap(true, false) {
-		c.s.cancel()
-		return store.BatchResponse{}, domain.Errorf(domain.EUNAVAILABLE, "the store did not answer in time")
-	}
-	return c.Container.ExecuteBatch(ctx, pk, ops)
-}
 
 // TestCheckoutOfAProductWithoutStock: a product created since the shop
 // tracks stock carries an availability status (its cart lines copy it)
