@@ -47,7 +47,20 @@ func workflowDoc() string {
 // is the table in domain/workflow.go, diagram and all. On a difference
 // the test prints the block to paste.
 func TestArchitectureShowsTheWorkflow(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	checkWorkflowBlock(t, filepath.Join("..", "..", "docs", "architecture.md"))
+}
+
+// TestWorkshopShowsTheWorkflow: the workshop's module on the workflow
+// prints the same block, so what it teaches is what the code follows.
+func TestWorkshopShowsTheWorkflow(t *testing.T) {
+	checkWorkflowBlock(t, filepath.Join("..", "..", "docs", "workshop", "09-cross-partition-workflows.md"))
+}
+
+// checkWorkflowBlock fails unless the file at path holds workflowDoc()
+// between the workflow's markers.
+func checkWorkflowBlock(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +68,10 @@ func TestArchitectureShowsTheWorkflow(t *testing.T) {
 	_, rest, ok := bytes.Cut(b, []byte(begin))
 	doc, _, ok2 := bytes.Cut(rest, []byte(end))
 	if !ok || !ok2 {
-		t.Fatalf("docs/architecture.md: the workflow's markers are missing; add:\n%s%s%s", begin, workflowDoc(), end)
+		t.Fatalf("%s: the workflow's markers are missing; add:\n%s%s%s", path, begin, workflowDoc(), end)
 	}
 	if want := workflowDoc(); string(doc) != want {
-		t.Errorf("docs/architecture.md's workflow is not domain/workflow.go's; it should read:\n%s%s%s", begin, want, end)
+		t.Errorf("%s: the workflow is not domain/workflow.go's; it should read:\n%s%s%s", path, begin, want, end)
 	}
 }
 
