@@ -135,10 +135,12 @@ func (w *Writes) changeCart(ctx context.Context, userID string, ifMatch store.Pr
 	return c, err
 }
 
-// Cart is the cart screen's read: one point read, and while a checkout of
-// the cart is in progress one more, of its order: an order that has
-// committed is settled first, so that no screen shows paid lines after
-// the checkout answered.
+// Cart is the cart screen's read: one point read, and while the cart
+// carries a checkout's claim one more, of its order: an order that rests
+// is settled first (its paid lines out, or for a failed order the claim
+// alone), so that no screen shows paid lines after the checkout
+// answered; an order in progress, or none yet, leaves the cart as it was
+// before the checkout.
 func (w *Writes) Cart(ctx context.Context, userID string) (domain.Cart, error) {
 	c, err := w.repos.Carts.Get(ctx, userID)
 	if err != nil || c.Pending == nil {
@@ -147,7 +149,7 @@ func (w *Writes) Cart(ctx context.Context, userID string) (domain.Cart, error) {
 	o, voided, err := w.repos.Orders.Lookup(ctx, userID, c.Pending.OrderID)
 	switch {
 	case domain.IsCode(err, domain.ENOTFOUND), err == nil && voided:
-		// Not committed (yet): the cart is as it was before the checkout.
+		// Not opened (yet): the cart is as it was before the checkout.
 		return c, nil
 	case err != nil:
 		return domain.Cart{}, err
