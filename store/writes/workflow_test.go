@@ -3,6 +3,7 @@ package writes_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -406,4 +407,17 @@ func TestACancelRacingAShipment(t *testing.T) {
 		s.settle(false)
 		s.check()
 	}
+}
+
+// TestAnUnknownPaymentMethodIsDeclinedInWords: a token the provider does
+// not know is a decline that says so, not an internal error's text.
+func TestAnUnknownPaymentMethodIsDeclinedInWords(t *testing.T) {
+	s := newShop(t, map[string]int64{"p1": 3})
+	s.fill("u1", 1, "p1")
+	_, err := s.writes(s.st).Checkout(t.Context(), checkout("u1", "k1", "pm_card_unknown"))
+	de, _ := err.(*domain.Error)
+	if de == nil || de.Code != domain.EDECLINED || de.DeclineCode != "invalid_payment_method" || strings.Contains(de.Message, "internal") {
+		t.Fatalf("checkout with an unknown token = %#v, want EDECLINED invalid_payment_method in words", err)
+	}
+	t.Log(de.Message)
 }
