@@ -71,6 +71,8 @@ func pointerOf(namespace string) string {
 
 func detailOf(fe validator.FieldError) string {
 	switch fe.Tag() {
+	case "paymentmethod":
+		return "must be a payment-method token (pm_ and up to 120 letters, digits or _), never a card number"
 	case "required":
 		return "is required"
 	case "min", "gte":

@@ -86,8 +86,10 @@ func (w *Writes) authorize(ctx context.Context, o domain.Order) (domain.Order, e
 	}
 	p, err := w.pay.Authorize(ctx, authorization(o))
 	switch {
-	case errors.Is(err, payments.ErrUnknownMethod), domain.IsCode(err, domain.EINVALID):
+	case errors.Is(err, payments.ErrUnknownMethod):
 		// No provider would ever authorize it: a decline, not a retry.
+		p = payments.Payment{Status: payments.Declined, DeclineCode: "invalid_payment_method", Message: "no such payment method: " + o.PaymentMethod}
+	case domain.IsCode(err, domain.EINVALID):
 		p = payments.Payment{Status: payments.Declined, DeclineCode: "invalid_payment_method", Message: domain.ErrorMessage(err)}
 	case err != nil:
 		return o, err
