@@ -6,6 +6,7 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/writes/writestest"
 )
 
 // ledger is one product's units as the store holds them, read straight
@@ -55,12 +56,12 @@ func readLedger(ctx context.Context, st store.Store, productID string) (ledger, 
 		return l, fmt.Errorf("stock of %s: %w", productID, err)
 	}
 	l.Available = stock.Available
-	reservations, err := queryAll[domain.Reservation](ctx, inv, store.Query{PartitionKey: productID,
+	reservations, err := writestest.QueryAll[domain.Reservation](ctx, inv, store.Query{PartitionKey: productID,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeReservation}}})
 	if err != nil {
 		return l, err
 	}
-	orders, err := queryAll[domain.Order](ctx, st.Container(store.OrdersContainer), store.Query{
+	orders, err := writestest.QueryAll[domain.Order](ctx, st.Container(store.OrdersContainer), store.Query{
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrder}}})
 	if err != nil {
 		return l, err
@@ -112,27 +113,4 @@ func readLedger(ctx context.Context, st store.Store, productID string) (ledger, 
 		}
 	}
 	return l, nil
-}
-
-// queryAll pages q to its end.
-func queryAll[T any](ctx context.Context, c store.Container, q store.Query) ([]T, error) {
-	q.Limit = store.MaxQueryPageSize
-	var out []T
-	for {
-		page, err := c.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range page.Items {
-			v, err := store.Decode[T](it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		if page.Continuation == "" {
-			return out, nil
-		}
-		q.Continuation = page.Continuation
-	}
 }

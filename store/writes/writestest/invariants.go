@@ -137,14 +137,15 @@ func checkMoney(o domain.Order, st domain.State, ps []payments.Payment) []string
 
 // all reads every document of type typ in c.
 func all[T any](ctx context.Context, c store.Container, typ string) ([]T, error) {
+	return QueryAll[T](ctx, c, store.Query{Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: typ}}})
+}
+
+// QueryAll pages q to its end and decodes every item.
+func QueryAll[T any](ctx context.Context, c store.Container, q store.Query) ([]T, error) {
+	q.Limit = store.MaxQueryPageSize
 	var out []T
-	cont := ""
 	for {
-		page, err := c.Query(ctx, store.Query{
-			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: typ}},
-			Limit:        store.MaxQueryPageSize,
-			Continuation: cont,
-		})
+		page, err := c.Query(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -158,6 +159,6 @@ func all[T any](ctx context.Context, c store.Container, typ string) ([]T, error)
 		if page.Continuation == "" {
 			return out, nil
 		}
-		cont = page.Continuation
+		q.Continuation = page.Continuation
 	}
 }
