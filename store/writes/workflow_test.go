@@ -410,14 +410,18 @@ func TestACancelRacingAShipment(t *testing.T) {
 }
 
 // TestAnUnknownPaymentMethodIsDeclinedInWords: a token the provider does
-// not know is a decline that says so, not an internal error's text.
+// not know is a decline that says so, not an internal error's text, and
+// the token shows nowhere: not in the answer, not on the order.
 func TestAnUnknownPaymentMethodIsDeclinedInWords(t *testing.T) {
 	s := newShop(t, map[string]int64{"p1": 3})
 	s.fill("u1", 1, "p1")
-	_, err := s.writes(s.st).Checkout(t.Context(), checkout("u1", "k1", "pm_card_unknown"))
+	o, err := s.writes(s.st).Checkout(t.Context(), checkout("u1", "k1", "pm_card_unknown"))
 	de, _ := err.(*domain.Error)
 	if de == nil || de.Code != domain.EDECLINED || de.DeclineCode != "invalid_payment_method" || strings.Contains(de.Message, "internal") {
 		t.Fatalf("checkout with an unknown token = %#v, want EDECLINED invalid_payment_method in words", err)
+	}
+	if strings.Contains(de.Message, "pm_card_unknown") || o.Rejection == nil || strings.Contains(o.Rejection.Message, "pm_card_unknown") {
+		t.Errorf("the token shows: answer %q, rejection %+v", de.Message, o.Rejection)
 	}
 	t.Log(de.Message)
 }
