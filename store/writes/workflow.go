@@ -88,7 +88,7 @@ func (w *Writes) authorize(ctx context.Context, o domain.Order) (domain.Order, e
 	switch {
 	case errors.Is(err, payments.ErrUnknownMethod):
 		// No provider would ever authorize it: a decline, not a retry.
-		p = payments.Payment{Status: payments.Declined, DeclineCode: "invalid_payment_method", Message: "no such payment method: " + o.PaymentMethod}
+		p = payments.Payment{Status: payments.Declined, DeclineCode: "invalid_payment_method", Message: "No such payment method."}
 	case domain.IsCode(err, domain.EINVALID):
 		p = payments.Payment{Status: payments.Declined, DeclineCode: "invalid_payment_method", Message: domain.ErrorMessage(err)}
 	case err != nil:
