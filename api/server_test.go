@@ -80,6 +80,8 @@ type options struct {
 	// estimated sets Deps.ChargesEstimated, as shop serve does on the
 	// embedded store.
 	estimated bool
+	// now is the server's clock (Deps.Now; nil: time.Now).
+	now func() time.Time
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -100,7 +102,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated}
+	d := api.Deps{Store: served, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated, Now: o.now}
 	if o.throughput {
 		d.Throughput = st
 	}

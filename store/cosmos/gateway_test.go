@@ -34,6 +34,10 @@ type gateway struct {
 	token     string
 	status    int
 	substatus string
+	// failOn, when set, limits status to the requests whose
+	// x-ms-session-token holds it: a replica that has not reached one
+	// token and serves every other.
+	failOn   string
 	rid       string // the containers' x-ms-content-path
 	requests  []wireRequest
 }
@@ -78,14 +82,23 @@ func (g *gateway) respond(token string) {
 	g.token = token
 }
 
-// fail makes the next responses on documents answer status.
+// fail makes the next responses on documents answer status (0: serve
+// them again).
 func (g *gateway) fail(status int, substatus string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.status, g.substatus = status, substatus
+	g.status, g.substatus, g.failOn = status, substatus, ""
 }
 
 // sent returns the requests on documents so far, and forgets them.
+// failWhenSent answers status (and substatus) to the requests on
+// documents whose x-ms-session-token holds token, and serves the others.
+func (g *gateway) failWhenSent(token string, status int, substatus string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.status, g.substatus, g.failOn = status, substatus, token
+}
+
 func (g *gateway) sent() []wireRequest {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -144,7 +157,7 @@ func (g *gateway) documents(w http.ResponseWriter, r *http.Request, coll string,
 		w.Header().Set(headerSessionToken, g.token)
 	}
 	w.Header().Set("x-ms-request-charge", "1")
-	if g.status != 0 {
+	if g.status != 0 && (g.failOn == "" || strings.Contains(r.Header.Get(headerSessionToken), g.failOn)) {
 		if g.substatus != "" {
 			w.Header().Set(headerSubstatus, g.substatus)
 		}
