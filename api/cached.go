@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -22,7 +23,11 @@ import (
 // how old it is and the bound (cache;desc="hit, age 1.20 s, max 5.00 s").
 // A miss runs next, which pays its read, and says cache;desc="miss"; a
 // request that waited for another's read of the same key says
-// cache;desc="coalesced" and read nothing. A nil c is next.
+// cache;desc="coalesced" and read nothing. A request whose session token
+// says its client wrote after the entry (or the fill under way) started
+// reading, within sessionClockSkew, reads for itself and says
+// cache;desc="bypass, older than your last write": a client never reads a
+// screen older than its own write (session.go). A nil c is next.
 func cached(c *ReadCache, key func(r *http.Request) (cacheKey, bool), next http.HandlerFunc) http.HandlerFunc {
 	if c == nil {
 		return next
@@ -33,7 +38,11 @@ func cached(c *ReadCache, key func(r *http.Request) (cacheKey, bool), next http.
 			next.ServeHTTP(w, r)
 			return
 		}
-		res, how, age := c.get(k, func() response {
+		var notBefore time.Time
+		if wrote := clientWrote(r.Context()); !wrote.IsZero() {
+			notBefore = wrote.Add(sessionClockSkew)
+		}
+		res, how, age := c.get(k, notBefore, func() response {
 			w.Header().Set("Server-Timing", `cache;desc="miss"`)
 			rec := &recorder{ResponseWriter: w}
 			next.ServeHTTP(rec, r)
@@ -42,6 +51,10 @@ func cached(c *ReadCache, key func(r *http.Request) (cacheKey, bool), next http.
 		switch {
 		case how == missed:
 			return // next wrote the response itself
+		case how == bypassed:
+			w.Header().Set("Server-Timing", `cache;desc="bypass, older than your last write"`)
+			next.ServeHTTP(w, r)
+			return
 		case res.status == 0 || res.status >= 500:
 			// The read this request waited for ended without the page's
 			// answer: it panicked, or failed for reasons of its own (its

@@ -7,3 +7,6 @@ import "time"
 func SealSessionToken(secret []byte, storeToken string, wrote time.Time) string {
 	return newSessionSeal(secret).seal(sealedSession{store: storeToken, wrote: wrote})
 }
+
+// MaxSealedBytes is the longest token withSession issues.
+var MaxSealedBytes = maxSealedBytes

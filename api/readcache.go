@@ -73,9 +73,10 @@ type cacheEntry struct {
 // meanwhile wait for it. stale says a change of its tag arrived while it
 // read, so its response is not kept.
 type flight struct {
-	done  chan struct{}
-	res   response
-	stale bool
+	done    chan struct{}
+	started time.Time
+	res     response
+	stale   bool
 }
 
 // NewReadCache returns an empty cache bounded by cfg.
@@ -108,17 +109,25 @@ const (
 	missed    lookup = iota // this request read the store (and filled the cache)
 	hit                     // served from an entry
 	coalesced               // waited for another request's read of the same key
+	bypassed                // the entry, or the fill under way, is older than notBefore
 )
 
 // get returns k's response: the entry's when one is younger than MaxAge
 // (with its age), else the response of the fill under way, else fill's,
-// which it runs and keeps when it is a 200.
-func (c *ReadCache) get(k cacheKey, fill func() response) (response, lookup, time.Duration) {
+// which it runs and keeps when it is a 200. An entry or a fill that
+// started reading before notBefore (the client's own last write) is no
+// answer for this request: get returns bypassed, reads nothing and leaves
+// the entry to the requests it suits, and the caller reads for itself.
+func (c *ReadCache) get(k cacheKey, notBefore time.Time, fill func() response) (response, lookup, time.Duration) {
 	now := c.cfg.Now()
 	c.mu.Lock()
 	if el, ok := c.tags[k.tag][k.variant]; ok {
 		e := el.Value.(*cacheEntry)
 		if age := now.Sub(e.stored); age < c.cfg.MaxAge {
+			if e.stored.Before(notBefore) {
+				c.mu.Unlock()
+				return response{}, bypassed, age
+			}
 			c.lru.MoveToFront(el)
 			c.mu.Unlock()
 			return e.res, hit, age
@@ -127,10 +136,13 @@ func (c *ReadCache) get(k cacheKey, fill func() response) (response, lookup, tim
 	}
 	if f, ok := c.flights[k]; ok {
 		c.mu.Unlock()
+		if f.started.Before(notBefore) {
+			return response{}, bypassed, 0
+		}
 		<-f.done
 		return f.res, coalesced, 0
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), started: now}
 	c.flights[k] = f
 	c.mu.Unlock()
 

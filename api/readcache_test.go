@@ -38,16 +38,16 @@ func TestReadCacheHitsUntilMaxAge(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	c := NewReadCache(CacheConfig{MaxAge: 5 * time.Second, Now: clk.Now})
 	k := cacheKey{tag: "categories"}
-	if _, how, _ := c.get(k, ok("v1")); how != missed {
+	if _, how, _ := c.get(k, time.Time{}, ok("v1")); how != missed {
 		t.Fatalf("first get: %v, want a miss", how)
 	}
 	clk.advance(4999 * time.Millisecond)
-	res, how, age := c.get(k, ok("v2"))
+	res, how, age := c.get(k, time.Time{}, ok("v2"))
 	if how != hit || string(res.body) != "v1" || age != 4999*time.Millisecond {
 		t.Errorf("get before max age = %q, %v, age %v; want v1, a hit, 4.999s", res.body, how, age)
 	}
 	clk.advance(time.Millisecond)
-	if res, how, _ := c.get(k, ok("v2")); how != missed || string(res.body) != "v2" {
+	if res, how, _ := c.get(k, time.Time{}, ok("v2")); how != missed || string(res.body) != "v2" {
 		t.Errorf("get at max age = %q, %v; want a new read (v2)", res.body, how)
 	}
 }
@@ -55,11 +55,11 @@ func TestReadCacheHitsUntilMaxAge(t *testing.T) {
 func TestReadCacheKeepsOnly200(t *testing.T) {
 	c := NewReadCache(CacheConfig{})
 	k := cacheKey{tag: "product/p-1"}
-	c.get(k, func() response { return response{status: 503, body: []byte("throttled")} })
-	if _, how, _ := c.get(k, ok("v1")); how != missed {
+	c.get(k, time.Time{}, func() response { return response{status: 503, body: []byte("throttled")} })
+	if _, how, _ := c.get(k, time.Time{}, ok("v1")); how != missed {
 		t.Errorf("after a 503: %v, want a miss (a failure is never kept)", how)
 	}
-	if _, how, _ := c.get(k, ok("v2")); how != hit {
+	if _, how, _ := c.get(k, time.Time{}, ok("v2")); how != hit {
 		t.Errorf("after a 200: %v, want a hit", how)
 	}
 }
@@ -81,7 +81,7 @@ func TestReadCacheCoalescesMisses(t *testing.T) {
 	hows := make(chan lookup, n)
 	for range n {
 		wg.Go(func() {
-			res, how, _ := c.get(k, fill)
+			res, how, _ := c.get(k, time.Time{}, fill)
 			if string(res.body) != "page" {
 				t.Errorf("got %q, want the one read's page", res.body)
 			}
@@ -115,11 +115,11 @@ func TestReadCacheBounds(t *testing.T) {
 	t.Run("Entries", func(t *testing.T) {
 		c := NewReadCache(CacheConfig{MaxEntries: 2})
 		a, b, d := cacheKey{tag: "a"}, cacheKey{tag: "b"}, cacheKey{tag: "d"}
-		c.get(a, body(10))
-		c.get(b, body(10))
-		c.get(a, body(10)) // a is now the most recently used
-		c.get(d, body(10))
-		if _, how, _ := c.get(b, body(10)); how != missed {
+		c.get(a, time.Time{}, body(10))
+		c.get(b, time.Time{}, body(10))
+		c.get(a, time.Time{}, body(10)) // a is now the most recently used
+		c.get(d, time.Time{}, body(10))
+		if _, how, _ := c.get(b, time.Time{}, body(10)); how != missed {
 			t.Error("b kept: the least recently used must go first")
 		}
 		if n, _ := c.size(); n != 2 {
@@ -129,14 +129,14 @@ func TestReadCacheBounds(t *testing.T) {
 	t.Run("Bytes", func(t *testing.T) {
 		c := NewReadCache(CacheConfig{MaxBytes: 800})
 		for i := range 10 {
-			c.get(cacheKey{tag: fmt.Sprint(i)}, body(100))
+			c.get(cacheKey{tag: fmt.Sprint(i)}, time.Time{}, body(100))
 		}
 		if n, b := c.size(); n != 8 || b != 800 {
 			t.Errorf("size %d entries %d bytes, want 8, 800", n, b)
 		}
 		big := cacheKey{tag: "big"}
-		c.get(big, body(101)) // over an eighth of the bound
-		if _, how, _ := c.get(big, body(101)); how != missed {
+		c.get(big, time.Time{}, body(101)) // over an eighth of the bound
+		if _, how, _ := c.get(big, time.Time{}, body(101)); how != missed {
 			t.Error("a body over an eighth of the bound was kept")
 		}
 	})
@@ -162,7 +162,7 @@ func TestReadCacheInvalidate(t *testing.T) {
 	}
 	fillAll := func() {
 		for _, k := range keys {
-			c.get(k, ok(k.tag))
+			c.get(k, time.Time{}, ok(k.tag))
 		}
 	}
 	for _, tc := range []struct {
@@ -190,7 +190,7 @@ func TestReadCacheInvalidate(t *testing.T) {
 	}
 	t.Run("ReadUnderWayIsNotKept", func(t *testing.T) {
 		k := cacheKey{tag: "product/p-2"}
-		res, how, _ := c.get(k, func() response {
+		res, how, _ := c.get(k, time.Time{}, func() response {
 			// The document changes while the page reads it: what this
 			// read got may be the version before the change.
 			c.Invalidate("product/p-2")
@@ -199,7 +199,7 @@ func TestReadCacheInvalidate(t *testing.T) {
 		if how != missed || string(res.body) != "old" {
 			t.Fatalf("get = %q, %v", res.body, how)
 		}
-		if res, how, _ := c.get(k, ok("new")); how != missed || string(res.body) != "new" {
+		if res, how, _ := c.get(k, time.Time{}, ok("new")); how != missed || string(res.body) != "new" {
 			t.Errorf("after a change during the read: %q, %v; want a new read", res.body, how)
 		}
 	})

@@ -44,7 +44,9 @@ func (s *server) routes(d Deps) http.Handler {
 	r.Route("/v1", func(r chi.Router) {
 		// Recovered inside withCost too, so a 500 still says what it cost.
 		r.Use(withCost(d.ChargesEstimated), withRecover)
-		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withQuery, withSession(d.SessionTokens))
+		r.Use(withBearer(s.secret, s.now), rateLimit(d.RateLimit), withQuery, withSession(sessions{
+			seal: newSessionSeal(s.secret), store: d.SessionTokens, stamp: d.Cache != nil, now: s.now,
+		}))
 		r.NotFound(handleNotFound())
 		r.MethodNotAllowed(handleMethodNotAllowed())
 

@@ -1,14 +1,17 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"shop/api"
 	"shop/domain"
+	"shop/store"
 )
 
 // X-Session-Token on the embedded store: it is strongly consistent and
@@ -50,10 +53,15 @@ func TestSessionHeader(t *testing.T) {
 				h["X-Session-Token"] = tc.header
 			}
 			r := s.do(req{method: tc.method, path: tc.path, token: alice, body: tc.body, header: h}).want(tc.status)
-			if got, ok := r.Header()["X-Session-Token"]; ok {
+			if got, ok := r.Header()["X-Session-Token"]; ok && tc.status != http.StatusBadRequest {
 				t.Errorf("X-Session-Token = %q on the embedded store, want none", got)
 			}
 			if tc.status == http.StatusBadRequest {
+				// The refusal says to drop the token: a client that keeps
+				// tokens as the header says recovers on its next request.
+				if got, ok := r.Header()["X-Session-Token"]; !ok || got[0] != "" {
+					t.Errorf("X-Session-Token = %q, %v on a refused token; want it empty: drop it", got, ok)
+				}
 				if p := decodeBody[problemBody](t, r); !strings.HasPrefix(p.Detail, "X-Session-Token: ") {
 					t.Errorf("detail = %q, want it to name X-Session-Token", p.Detail)
 				}
@@ -63,6 +71,20 @@ func TestSessionHeader(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the longest token opens, and the spec says its length", func(t *testing.T) {
+		longest := api.SealSessionToken(testSecret, strings.Repeat("a", store.MaxSessionTokenBytes), time.Now())
+		if len(longest) != api.MaxSealedBytes {
+			t.Errorf("a sealed %d-byte store token is %d bytes, want MaxSealedBytes = %d", store.MaxSessionTokenBytes, len(longest), api.MaxSealedBytes)
+		}
+		s.do(req{method: "GET", path: "/v1/categories", header: map[string]string{"X-Session-Token": longest}}).want(http.StatusOK)
+		spec, err := os.ReadFile("openapi.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(spec), fmt.Sprintf("maxLength: %d", api.MaxSealedBytes)); n != 2 {
+			t.Errorf("openapi.yaml gives X-Session-Token maxLength %d %d times, want 2 (the parameter and the header)", api.MaxSealedBytes, n)
+		}
+	})
 	t.Run("sent twice", func(t *testing.T) {
 		hr := httptest.NewRequest("GET", "/v1/categories", nil)
 		hr.Header["X-Session-Token"] = []string{sealed, sealed}

@@ -44,9 +44,10 @@ func CostOf(r *http.Response) (Cost, error) {
 }
 
 // SessionTokenOf reads X-Session-Token, sent by a shop on Cosmos DB at
-// Session consistency: send the last one received back as the
-// XSessionToken parameter, and any instance reads what your earlier
-// requests wrote. ok is false when the response has none (keep the token
+// Session consistency, and after writes by a shop with its read cache on:
+// send the last one received back as the XSessionToken parameter, and any
+// instance reads what your earlier requests wrote. It is sealed: send it
+// as it came (an edited one is a 400). ok is false when the response has none (keep the token
 // you hold); an empty token with ok means drop it.
 func SessionTokenOf(r *http.Response) (token string, ok bool) {
 	v := r.Header.Values("X-Session-Token")

@@ -812,7 +812,8 @@ type UnsupportedMediaType = Problem
 // FeedStatusParams defines parameters for FeedStatus.
 type FeedStatusParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -830,7 +831,8 @@ type ListOrdersByStatusParams struct {
 	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -846,14 +848,16 @@ type SetOrderStatusParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // GetStockParams defines parameters for GetStock.
 type GetStockParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -866,21 +870,24 @@ type SetStockParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // ThroughputStatusParams defines parameters for ThroughputStatus.
 type ThroughputStatusParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // GetCartParams defines parameters for GetCart.
 type GetCartParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -893,7 +900,8 @@ type DeleteCartItemParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -906,7 +914,8 @@ type AddCartItemParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -919,21 +928,24 @@ type PutCartItemParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // ListCategoriesParams defines parameters for ListCategories.
 type ListCategoriesParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // PutCategoryParams defines parameters for PutCategory.
 type PutCategoryParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -948,7 +960,8 @@ type ListCategoryProductsParams struct {
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -961,21 +974,24 @@ type CheckoutParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // DevTokenParams defines parameters for DevToken.
 type DevTokenParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // GetMySummaryParams defines parameters for GetMySummary.
 type GetMySummaryParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -988,14 +1004,16 @@ type ListOrdersParams struct {
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // GetOrderParams defines parameters for GetOrder.
 type GetOrderParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -1008,14 +1026,16 @@ type CancelOrderParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // CreateProductParams defines parameters for CreateProduct.
 type CreateProductParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -1028,14 +1048,16 @@ type DeleteProductParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // GetProductParams defines parameters for GetProduct.
 type GetProductParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -1048,7 +1070,8 @@ type PatchProductParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -1058,7 +1081,8 @@ type GetProductImageParams struct {
 	V *string `form:"v,omitempty" json:"v,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -1071,14 +1095,16 @@ type ListReviewsParams struct {
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // CreateReviewParams defines parameters for CreateReview.
 type CreateReviewParams struct {
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
@@ -1093,7 +1119,8 @@ type SearchProductsParams struct {
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
 
 	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it.
+	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
+	// issued opens: an edited, cut or made-up one is a 400.
 	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 

@@ -38,8 +38,8 @@ type gateway struct {
 	// x-ms-session-token holds it: a replica that has not reached one
 	// token and serves every other.
 	failOn   string
-	rid       string // the containers' x-ms-content-path
-	requests  []wireRequest
+	rid      string // the containers' x-ms-content-path
+	requests []wireRequest
 }
 
 // wireRequest is what the adapter sent on one request on documents.

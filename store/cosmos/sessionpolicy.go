@@ -28,7 +28,11 @@ const (
 //
 // It is a per-call policy, so it runs once per HTTP request, outside the
 // SDK's retries: it sets the token once, and sees the answer the retries
-// ended on, as the .NET SDK's gateway mode does. Requests that are not on
+// ended on, as the .NET SDK's gateway mode does. A client's token (the
+// request's store.Session) only narrows what that one request waits for:
+// when it proves ahead of every replica, the read is tried once more
+// with the instance's own tokens, and nothing the client sent reaches
+// the instance's state. Requests that are not on
 // a container's documents (account, database, container, partition key
 // ranges) pass untouched: master resources take no session token.
 type sessionPolicy struct{ s *sessions }
@@ -40,19 +44,54 @@ func (p sessionPolicy) Do(req *policy.Request) (*http.Response, error) {
 		return req.Next()
 	}
 	client := store.SessionFrom(raw.Context())
-	if readsDocuments(raw) {
-		// Reads only: a write goes to the primary replica of the write
-		// region, which has every write already.
-		mine := parseClient(client.Token())[coll]
-		if tok := p.s.tokenFor(db, coll, mine); tok != "" {
-			raw.Header.Set(headerSessionToken, tok)
-		}
+	if !readsDocuments(raw) {
+		// A write goes to the primary replica of the write region, which
+		// has every write already: it carries no token.
+		resp, err := req.Next()
+		p.observe(db, coll, answered(resp, err), client, true)
+		return resp, err
 	}
+	own := p.s.tokenFor(db, coll, nil)
+	sent := p.s.tokenFor(db, coll, parseClient(client.Token())[coll])
+	setSession(raw, sent)
 	resp, err := req.Next()
-	if answer := answered(resp, err); answer != nil {
-		p.observe(db, coll, answer, client)
+	answer, last := answered(resp, err), sent
+	if sent != own && notReached(answer) {
+		// The client's token is ahead of every replica: a token of a
+		// container since deleted and created again, or one made up. It
+		// may only narrow what its own request waits for, so it is
+		// dropped from the client's session and the read is tried once
+		// more with the instance's own tokens; the instance's state is
+		// left as it was.
+		client.Update(func(tok string) string { return withoutContainer(tok, coll) })
+		if err := req.RewindBody(); err != nil {
+			return resp, err
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+		setSession(raw, own)
+		resp, err = req.Next()
+		answer, last = answered(resp, err), own
 	}
+	p.observe(db, coll, answer, client, last == own)
 	return resp, err
+}
+
+// setSession sets the request's x-ms-session-token ("": none).
+func setSession(r *http.Request, token string) {
+	if token == "" {
+		r.Header.Del(headerSessionToken)
+		return
+	}
+	r.Header.Set(headerSessionToken, token)
+}
+
+// notReached reports whether the answer is a 404 with substatus 1002: no
+// replica has reached the session token the read carried.
+func notReached(resp *http.Response) bool {
+	return resp != nil && resp.StatusCode == http.StatusNotFound &&
+		resp.Header.Get(headerSubstatus) == substatusReadSessionNotAvailable
 }
 
 // answered is the service's answer to a request: the response, or the
@@ -71,15 +110,23 @@ func answered(resp *http.Response, err error) *http.Response {
 // observe captures the response's token, by the .NET SDK's rule: from
 // every success (304 included), and of the failures from 404, 409 and 412
 // only, which the service answers after reading the partition. A 404 with
-// substatus 1002 means no replica reached the token sent: it is forgotten,
-// the process's and the client's (see sessions.forget).
-func (p sessionPolicy) observe(db, coll string, resp *http.Response, client *store.Session) {
-	status := resp.StatusCode
-	if status == http.StatusNotFound && resp.Header.Get(headerSubstatus) == substatusReadSessionNotAvailable {
-		p.s.forget(db, coll)
+// substatus 1002 means no replica reached the token sent; ownSent says
+// the instance's own tokens were all it sent (no client's token ahead of
+// them): only then are they forgotten, the process's and the client's
+// (see sessions.forget). A client's header never changes the instance's
+// tokens except through the service's answer.
+func (p sessionPolicy) observe(db, coll string, resp *http.Response, client *store.Session, ownSent bool) {
+	if resp == nil {
+		return
+	}
+	if notReached(resp) {
+		if ownSent {
+			p.s.forget(db, coll)
+		}
 		client.Update(func(tok string) string { return withoutContainer(tok, coll) })
 		return
 	}
+	status := resp.StatusCode
 	switch {
 	case status < http.StatusBadRequest:
 	case status == http.StatusNotFound, status == http.StatusConflict, status == http.StatusPreconditionFailed:
