@@ -152,6 +152,11 @@ func (g *gateway) documents(w http.ResponseWriter, r *http.Request, coll string,
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.requests = append(g.requests, wireRequest{r.Method, r.URL.Path, r.Header.Get(headerSessionToken)})
+	if readsDocuments(r) && r.Method == http.MethodPost && !json.Valid(body) {
+		// A query without its SQL (a retry that lost its body).
+		writeJSON(w, http.StatusBadRequest, map[string]string{"code": "BadRequest", "message": "the query's body is not JSON"})
+		return
+	}
 	w.Header().Set(headerContentPath, g.rid)
 	if g.token != "" {
 		w.Header().Set(headerSessionToken, g.token)

@@ -198,6 +198,21 @@ func TestSessionTokenOfTheClient(t *testing.T) {
 		// up (its session retry policy), under the token it was given.
 		wantSent(t, g, "POST ", "GET 0:1#999999#0=999999", "GET 0:1#999999#0=999999", "GET 0:1#12#0=5", "GET 0:1#12#0=5")
 	})
+	t.Run("AQueryIsTriedAgainWithItsBody", func(t *testing.T) {
+		ok := noError(t)
+		g := newGateway(t)
+		c := g.open("").Container("products")
+		g.respond("0:1#12#0=5")
+		ok(c.Create(ctx, "p1", []byte(`{"id":"p1"}`)))
+
+		rctx, _ := store.WithSession(ctx, "products/0:1#999999#0=999999")
+		g.failWhenSent("999999", http.StatusNotFound, substatusReadSessionNotAvailable)
+		page, err := c.Query(rctx, store.Query{PartitionKey: "p1"})
+		if err != nil || len(page.Items) != 1 {
+			t.Fatalf("query = %d items, %v; want the one item, tried again with the instance's token", len(page.Items), err)
+		}
+		wantSent(t, g, "POST ", "POST 0:1#999999#0=999999", "POST 0:1#999999#0=999999", "POST 0:1#12#0=5")
+	})
 	t.Run("AnInstancesTokenNoReplicaReachesIsForgotten", func(t *testing.T) {
 		// The instance's own token ahead of every replica: the container
 		// was deleted and created again under its name. Only then are

@@ -64,7 +64,7 @@ func (p sessionPolicy) Do(req *policy.Request) (*http.Response, error) {
 		// more with the instance's own tokens; the instance's state is
 		// left as it was.
 		client.Update(func(tok string) string { return withoutContainer(tok, coll) })
-		if err := req.RewindBody(); err != nil {
+		if err := req.RewindBody(); err != nil { // a query's SQL, sent again
 			return resp, err
 		}
 		if resp != nil {
