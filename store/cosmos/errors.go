@@ -99,11 +99,21 @@ func statusError(op string, status int, resp *http.Response) *domain.Error {
 		return domain.Errorf(domain.EINTERNAL, "%s: unexpected status %d from the store", op, status)
 	}
 	e := domain.Errorf(code, "%s: %s", op, messages[status])
-	if status == http.StatusTooManyRequests && resp != nil {
-		e.RetryAfter = retryAfter(resp.Header)
+	if status == http.StatusTooManyRequests || status == 449 {
+		if resp != nil {
+			e.RetryAfter = retryAfter(resp.Header)
+		}
+		if e.RetryAfter <= 0 {
+			e.RetryAfter = retryAfterUnstated
+		}
 	}
 	return e
 }
+
+// retryAfterUnstated is the RetryAfter of a 429 or 449 that names no wait
+// (a 449 never does): the least an HTTP Retry-After can say, and longer
+// than the adapter's first backoffs, which were already spent on it.
+const retryAfterUnstated = time.Second
 
 // retryAfter reads x-ms-retry-after-ms, the wait Cosmos asks for after a
 // 429 (throttling-429: honor the server's hint rather than guess).
