@@ -32,6 +32,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"shop/domain"
 )
@@ -125,12 +126,19 @@ type Container interface {
 
 // FeedFromNow, passed to ReadChangeFeed as the continuation, reads nothing
 // and returns an empty page whose continuation marks the present end of
-// the range: reading from it yields the changes written after the call.
-// It costs no read of the history: the embedded store records the range's
-// latest LSN; Cosmos records the time and sends it with the first read
-// from it (the SDK's StartFrom, If-Modified-Since: one-second precision,
-// so changes of the same second before the call may come too).
+// the range: reading from it yields the changes written after the call,
+// and may yield some of those written up to FeedFromNowEarly before it
+// (delivery is at least once: a reader copes with those). It costs no
+// read of the history: the embedded store records the range's latest
+// LSN, exactly; Cosmos records the time FeedFromNowEarly before the call
+// and sends it with the first read from it (the SDK's StartFrom,
+// If-Modified-Since: whole seconds, and compared with the service's
+// clock, not the shop's).
 const FeedFromNow = "now"
+
+// FeedFromNowEarly bounds how long before the call a FeedFromNow
+// position may start.
+const FeedFromNowEarly = 5 * time.Second
 
 // ErrFeedRangeGone is in the chain of the EUNAVAILABLE error of a
 // ReadChangeFeed of a feed range that split (Cosmos answers 410 with

@@ -2,10 +2,13 @@ package cosmos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"shop/domain"
@@ -115,6 +118,7 @@ func (c *Container) batchResponse(ops []store.BatchOp, r azcosmos.TransactionalB
 		Results:       make([]store.BatchResult, len(r.OperationResults)),
 	}
 	var first error
+	replies := batchReplies(r)
 	for i, res := range r.OperationResults {
 		status := int(res.StatusCode)
 		br := store.BatchResult{StatusCode: status, ETag: string(res.ETag)}
@@ -135,7 +139,11 @@ func (c *Container) batchResponse(ops []store.BatchOp, r azcosmos.TransactionalB
 			if i < len(ops) {
 				kind = ops[i].Kind
 			}
-			e := statusError(fmt.Sprintf("batch %s operation %d (%s)", c.name, i, kind), status, nil)
+			rep := reply{status: status}
+			if i < len(replies) {
+				rep = replies[i]
+			}
+			e := statusError(fmt.Sprintf("batch %s operation %d (%s)", c.name, i, kind), rep)
 			br.Code = e.Code
 			if first == nil {
 				first = e
@@ -147,4 +155,42 @@ func (c *Container) batchResponse(ops []store.BatchOp, r azcosmos.TransactionalB
 		first = domain.Errorf(domain.EINTERNAL, "batch %s: not committed, and no operation says why", c.name)
 	}
 	return out, first
+}
+
+// batchReplies reads each operation's reply from a batch's response. The
+// SDK's results keep only the status: a failed operation's substatus
+// (1014: its logical partition is full) and the wait a throttled one
+// names (retryAfterMilliseconds) are in the body alone, which azcore
+// keeps after the SDK read it. A throttled operation that names no wait
+// takes the response's own x-ms-retry-after-ms, if any. Without the raw
+// response (or with a body that does not parse) the replies are the
+// statuses alone.
+func batchReplies(r azcosmos.TransactionalBatchResponse) []reply {
+	out := make([]reply, len(r.OperationResults))
+	for i, res := range r.OperationResults {
+		out[i] = reply{status: int(res.StatusCode)}
+	}
+	if r.RawResponse == nil {
+		return out
+	}
+	var results []struct {
+		SubStatusCode          json.Number `json:"subStatusCode"`
+		RetryAfterMilliseconds json.Number `json:"retryAfterMilliseconds"`
+	}
+	body, err := runtime.Payload(r.RawResponse)
+	if err != nil || json.Unmarshal(body, &results) != nil || len(results) != len(out) {
+		return out
+	}
+	whole := retryAfter(r.RawResponse.Header)
+	for i, res := range results {
+		if res.SubStatusCode != "" && res.SubStatusCode != "0" {
+			out[i].substatus = res.SubStatusCode.String()
+		}
+		if ms, err := res.RetryAfterMilliseconds.Float64(); err == nil && ms > 0 {
+			out[i].retryAfter = time.Duration(ms * float64(time.Millisecond))
+		} else if out[i].status == http.StatusTooManyRequests {
+			out[i].retryAfter = whole
+		}
+	}
+	return out
 }

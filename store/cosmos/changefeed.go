@@ -20,6 +20,15 @@ import (
 // embedded store.
 const defaultFeedPage = 100
 
+// feedStartEarly is how much earlier than the shop's clock a FeedFromNow
+// position starts. Its time goes to Cosmos as If-Modified-Since, which
+// has whole seconds and means "after": from the shop's own time, a write
+// in the same second, or stamped (_ts) by a service clock behind the
+// shop's, would never be read. Starting earlier reads again some changes
+// from just before the call; under the feed's at-least-once delivery
+// that is harmless (store.FeedFromNowEarly says so to callers).
+const feedStartEarly = store.FeedFromNowEarly
+
 // ReadFeedRanges returns one feed range per physical partition: the unit
 // a change-feed processor leases (changefeed-processor-leases).
 func (c *Container) ReadFeedRanges(ctx context.Context) ([]store.FeedRange, error) {
@@ -55,7 +64,7 @@ func (c *Container) ReadChangeFeed(ctx context.Context, r store.FeedRange, conti
 	scope := c.feedScope()
 	if continuation == store.FeedFromNow {
 		// No request: the time goes with the first read (StartFrom).
-		return store.ChangeFeedPage{Continuation: seal(scope, newStartToken(r, time.Now()))}, nil
+		return store.ChangeFeedPage{Continuation: seal(scope, newStartToken(r, time.Now().Add(-feedStartEarly)))}, nil
 	}
 	opts := &azcosmos.ChangeFeedOptions{
 		MaxItemCount: int32(maxItems),

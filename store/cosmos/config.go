@@ -44,10 +44,13 @@ type Config struct {
 	// replace indexing policies, which that emulator does not implement.
 	Emulator bool
 	// MaxRetries429 bounds how often one request is retried after a 429
-	// (default DefaultMaxRetries429; negative: never).
+	// or 449 (default DefaultMaxRetries429; negative: never).
 	MaxRetries429 int
-	// MaxRetryWait bounds the total time one request spends waiting on
-	// 429s, x-ms-retry-after-ms included (default DefaultMaxRetryWait).
+	// MaxRetryWait bounds the whole time of one request that is throttled
+	// (429) or told to retry (449): its tries and every wait between
+	// them, the x-ms-retry-after-ms Cosmos names and the SDK's own
+	// backoff alike; it ends at most one try past it (default
+	// DefaultMaxRetryWait).
 	MaxRetryWait time.Duration
 	// Throughput is the autoscale maximum RU/s provisioned on the database
 	// when migrations create it, shared by its containers. 0 provisions

@@ -64,7 +64,7 @@ func mapError(op string, err error) error {
 		return e
 	}
 	if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
-		return statusError(op, re.StatusCode, re.RawResponse)
+		return statusError(op, replyOf(re.StatusCode, re.RawResponse))
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -81,15 +81,35 @@ func mapError(op string, err error) error {
 	return domain.Errorf(domain.EINTERNAL, "%s: %v", op, err)
 }
 
-// statusError maps one status code, as the table says. resp may be nil
-// (a batch operation's result has a status but no response of its own).
-func statusError(op string, status int, resp *http.Response) *domain.Error {
-	if status == http.StatusNotFound && resp != nil && resp.Header.Get(headerSubstatus) == substatusReadSessionNotAvailable {
+// reply is what the store answered one operation: its status, its
+// substatus ("" if none) and the wait it named (0 if none). A point
+// operation's comes from its response's headers (replyOf); each
+// operation of a transactional batch has its own (batchReplies).
+type reply struct {
+	status     int
+	substatus  string
+	retryAfter time.Duration
+}
+
+// replyOf reads the reply of a response; resp may be nil.
+func replyOf(status int, resp *http.Response) reply {
+	r := reply{status: status}
+	if resp != nil {
+		r.substatus = resp.Header.Get(headerSubstatus)
+		r.retryAfter = retryAfter(resp.Header)
+	}
+	return r
+}
+
+// statusError maps one reply, as the table says.
+func statusError(op string, r reply) *domain.Error {
+	status := r.status
+	if status == http.StatusNotFound && r.substatus == substatusReadSessionNotAvailable {
 		// Not "no such item": no replica has yet reached the session
 		// token the read carried, in any region the SDK retried.
 		return domain.Errorf(domain.EUNAVAILABLE, "%s: the store has not yet caught up with this session; retry", op)
 	}
-	if status == http.StatusForbidden && resp != nil && resp.Header.Get(headerSubstatus) == substatusPartitionFull {
+	if status == http.StatusForbidden && r.substatus == substatusPartitionFull {
 		// Not refused access: the write's logical partition is full, and
 		// stays so until items under its key are deleted.
 		return domain.Errorf(domain.EPARTITIONFULL, "%s: the logical partition reached Cosmos's 20 GB limit of one partition key value; nothing more can be written to it", op)
@@ -99,11 +119,19 @@ func statusError(op string, status int, resp *http.Response) *domain.Error {
 		return domain.Errorf(domain.EINTERNAL, "%s: unexpected status %d from the store", op, status)
 	}
 	e := domain.Errorf(code, "%s: %s", op, messages[status])
-	if status == http.StatusTooManyRequests && resp != nil {
-		e.RetryAfter = retryAfter(resp.Header)
+	if status == http.StatusTooManyRequests || status == 449 {
+		e.RetryAfter = r.retryAfter
+		if e.RetryAfter <= 0 {
+			e.RetryAfter = retryAfterUnstated
+		}
 	}
 	return e
 }
+
+// retryAfterUnstated is the RetryAfter of a 429 or 449 that names no wait
+// (a 449 never does): the least an HTTP Retry-After can say, and longer
+// than the adapter's first backoffs, which were already spent on it.
+const retryAfterUnstated = time.Second
 
 // retryAfter reads x-ms-retry-after-ms, the wait Cosmos asks for after a
 // 429 (throttling-429: honor the server's hint rather than guess).

@@ -59,8 +59,8 @@ func TestMapErrorStatusTable(t *testing.T) {
 		{"PreconditionFailed", 412, nil, domain.EPRECONDITION, 0, "ETag"},
 		{"TooLarge", 413, nil, domain.ETOOLARGE, 0, "2 MB"},
 		{"Throttled with retry-after", 429, http.Header{"X-Ms-Retry-After-Ms": {"1500"}}, domain.EUNAVAILABLE, 1500 * time.Millisecond, "throttling"},
-		{"Throttled without retry-after", 429, nil, domain.EUNAVAILABLE, 0, "throttling"},
-		{"RetryWith", 449, nil, domain.EUNAVAILABLE, 0, "retry"},
+		{"Throttled without retry-after", 429, nil, domain.EUNAVAILABLE, retryAfterUnstated, "throttling"},
+		{"RetryWith", 449, nil, domain.EUNAVAILABLE, retryAfterUnstated, "retry"},
 		{"ServiceUnavailable", 503, nil, domain.EUNAVAILABLE, 0, "unavailable"},
 		{"InternalServerError", 500, nil, domain.EINTERNAL, 0, "status 500"},
 		{"Teapot", 418, nil, domain.EINTERNAL, 0, "status 418"},
@@ -140,35 +140,83 @@ func TestFailedCharge(t *testing.T) {
 
 func TestShouldRetry(t *testing.T) {
 	budget := 2 * time.Second
-	respWith := func(status int, retryAfterMS string, started time.Time) *http.Response {
+	now := time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC)
+	b := retryBudget{budget: budget, delay: 100 * time.Millisecond, maxDelay: budget, now: func() time.Time { return now }}
+	// respWith is the response to try tries+1 of a call begun at started.
+	respWith := func(status int, retryAfterMS string, started time.Time, tries int32) *http.Response {
+		c := &call{start: started}
+		c.tries.Store(tries)
 		req, _ := http.NewRequest(http.MethodPost, "http://localhost:8081/", nil)
-		req = req.WithContext(context.WithValue(context.Background(), startKey{}, started))
+		req = req.WithContext(context.WithValue(context.Background(), callKey{}, c))
 		h := http.Header{}
 		if retryAfterMS != "" {
 			h.Set("x-ms-retry-after-ms", retryAfterMS)
 		}
 		return &http.Response{StatusCode: status, Header: h, Request: req}
 	}
-	now := time.Now()
 	tests := []struct {
 		name string
 		resp *http.Response
 		err  error
 		want bool
 	}{
-		{"429 within the budget", respWith(429, "500", now), nil, true},
-		{"429 asking for more than is left", respWith(429, "1500", now.Add(-time.Second)), nil, false},
-		{"429 after the budget is spent", respWith(429, "10", now.Add(-3*time.Second)), nil, false},
-		{"449 retry with", respWith(449, "", now), nil, true},
-		{"503 is left to the Cosmos policy", respWith(503, "", now), nil, false},
-		{"412 is an answer", respWith(412, "", now), nil, false},
+		{"429 within the budget", respWith(429, "500", now, 0), nil, true},
+		{"429 asking for more than is left", respWith(429, "1500", now.Add(-time.Second), 0), nil, false},
+		{"429 after the budget is spent", respWith(429, "10", now.Add(-3*time.Second), 0), nil, false},
+		{"449 retry with", respWith(449, "", now, 0), nil, true},
+		// The third try's backoff is at most 7 * 100 ms * 1.3 = 910 ms.
+		{"449 whose backoff still fits", respWith(449, "", now.Add(-time.Second), 2), nil, true},
+		{"449 whose backoff no longer fits", respWith(449, "", now.Add(-1200*time.Millisecond), 2), nil, false},
+		// azcore reads whole milliseconds only: this is its backoff, 130 ms.
+		{"429 naming a fractional wait", respWith(429, "1900.5", now.Add(-time.Second), 0), nil, true},
+		{"503 is left to the Cosmos policy", respWith(503, "", now, 0), nil, false},
+		{"412 is an answer", respWith(412, "", now, 0), nil, false},
 		{"transport error is not retried", nil, errors.New("reset"), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := shouldRetry(budget)(tc.resp, tc.err); got != tc.want {
+			if got := b.shouldRetry(tc.resp, tc.err); got != tc.want {
 				t.Errorf("shouldRetry = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Whole calls answered 449 each time, on a clock the test moves: each try
+// takes the request's duration, and each wait the longest azcore's
+// backoff may sleep (runtime/policy_retry.go: (2^try - 1) * RetryDelay,
+// jittered by up to 1.3, at most MaxRetryDelay). Whatever the budget, the
+// call ends at most one try past it, the default 30 s included (it could
+// take about 46 s when the backoff was not counted).
+func TestRetryBudgetBoundsWholeCalls(t *testing.T) {
+	const maxRetries = DefaultMaxRetries429
+	for _, budget := range []time.Duration{300 * time.Millisecond, time.Second, 5 * time.Second, DefaultMaxRetryWait} {
+		for _, tryTook := range []time.Duration{time.Millisecond, 80 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%v/%v a try", budget, tryTook), func(t *testing.T) {
+				start := time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC)
+				clock := start
+				b := retryBudget{budget: budget, delay: retryBackoff, maxDelay: budget, now: func() time.Time { return clock }}
+				c := &call{start: start}
+				req, _ := http.NewRequest(http.MethodGet, "http://localhost:8081/", nil)
+				req = req.WithContext(context.WithValue(context.Background(), callKey{}, c))
+				tries := 0
+				for try := int32(1); ; try++ {
+					clock = clock.Add(tryTook)
+					tries++
+					if !b.shouldRetry(&http.Response{StatusCode: 449, Header: http.Header{}, Request: req}, nil) || try == maxRetries+1 {
+						break
+					}
+					wait := time.Duration(float64(int64(1)<<try-1) * float64(retryBackoff) * 1.3)
+					clock = clock.Add(min(wait, budget))
+				}
+				took := clock.Sub(start)
+				if took > budget+tryTook {
+					t.Errorf("%d tries took %v, over the %v budget by more than a try", tries, took, budget)
+				}
+				if tries < 2 {
+					t.Errorf("%d tries in %v: the first backoff fits, want a retry", tries, took)
+				}
+			})
+		}
 	}
 }

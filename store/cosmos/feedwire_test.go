@@ -146,7 +146,10 @@ func (g *feedGateway) serveFeed(w http.ResponseWriter, r *http.Request, reply fu
 	}
 	rg := g.ranges[i]
 	after, _ := strconv.ParseInt(strings.Trim(r.Header.Get("If-None-Match"), `"`), 10, 64)
-	// azcosmos writes the time as time.RFC1123 in UTC ("... UTC").
+	// azcosmos writes the time as time.RFC1123 in UTC ("... UTC"). Cosmos
+	// takes it as exclusive: the changes after it, by _ts in whole seconds
+	// ("the time (exclusive) to start looking for changes after", the
+	// .NET SDK's ChangeFeedOptions.StartTime).
 	since, sinceErr := time.Parse(time.RFC1123, r.Header.Get("If-Modified-Since"))
 	limit, _ := strconv.Atoi(r.Header.Get("x-ms-max-item-count"))
 	var docs []map[string]any
@@ -156,7 +159,7 @@ func (g *feedGateway) serveFeed(w http.ResponseWriter, r *http.Request, reply fu
 			continue
 		}
 		latest = max(latest, it.lsn)
-		if it.lsn <= after || (sinceErr == nil && it.ts < since.Unix()) || (limit > 0 && len(docs) == limit) {
+		if it.lsn <= after || (sinceErr == nil && it.ts <= since.Unix()) || (limit > 0 && len(docs) == limit) {
 			continue
 		}
 		docs = append(docs, map[string]any{"id": it.id, "pk": it.epk, "_lsn": it.lsn, "_ts": it.ts, "_etag": fmt.Sprintf(`"e%d"`, it.lsn)})
@@ -218,6 +221,31 @@ func TestWireFeedFromNow(t *testing.T) {
 	if sent[0].Get("If-Modified-Since") == "" || sent[0].Get("If-None-Match") != "" {
 		t.Errorf("first read from now sent If-Modified-Since %q, If-None-Match %q; want a time and no ETag",
 			sent[0].Get("If-Modified-Since"), sent[0].Get("If-None-Match"))
+	}
+}
+
+// A read from FeedFromNow yields a write stamped in the second of the
+// call, which If-Modified-Since (whole seconds, exclusive) would miss, and
+// one stamped seconds before it by a service clock behind the shop's; not
+// one well before the call.
+func TestWireFeedFromNowSameSecond(t *testing.T) {
+	g := newFeedGateway(t)
+	c := g.container(t)
+	whole := store.FeedRange{Min: "", Max: "FF"}
+	before := time.Now()
+	now, err := c.ReadChangeFeed(t.Context(), whole, store.FeedFromNow, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.write("same-second", "10", before)
+	g.write("clock-behind", "20", before.Add(-2*time.Second))
+	g.write("long-before", "30", before.Add(-time.Minute))
+	page, err := c.ReadChangeFeed(t.Context(), whole, now.Continuation, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := feedIDs(t, page), []string{"same-second", "clock-behind"}; !slices.Equal(got, want) {
+		t.Errorf("read from now = %v, want %v", got, want)
 	}
 }
 

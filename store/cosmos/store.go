@@ -18,8 +18,10 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -149,12 +151,16 @@ func clientOptions(endpoint string, cfg Config, sess *sessions) (*azcosmos.Clien
 		// Writes return the stored item: the port hands back _etag and _ts.
 		EnableContentResponseOnWrite: true,
 	}
+	budget := retryBudget{budget: maxWait, delay: retryBackoff, maxDelay: maxWait, now: time.Now}
 	opts.Retry = policy.RetryOptions{
-		MaxRetries:    int32(maxRetries),
-		MaxRetryDelay: maxWait,
-		ShouldRetry:   shouldRetry(maxWait),
+		MaxRetries: int32(maxRetries),
+		RetryDelay: budget.delay,
+		// Also the longest x-ms-retry-after-ms the SDK waits: past it, it
+		// gives up at once rather than sleep past the budget.
+		MaxRetryDelay: budget.maxDelay,
+		ShouldRetry:   budget.shouldRetry,
 	}
-	opts.PerCallPolicies = append(opts.PerCallPolicies, stampStart{}, sessionPolicy{sess})
+	opts.PerCallPolicies = append(opts.PerCallPolicies, stampStart{budget.now}, sessionPolicy{sess})
 	if cfg.TracerProvider != nil {
 		opts.TracingProvider = azotel.NewTracingProvider(cfg.TracerProvider, nil)
 	}
@@ -174,38 +180,109 @@ func clientOptions(endpoint string, cfg Config, sess *sessions) (*azcosmos.Clien
 	return opts, nil
 }
 
-type startKey struct{}
+// retryBackoff is the SDK's first wait before retrying a 449, or a 429
+// that names no wait (RetryOptions.RetryDelay; it doubles with each try).
+// A 449 is a concurrent write on the same item, over in milliseconds; the
+// SDK's default of 800 ms would spend a 1 s budget on one retry.
+const retryBackoff = 100 * time.Millisecond
+
+// backoffJitter is the most azcore stretches a backoff by: it sleeps
+// (2^try - 1) * RetryDelay times a random factor in [0.8, 1.3), at most
+// MaxRetryDelay (runtime/policy_retry.go, calcDelay).
+const backoffJitter = 1.3
+
+type callKey struct{}
+
+// call is one call through the pipeline: when it began, and how many of
+// its tries the SDK's retry policy has asked about.
+type call struct {
+	start time.Time
+	tries atomic.Int32
+}
 
 // stampStart records when a call began, so shouldRetry can keep the total
-// time spent waiting on 429s within the budget.
-type stampStart struct{}
+// time of its tries and waits within the budget. It runs once per call,
+// before the SDK's retry policy.
+type stampStart struct{ now func() time.Time }
 
-func (stampStart) Do(req *policy.Request) (*http.Response, error) {
-	ctx := context.WithValue(req.Raw().Context(), startKey{}, time.Now())
+func (p stampStart) Do(req *policy.Request) (*http.Response, error) {
+	ctx := context.WithValue(req.Raw().Context(), callKey{}, &call{start: p.now()})
 	return req.WithContext(ctx).Next()
 }
 
+// retryBudget bounds the whole time one call spends on throttled tries:
+// the tries themselves and every wait between them, whether Cosmos named
+// it (x-ms-retry-after-ms) or the SDK chose it (its exponential backoff).
+type retryBudget struct {
+	budget   time.Duration
+	delay    time.Duration // RetryOptions.RetryDelay
+	maxDelay time.Duration // RetryOptions.MaxRetryDelay
+	now      func() time.Time
+}
+
 // shouldRetry retries throttled requests (429, and 449 "retry with") while
-// the wait Cosmos asks for still fits in the budget. 408, 410 and 503 are
-// left to the SDK's own Cosmos retry policy, which knows which are safe
-// for writes; a transport error is not retried here for the same reason.
-func shouldRetry(budget time.Duration) func(*http.Response, error) bool {
-	return func(resp *http.Response, err error) bool {
-		if err != nil || resp == nil {
-			return false
-		}
-		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != 449 {
-			return false
-		}
-		if resp.Request == nil {
-			return true
-		}
-		start, ok := resp.Request.Context().Value(startKey{}).(time.Time)
-		if !ok {
-			return true
-		}
-		return time.Since(start)+retryAfter(resp.Header) <= budget
+// the time spent so far plus the longest wait the SDK may sleep before
+// the next try still fits in the budget; so a call ends at most one
+// try's duration past it. 408, 410 and 503 are left to the SDK's own
+// Cosmos retry policy, which knows which are safe for writes; a transport
+// error is not retried here for the same reason.
+//
+// The SDK's retry policy calls it once per try, in order, with that try's
+// response, and sleeps only after it said yes: the count of calls is the
+// try the SDK's backoff is computed for.
+func (b retryBudget) shouldRetry(resp *http.Response, err error) bool {
+	if err != nil || resp == nil {
+		return false
 	}
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != 449 {
+		return false
+	}
+	var elapsed time.Duration
+	try := int32(1)
+	if resp.Request != nil {
+		if c, ok := resp.Request.Context().Value(callKey{}).(*call); ok {
+			elapsed = b.now().Sub(c.start)
+			try = c.tries.Add(1)
+		}
+	}
+	return elapsed+b.nextWait(resp.Header, try) <= b.budget
+}
+
+// nextWait is the longest the SDK sleeps after try: the wait the
+// response names, as azcore reads it (sdkRetryAfter), else the ceiling
+// of its backoff for that try.
+func (b retryBudget) nextWait(h http.Header, try int32) time.Duration {
+	if d := sdkRetryAfter(h); d > 0 {
+		return d
+	}
+	if try >= 32 {
+		return b.maxDelay
+	}
+	d := time.Duration(float64(time.Duration(int64(1)<<try-1)*b.delay) * backoffJitter)
+	if d < 0 || d > b.maxDelay {
+		return b.maxDelay
+	}
+	return d
+}
+
+// sdkRetryAfter is the wait azcore takes from a response
+// (internal/shared.RetryAfter): retry-after-ms, x-ms-retry-after-ms, then
+// Retry-After in seconds or as an HTTP date; whole numbers only, so
+// "12.5" names no wait and the backoff applies.
+func sdkRetryAfter(h http.Header) time.Duration {
+	for _, ms := range []string{"retry-after-ms", "x-ms-retry-after-ms"} {
+		if n, err := strconv.Atoi(h.Get(ms)); err == nil && n > 0 {
+			return time.Duration(n) * time.Millisecond
+		}
+	}
+	v := h.Get("Retry-After")
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := time.Parse(time.RFC1123, v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
 }
 
 // pinHost sends every request to host. The emulator advertises its

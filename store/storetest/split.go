@@ -133,12 +133,15 @@ func (f *feedReader) drainAll() []map[string]any {
 }
 
 // testFeedFromNow: a reader starting at FeedFromNow sees every change
-// written after it and none older than its second (Cosmos's StartFrom has
-// one-second precision), and the call costs no read of the history.
+// written after it, those of the call's own second included (the new
+// writes follow it at once), and none older than FeedFromNowEarly before
+// it (Cosmos starts that much early: its StartFrom has whole seconds, on
+// the service's clock); the call costs no read of the history.
 func testFeedFromNow(t *testing.T, s store.Store) {
 	c := newContainer(t, s, nil)
 	// The call comes after every old write: an old item older than the
-	// last one's second is certainly older than the call's.
+	// last one's second by more than FeedFromNowEarly is certainly older
+	// than the earliest start the call may take.
 	var lastOld float64
 	for i := range 40 {
 		pk := fmt.Sprintf("k%d", i%8)
@@ -169,8 +172,8 @@ func testFeedFromNow(t *testing.T, s store.Store) {
 			got[id] = true
 			continue
 		}
-		if ts := it["_ts"].(float64); ts < lastOld {
-			t.Errorf("%s, written at %v before the second of the call, delivered from now", id, ts)
+		if ts := it["_ts"].(float64); ts < lastOld-store.FeedFromNowEarly.Seconds() {
+			t.Errorf("%s, written at %v, over %v before the call's second, delivered from now", id, ts, store.FeedFromNowEarly)
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
