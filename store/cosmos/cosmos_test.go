@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"os"
 	"testing"
 	"time"
@@ -26,6 +27,12 @@ const howToRun = "no Cosmos: set COSMOS_ENDPOINT and COSMOS_KEY (or COSMOS_USE_E
 // container started here. Nothing fakes Cosmos: with neither, it skips.
 func TestContract(t *testing.T) {
 	cfg := contractConfig(t)
+	if os.Getenv("SHOP_WIRE_RECORD") != "" {
+		// The wire check's child process: every request goes to standard
+		// output too, for TestWire to check the declared gaps against.
+		wrapTransport = func(next http.RoundTripper) http.RoundTripper { return recorder{next: next, w: os.Stdout} }
+		t.Cleanup(func() { wrapTransport = nil })
+	}
 	// One database per run, unique containers per test (storetest names
 	// them): runs on a shared account do not collide.
 	cfg.Database = "shoptest-" + randomHex(t)

@@ -164,11 +164,21 @@ func clientOptions(endpoint string, cfg Config, sess *sessions) (*azcosmos.Clien
 	if cfg.TracerProvider != nil {
 		opts.TracingProvider = azotel.NewTracingProvider(cfg.TracerProvider, nil)
 	}
+	var transport http.RoundTripper
 	if cfg.InsecureSkipVerify {
-		opts.Transport = &http.Client{Transport: &http.Transport{
+		transport = &http.Transport{
 			Proxy:           http.ProxyFromEnvironment,
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // emulator's self-signed certificate, on request only
-		}}
+		}
+	}
+	if wrapTransport != nil {
+		if transport == nil {
+			transport = http.DefaultTransport
+		}
+		transport = wrapTransport(transport)
+	}
+	if transport != nil {
+		opts.Transport = &http.Client{Transport: transport}
 	}
 	if cfg.Emulator {
 		u, err := url.Parse(endpoint)
@@ -199,6 +209,12 @@ type call struct {
 	start time.Time
 	tries atomic.Int32
 }
+
+// wrapTransport, when set, wraps the HTTP transport of every client built
+// from then on (http.DefaultTransport when the client would otherwise
+// use azcore's own). Only tests set it: the wire check records what the
+// adapter sends through it (TestContract, wirerecord_test.go).
+var wrapTransport func(http.RoundTripper) http.RoundTripper
 
 // stampStart records when a call began, so shouldRetry can keep the total
 // time of its tries and waits within the budget. It runs once per call,
