@@ -221,6 +221,8 @@ var containers = json('''
 %s
 ''')
 
+// One at a time, in the order of migrations/containers.go, as shop migrate creates them.
+@batchSize(1)
 resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@%s' = [for c in containers: {
   parent: database
   name: c.id
