@@ -124,3 +124,52 @@ func unique(s []string) []string {
 	slices.Sort(s)
 	return slices.Compact(s)
 }
+
+// TestCosmosDocsContainersCommandsRun: every `shop containers` command of
+// docs/cosmos.md runs as written (its flags are the command's), and every
+// parameter an `az deployment group create` of the page passes is one the
+// generated Bicep declares.
+func TestCosmosDocsContainersCommandsRun(t *testing.T) {
+	doc := readDoc(t, "cosmos.md")
+	cmds := regexp.MustCompile(`(?m)^\s*(?:go run \./cmd/shop|shop) containers\b([^\n>]*)`).FindAllStringSubmatch(doc, -1)
+	if len(cmds) < 2 {
+		t.Fatalf("docs/cosmos.md has %d shop containers commands, want the Bicep and the az ones", len(cmds))
+	}
+	var bicep strings.Builder
+	formats := map[string]bool{}
+	for _, m := range cmds {
+		args := strings.Fields(m[1])
+		var out bytes.Buffer
+		if err := run(context.Background(), append([]string{"shop", "containers"}, args...), envOf(), &out); err != nil {
+			t.Errorf("shop containers %s: %v", m[1], err)
+			continue
+		}
+		format := "bicep"
+		if i := slices.Index(args, "-format"); i >= 0 && i+1 < len(args) {
+			format = args[i+1]
+		}
+		formats[format] = true
+		if format == "bicep" {
+			bicep.WriteString(out.String())
+		}
+	}
+	if !formats["bicep"] || !formats["az"] {
+		t.Errorf("the page's shop containers commands print %v, want both bicep and az", formats)
+	}
+	deploys := regexp.MustCompile(`az deployment group create(?:[^\n\\]|\\\n)*`).FindAllString(doc, -1)
+	if len(deploys) == 0 {
+		t.Fatal("docs/cosmos.md deploys no Bicep")
+	}
+	params := 0
+	for _, d := range deploys {
+		for _, p := range regexp.MustCompile(`\b(\w+)=<`).FindAllStringSubmatch(d, -1) {
+			params++
+			if !strings.Contains(bicep.String(), "param "+p[1]+" ") {
+				t.Errorf("%q passes %s, which the generated Bicep does not declare", d, p[1])
+			}
+		}
+	}
+	if params == 0 {
+		t.Error("no az deployment group create of docs/cosmos.md passes accountName: the Bicep's default is a placeholder")
+	}
+}

@@ -1,6 +1,6 @@
 // Command shop runs the shop: the HTTP API and sample frontend with the
 // change-feed workers in process (serve, the default), and the tools around
-// it (migrate, seed, token, workers, audit).
+// it (migrate, seed, token, workers, audit, containers).
 //
 //	go run ./cmd/shop              # serve on :8080 with the embedded store in ./data
 //	go run ./cmd/shop seed --products 10000 --reviews 10000 --users 10000
@@ -41,6 +41,8 @@ var commands = map[string]func(ctx context.Context, args []string, getenv func(s
 	"bench":   loadbench.Run,
 	"scale":   scale.Run,
 	"audit":   audit,
+	// containers prints the containers as Bicep or az commands.
+	"containers": containers,
 }
 
 // run is the whole program, so that tests can start it as it runs.
@@ -51,7 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	f, ok := commands[cmd]
 	if !ok {
-		return fmt.Errorf("unknown command %q; commands: serve (default), migrate, seed, token, workers, audit, cost, bench, scale", cmd)
+		return fmt.Errorf("unknown command %q; commands: serve (default), migrate, seed, token, workers, audit, containers, cost, bench, scale", cmd)
 	}
 	return f(ctx, rest, getenv, stdout)
 }

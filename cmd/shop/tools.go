@@ -34,11 +34,26 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer s.Close()
 	fmt.Fprintf(stdout, "migrating %s\n", desc)
+	if k, ok := s.(keylessStore); ok && k.Keyless() {
+		// Entra ID cannot create containers: name every missing one at
+		// once, and how its owner provisions them, before Apply stops at
+		// the first. Present ones are read and compared as with a key.
+		if err := k.CheckContainers(ctx, migrations.Containers); err != nil {
+			return err
+		}
+	}
 	if err := migrations.Apply(ctx, s, stdout); err != nil {
 		return err
 	}
 	_, err = migrations.BucketOrderSummaries(ctx, s, cfg.StatusBuckets, stdout)
 	return err
+}
+
+// keylessStore is a Cosmos store that may sign in with Entra ID
+// (cosmos.Store).
+type keylessStore interface {
+	Keyless() bool
+	CheckContainers(ctx context.Context, defs []store.ContainerDef) error
 }
 
 // seed loads a data set of the given size, for benchmarks and the cost lab.

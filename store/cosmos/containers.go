@@ -115,7 +115,8 @@ func (s *Store) managementError(op string, err error) error {
 	mapped := mapError(op, err)
 	if re, ok := errors.AsType[*azcore.ResponseError](err); ok && s.cfg.UseEntraID && re.StatusCode == http.StatusForbidden {
 		return domain.Errorf(domain.EINTERNAL, "%s: Entra ID data-plane roles cannot create or change databases and containers; "+
-			"run `shop migrate` once with COSMOS_KEY, or create them with az/Bicep (see docs/cosmos.md)", op)
+			"the account's owner creates them from `shop containers` (Bicep or az commands; docs/cosmos.md, section 2), "+
+			"after which `shop migrate` finds them up to date", op)
 	}
 	return mapped
 }

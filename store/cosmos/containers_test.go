@@ -1,7 +1,9 @@
 package cosmos
 
 import (
+	"encoding/base64"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -153,5 +155,55 @@ func TestManagementErrorExplainsKeylessLimits(t *testing.T) {
 	}
 	if got, want := domain.ErrorCode(keyless.managementError("create container carts", responseError(t, 409, nil))), domain.ECONFLICT; got != want {
 		t.Errorf("keyless 409 code = %q, want %q", got, want)
+	}
+}
+
+// TestCheckContainersKeyless: keyless, a database lacking containers is
+// reported at once, every missing one named, with `shop containers` as
+// the way to provision them (`shop migrate` cannot: Entra ID data-plane
+// roles create no containers); with a key, `shop migrate` is the way.
+func TestCheckContainersKeyless(t *testing.T) {
+	present := map[string]bool{"orders": true}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		switch {
+		case r.URL.Path == "/":
+			region := []map[string]string{{"name": "Local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
+			writeJSON(w, http.StatusOK, map[string]any{"id": "acct", "writableLocations": region, "readableLocations": region,
+				"userConsistencyPolicy": map[string]string{"defaultConsistencyLevel": "Session"}})
+		case len(segs) == 4 && segs[2] == "colls" && present[segs[3]]:
+			writeJSON(w, http.StatusOK, map[string]any{"id": segs[3], "_rid": "cRid=",
+				"partitionKey": map[string]any{"paths": []string{"/userId"}, "kind": "Hash", "version": 2}})
+		default:
+			writeJSON(w, http.StatusNotFound, map[string]any{"code": "NotFound", "message": "Resource Not Found"})
+		}
+	}))
+	defer srv.Close()
+	key := base64.StdEncoding.EncodeToString([]byte("keyless-test-key"))
+	s, err := Open(t.Context(), Config{Endpoint: srv.URL, Key: key, Database: "shop-x", Emulator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defs := []store.ContainerDef{{ID: "orders"}, {ID: "carts"}, {ID: "products"}}
+	for _, keyless := range []bool{false, true} {
+		s.cfg.UseEntraID = keyless // what the message depends on; the wire signs with the key
+		if s.Keyless() != keyless {
+			t.Fatalf("Keyless() = %v, want %v", s.Keyless(), keyless)
+		}
+		err := s.CheckContainers(t.Context(), defs)
+		if !domain.IsCode(err, domain.ENOTFOUND) {
+			t.Fatalf("keyless %v: %v, want ENOTFOUND", keyless, err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "carts, products") || strings.Contains(msg, "orders") {
+			t.Errorf("keyless %v: %q, want carts and products named, orders not", keyless, msg)
+		}
+		if want := "`shop containers -database shop-x`"; keyless != strings.Contains(msg, want) {
+			t.Errorf("keyless %v: %q: mentions %s: %v", keyless, msg, want, !keyless)
+		}
+		if !keyless && !strings.Contains(msg, "`shop migrate`") {
+			t.Errorf("with a key: %q, want `shop migrate`", msg)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -330,6 +331,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return mapError("ping database "+s.cfg.Database, err)
 }
 
+// Keyless reports whether the store signs in with Entra ID, whose
+// data-plane roles cannot create or change containers.
+func (s *Store) Keyless() bool { return s.cfg.UseEntraID }
+
 // CheckContainers reports, as one ENOTFOUND, every container of defs that
 // does not exist, and which command creates them. `shop serve` calls it
 // at start so a missing migration fails fast and says what to do.
@@ -350,8 +355,14 @@ func (s *Store) CheckContainers(ctx context.Context, defs []store.ContainerDef) 
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return domain.Errorf(domain.ENOTFOUND, "database %q lacks container(s) %s: run `shop migrate` to create them",
-			s.cfg.Database, strings.Join(missing, ", "))
+		how := "run `shop migrate` to create them"
+		if s.cfg.UseEntraID {
+			// Keyless, `shop migrate` cannot create them either.
+			how = fmt.Sprintf("Entra ID data-plane roles cannot create containers: the account's owner provisions them "+
+				"from `shop containers -database %s` (Bicep or az commands; docs/cosmos.md, section 2)", s.cfg.Database)
+		}
+		return domain.Errorf(domain.ENOTFOUND, "database %q lacks container(s) %s: %s",
+			s.cfg.Database, strings.Join(missing, ", "), how)
 	}
 	return nil
 }

@@ -55,7 +55,20 @@ type Options struct {
 	// skipped, saying so; for Charges only the charge checks are lifted.
 	// Nothing else is loosened.
 	Lacks map[Capability]string
+	// Elsewhere names, for a target that cannot throttle or split on
+	// demand (no Throttler, no Splitter), what shows that behaviour
+	// instead: how to run it for real, and the tests that cover it on
+	// every run, by subtest (ThrottledOverBudget, ChangeFeedAcrossSplit).
+	// The subtest is then skipped with that text. A target without the
+	// hook that names nothing here fails the subtest: no skip is silent.
+	Elsewhere map[string]string
 }
+
+// The subtests that need a hook a real account does not have.
+const (
+	ThrottledOverBudget   = "ThrottledOverBudget"
+	ChangeFeedAcrossSplit = "ChangeFeedAcrossSplit"
+)
 
 // check refuses a gap that names no capability or gives no reason: a gap
 // is a documented fact about the target, not a way to quiet a failure.
@@ -68,7 +81,34 @@ func (o Options) check() error {
 			return fmt.Errorf("storetest.Options.Lacks: %s has no reason", c)
 		}
 	}
+	for name, what := range o.Elsewhere {
+		if name != ThrottledOverBudget && name != ChangeFeedAcrossSplit {
+			return fmt.Errorf("storetest.Options.Elsewhere: %q is not %s or %s", name, ThrottledOverBudget, ChangeFeedAcrossSplit)
+		}
+		if strings.TrimSpace(what) == "" {
+			return fmt.Errorf("storetest.Options.Elsewhere: %s names nothing", name)
+		}
+	}
 	return nil
+}
+
+// withoutHook ends test name, whose target lacks the hook it needs:
+// skipped with what covers it instead, or failed when the target's
+// Options name nothing.
+func withoutHook(t *testing.T, name, hook string) {
+	t.Helper()
+	var what string
+	targets.Range(func(k, v any) bool {
+		if p := k.(string); t.Name() == p || strings.HasPrefix(t.Name(), p+"/") {
+			what = v.(Options).Elsewhere[name]
+			return false
+		}
+		return true
+	})
+	if what == "" {
+		t.Fatalf("the store implements no %s and its Options.Elsewhere names nothing for %s: say what covers it", hook, name)
+	}
+	t.Skipf("the store implements no %s; %s", hook, what)
 }
 
 // targets holds the Options of each Run in progress by the name of its

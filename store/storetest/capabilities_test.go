@@ -46,6 +46,9 @@ func TestOptionsCheck(t *testing.T) {
 		{"documented gap", Options{Lacks: map[Capability]string{TTL: "not implemented, per its feature table"}}, true},
 		{"unknown capability", Options{Lacks: map[Capability]string{"ttl-ish": "typo"}}, false},
 		{"gap without a reason", Options{Lacks: map[Capability]string{ChangeFeed: " "}}, false},
+		{"covered elsewhere", Options{Elsewhere: map[string]string{ThrottledOverBudget: "TestMapErrorStatusTable"}}, true},
+		{"elsewhere for another test", Options{Elsewhere: map[string]string{"Query": "TestWire"}}, false},
+		{"elsewhere naming nothing", Options{Elsewhere: map[string]string{ChangeFeedAcrossSplit: ""}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,8 +25,15 @@ func TestRunWithADeclaredGap(t *testing.T) {
 	}, storetest.Options{Lacks: map[storetest.Capability]string{storetest.Charges: "this target reports none"}})
 }
 
-// uncharged is a store whose calls report no Request Units.
+// uncharged is a store whose calls report no Request Units. It keeps the
+// embedded store's hooks, so that the throttle and split tests run on it.
 type uncharged struct{ store.Store }
+
+func (s uncharged) SetThroughput(ru float64) { s.Store.(storetest.Throttler).SetThroughput(ru) }
+
+func (s uncharged) SplitPartition(ctx context.Context, container string, r store.FeedRange) ([]store.FeedRange, error) {
+	return s.Store.(storetest.Splitter).SplitPartition(ctx, container, r)
+}
 
 func (s uncharged) Container(name string) store.Container {
 	return unchargedContainer{s.Store.Container(name)}

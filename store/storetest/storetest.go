@@ -73,9 +73,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts Options) {
 		{"OrderByDropsItemsWithoutTheProperty", testOrderByDropsMissing, []Capability{CompositeIndexes}},
 		{"ChangeFeed", testChangeFeed, []Capability{ChangeFeed}},
 		{"ChangeFeedFromNow", testFeedFromNow, []Capability{ChangeFeed}},
-		{"ChangeFeedAcrossSplit", testFeedAcrossSplit, []Capability{ChangeFeed}},
+		{ChangeFeedAcrossSplit, testFeedAcrossSplit, []Capability{ChangeFeed}},
 		{"TTL", testTTL, []Capability{TTL}},
-		{"ThrottledOverBudget", testThrottle, nil},
+		{ThrottledOverBudget, testThrottle, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"shop/migrations"
+	"shop/store"
+)
+
+func runContainers(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(context.Background(), append([]string{"shop", "containers"}, args...), envOf(), &out); err != nil {
+		t.Fatalf("shop containers %v: %v", args, err)
+	}
+	return out.String()
+}
+
+// The JSON both formats embed, read back as Cosmos reads it, into the
+// migrations' own type: what the owner provisions is what `shop migrate`
+// would have created.
+type provisioned struct {
+	ID           string `json:"id"`
+	PartitionKey struct {
+		Paths   []string `json:"paths"`
+		Kind    string   `json:"kind"`
+		Version int      `json:"version"`
+	} `json:"partitionKey"`
+	IndexingPolicy  indexing `json:"indexingPolicy"`
+	DefaultTTL      *int     `json:"defaultTtl"`
+	UniqueKeyPolicy *struct {
+		UniqueKeys []struct {
+			Paths []string `json:"paths"`
+		} `json:"uniqueKeys"`
+	} `json:"uniqueKeyPolicy"`
+}
+
+type indexing struct {
+	IndexingMode  string `json:"indexingMode"`
+	Automatic     bool   `json:"automatic"`
+	IncludedPaths []struct {
+		Path string `json:"path"`
+	} `json:"includedPaths"`
+	ExcludedPaths []struct {
+		Path string `json:"path"`
+	} `json:"excludedPaths"`
+	CompositeIndexes [][]store.CompositePath `json:"compositeIndexes"`
+}
+
+func (ix indexing) def(t *testing.T, id string) store.IndexingPolicy {
+	t.Helper()
+	if ix.IndexingMode != "consistent" || !ix.Automatic {
+		t.Errorf("%s: indexing mode %q automatic %v, want consistent, automatic", id, ix.IndexingMode, ix.Automatic)
+	}
+	var p store.IndexingPolicy
+	for _, x := range ix.IncludedPaths {
+		p.IncludedPaths = append(p.IncludedPaths, x.Path)
+	}
+	for _, x := range ix.ExcludedPaths {
+		p.ExcludedPaths = append(p.ExcludedPaths, x.Path)
+	}
+	p.CompositeIndexes = ix.CompositeIndexes
+	return p
+}
+
+func (c provisioned) def(t *testing.T) store.ContainerDef {
+	t.Helper()
+	if len(c.PartitionKey.Paths) != 1 || c.PartitionKey.Kind != "Hash" || c.PartitionKey.Version != 2 {
+		t.Errorf("%s: partition key %+v, want one path, Hash, version 2", c.ID, c.PartitionKey)
+	}
+	d := store.ContainerDef{ID: c.ID, DefaultTTL: c.DefaultTTL, IndexingPolicy: c.IndexingPolicy.def(t, c.ID)}
+	if len(c.PartitionKey.Paths) > 0 {
+		d.PartitionKeyPath = c.PartitionKey.Paths[0]
+	}
+	if c.UniqueKeyPolicy != nil {
+		for _, k := range c.UniqueKeyPolicy.UniqueKeys {
+			d.UniqueKeys = append(d.UniqueKeys, k.Paths)
+		}
+	}
+	return d
+}
+
+// The empty lists the generator writes (Cosmos wants [] rather than
+// null) and the nil lists of the migrations compare equal.
+var emptyIsNil = cmp.FilterValues(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Comparer(func(a, b []string) bool { return true }))
+
+// TestContainersBicepIsTheMigrations: the Bicep declares every container
+// migrations.Containers holds, with its partition key, indexing policy,
+// TTL and unique keys, and nothing else.
+func TestContainersBicepIsTheMigrations(t *testing.T) {
+	out := runContainers(t, "-format", "bicep", "-database", "shop-test", "-account", "acct", "-principal-id", "1111-2222")
+	m := regexp.MustCompile(`(?s)var containers = json\('''\n(.*?)\n'''\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no containers array in the Bicep:\n%s", out)
+	}
+	var got []provisioned
+	if err := json.Unmarshal([]byte(m[1]), &got); err != nil {
+		t.Fatalf("the containers' JSON: %v", err)
+	}
+	var defs []store.ContainerDef
+	for _, c := range got {
+		defs = append(defs, c.def(t))
+	}
+	if diff := cmp.Diff(migrations.Containers, defs, emptyIsNil); diff != "" {
+		t.Errorf("Bicep containers differ from migrations.Containers (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{
+		"param accountName string = 'acct'",
+		"param databaseName string = 'shop-test'",
+		"param principalId string = '1111-2222'",
+		"'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@" + armAPIVersion + "' = [for c in containers:",
+		"'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@" + armAPIVersion + "' = if (!empty(principalId))",
+		"roleDefinitionId: '${account.id}/sqlRoleDefinitions/00000000-0000-0000-0000-000000000002'",
+		"options: {}",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the Bicep lacks %q", want)
+		}
+	}
+	for tp, want := range map[string]string{
+		"autoscale:4000": "autoscaleSettings: {\n        maxThroughput: 4000",
+		"manual:400":     "options: {\n      throughput: 400\n",
+	} {
+		if out := runContainers(t, "-throughput", tp); !strings.Contains(out, want) {
+			t.Errorf("-throughput %s: the database's options lack %q", tp, want)
+		}
+	}
+}
+
+// TestContainersAzIsTheMigrations: the az commands create the database
+// and every container of migrations.Containers with its partition key,
+// --ttl and --idx, and assign the data role when given a principal.
+func TestContainersAzIsTheMigrations(t *testing.T) {
+	out := runContainers(t, "-format", "az", "-database", "shop-test", "-account", "acct", "-resource-group", "rg",
+		"-throughput", "autoscale:1000", "-principal-id", "1111-2222")
+	text := strings.ReplaceAll(out, "\\\n", "")
+	if !strings.Contains(text, "az cosmosdb sql database create --account-name acct --resource-group rg --name shop-test --max-throughput 1000\n") {
+		t.Errorf("no database create with --max-throughput 1000:\n%s", out)
+	}
+	re := regexp.MustCompile(`(?m)^az cosmosdb sql container create --account-name acct --resource-group rg --database-name shop-test\s+--name (\S+) --partition-key-path (\S+)( --ttl (-?\d+))?\s+--idx '([^']*)'$`)
+	var defs []store.ContainerDef
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		d := store.ContainerDef{ID: m[1], PartitionKeyPath: m[2]}
+		if m[4] != "" {
+			n, _ := strconv.Atoi(m[4])
+			d.DefaultTTL = &n
+		}
+		var ix indexing
+		if err := json.Unmarshal([]byte(m[5]), &ix); err != nil {
+			t.Fatalf("%s --idx: %v", m[1], err)
+		}
+		d.IndexingPolicy = ix.def(t, m[1])
+		defs = append(defs, d)
+	}
+	if n := strings.Count(text, "az cosmosdb sql container create"); n != len(defs) {
+		t.Errorf("%d container commands, %d of the expected form", n, len(defs))
+	}
+	want := migrations.Containers
+	for _, d := range want {
+		if len(d.UniqueKeys) > 0 {
+			t.Fatalf("%s declares unique keys: extend this test to read --unique-key-policy", d.ID)
+		}
+	}
+	if diff := cmp.Diff(want, defs, emptyIsNil); diff != "" {
+		t.Errorf("az containers differ from migrations.Containers (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(text, "az cosmosdb sql role assignment create --account-name acct --resource-group rg   --role-definition-id 00000000-0000-0000-0000-000000000002 --principal-id 1111-2222 --scope /") {
+		t.Errorf("no role assignment for the principal:\n%s", out)
+	}
+	if strings.Contains(runContainers(t, "-format", "az"), "role assignment") {
+		t.Error("a role assignment without -principal-id")
+	}
+}
+
+// TestContainersBadFlags: a flag the command cannot honour is refused,
+// saying what it wants.
+func TestContainersBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-format", "arm"},
+		{"-throughput", "autoscale:1500"},
+		{"-throughput", "manual:300"},
+		{"-throughput", "shared"},
+		{"-database", ""},
+		{"extra"},
+	} {
+		err := run(context.Background(), append([]string{"shop", "containers"}, args...), envOf(), &bytes.Buffer{})
+		if err == nil {
+			t.Errorf("shop containers %v: no error", args)
+		} else if !strings.Contains(err.Error(), "containers:") {
+			t.Errorf("shop containers %v: %v, want an error naming the command", args, err)
+		}
+	}
+}
