@@ -70,7 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts Options) {
 		{"ConditionalPatchInBatch", testConditionalBatch, []Capability{Batch, ConditionalPatch}},
 		{"ConditionalPatchConcurrent", testConditionalConcurrent, []Capability{ConditionalPatch}},
 		{"Query", testQuery, nil},
-		{"OrderByDropsItemsWithoutTheProperty", testOrderByDropsMissing, []Capability{CompositeIndexes}},
+		{"OrderByKeepsItemsWithoutTheProperty", testOrderByKeepsMissing, []Capability{CompositeIndexes}},
 		{"ChangeFeed", testChangeFeed, []Capability{ChangeFeed}},
 		{"ChangeFeedFromNow", testFeedFromNow, []Capability{ChangeFeed}},
 		{ChangeFeedAcrossSplit, testFeedAcrossSplit, []Capability{ChangeFeed}},
