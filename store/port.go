@@ -294,8 +294,10 @@ type Query struct {
 	// refuses a cross-partition ORDER BY, so both adapters return EINVALID
 	// for one. A client needing a cross-partition order pages the
 	// unordered query to the end and sorts the items itself. An item
-	// without the OrderBy property is not returned: the composite index
-	// has no entry for it (filter on the type whose documents carry it).
+	// without the OrderBy property is returned too, before every value
+	// ascending (after every one descending), as Cosmos's ORDER BY
+	// returns it; the shop filters on a type whose documents always carry
+	// the property.
 	OrderBy string
 	Desc    bool
 	// Limit is the page size (1..MaxQueryPageSize; 0 means DefaultPageSize):

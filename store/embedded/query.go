@@ -233,9 +233,9 @@ func (c *Container) resume(cq *compiledQuery) (*row, error) {
 
 // match reads only the filtered and sorted properties of doc (the top
 // level, undecoded) and applies the filters. An undefined property never
-// matches, as in Cosmos SQL (undefined = x is undefined, not true). Nor
-// does an item without the ORDER BY property: on Cosmos the composite
-// index (x, id) that serves the ORDER BY has no entry for it.
+// matches, as in Cosmos SQL (undefined = x is undefined, not true). An
+// item without the ORDER BY property does match: Cosmos's ORDER BY returns
+// it, its undefined value sorting before every other (sortkey.go).
 func (cq *compiledQuery) match(k, doc []byte) (row, bool) {
 	clear(cq.found)
 	var sortRaw []byte
@@ -257,9 +257,6 @@ func (cq *compiledQuery) match(k, doc []byte) (row, bool) {
 		if cq.found[i] == nil || !cq.filters[i].matches(cq.found[i]) {
 			return row{}, false
 		}
-	}
-	if cq.OrderBy != "" && sortRaw == nil {
-		return row{}, false
 	}
 	n := int(binary.BigEndian.Uint16(k))
 	r := row{doc: doc, raw: sortRaw, pk: k[2 : 2+n], id: k[2+n:]}

@@ -113,12 +113,6 @@ func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery
 			return nil, loaded, domain.Errorf(domain.EINTERNAL, "order index on %s has a malformed entry", cq.OrderBy)
 		}
 		value := k[:len(prefix)+n]
-		if k[len(prefix)] == byte(rankUndefined) {
-			// An item without the property: Cosmos's composite index
-			// has no entry for it, so it is neither returned nor loaded.
-			k, _ = next()
-			continue
-		}
 		if !truncated(value) {
 			r, ok, err := load(k[len(value):])
 			if err != nil {
