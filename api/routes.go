@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"shop/api/telemetry"
 )
@@ -35,6 +36,10 @@ func (s *server) surface(d Deps) http.Handler {
 func (s *server) routes(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(telemetry.RequestLog(s.log), telemetry.CORS(d.CORSOrigins), withContext(s.log, d.RequestTimeout), withRecover)
+	// HEAD wherever GET is served, as HTTP asks (RFC 9110 §9.3.2): the
+	// GET's handler answers, and net/http sends its headers without the
+	// body.
+	r.Use(middleware.GetHead)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 	r.Get("/healthz", handleHealth())
