@@ -38,6 +38,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(defaultGCPercent))
 	}
+	// The address first: a busy port must fail before the store is
+	// opened, migrated and seeded (a first run would leave a new data
+	// directory behind it).
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("%w: pick another address with SHOP_ADDR (--addr), e.g. SHOP_ADDR=127.0.0.1:8081", err)
+	}
+	defer ln.Close() // on the way out before Serve, which closes it itself
 	tel, logger, err := setupTelemetry(ctx, cfg, getenv, stdout)
 	if err != nil {
 		return err
@@ -123,10 +131,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if tr, ok := raw.(store.ThroughputReporter); ok {
 		deps.Throughput = tr
 		observePartitions(tel, tr)
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
 	}
 	deps.DevMode = devTokens(cfg, ln.Addr())
 	if deps.DevMode && !isLoopback(ln.Addr()) {
