@@ -12,11 +12,14 @@ import (
 // surface is the whole HTTP surface, outermost layer first. The trace and
 // the request's store.Meter exist before anything else runs
 // (telemetry.Middleware); GET /metrics is served beside the API, outside
-// its request log and CORS; then the routes.
+// its request log and CORS, unless it is served elsewhere; then the routes.
 func (s *server) surface(d Deps) http.Handler {
 	api := s.routes(d)
 	if d.Telemetry == nil {
 		return api // untraced, and no /metrics: tests, benchmarks
+	}
+	if d.MetricsElsewhere {
+		return telemetry.Middleware(d.Telemetry)(api)
 	}
 	metrics := d.Telemetry.MetricsHandler()
 	return telemetry.Middleware(d.Telemetry)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
