@@ -27,6 +27,11 @@ func handleProductImage(products *store.Products) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
+		v := r.URL.Query().Get("v")
+		if len(v) > maxImageVersion {
+			writeProblem(w, r, domain.Errorf(domain.EINVALID, "v: at most %d characters (the image's version, as the product's imageUrl gives it)", maxImageVersion))
+			return
+		}
 		p, err := products.Get(r.Context(), id)
 		if err != nil {
 			writeProblem(w, r, err)
@@ -37,7 +42,7 @@ func handleProductImage(products *store.Products) http.HandlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		// An SVG opened on its own is a document: it may run nothing.
 		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		if r.URL.Query().Get("v") == domain.ImageVersion(p.CategoryID, p.Name) {
+		if v == domain.ImageVersion(p.CategoryID, p.Name) {
 			h.Set("Cache-Control", "public, max-age=31536000, immutable")
 		} else {
 			h.Set("Cache-Control", "no-cache")
@@ -46,6 +51,10 @@ func handleProductImage(products *store.Products) http.HandlerFunc {
 		_, _ = w.Write(drawProduct(p.CategoryID, p.Name))
 	}
 }
+
+// maxImageVersion bounds the v parameter of a product's image, as
+// openapi.yaml does: a version is 10 hex digits; the bound leaves room.
+const maxImageVersion = 64
 
 // drawProduct is the picture of a product: the category sets the colours
 // (every product of a category shares them, as a shop's photos share a

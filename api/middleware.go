@@ -186,6 +186,12 @@ func withBearer(secret []byte, now func() time.Time) func(http.Handler) http.Han
 	verify := tokenVerifier(secret, now)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if len(r.Header.Values("Authorization")) > 1 {
+				// Which one would count is a guess a proxy and the shop
+				// could make differently: refuse, as for X-Session-Token.
+				writeProblem(w, r, domain.Errorf(domain.EINVALID, "Authorization: send it once"))
+				return
+			}
 			raw := bearerToken(r)
 			if raw == "" {
 				// No token: bearerFrom's zero value says so, with no copy

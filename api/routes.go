@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"shop/api/telemetry"
 )
@@ -11,11 +12,14 @@ import (
 // surface is the whole HTTP surface, outermost layer first. The trace and
 // the request's store.Meter exist before anything else runs
 // (telemetry.Middleware); GET /metrics is served beside the API, outside
-// its request log and CORS; then the routes.
+// its request log and CORS, unless it is served elsewhere; then the routes.
 func (s *server) surface(d Deps) http.Handler {
 	api := s.routes(d)
 	if d.Telemetry == nil {
 		return api // untraced, and no /metrics: tests, benchmarks
+	}
+	if d.MetricsElsewhere {
+		return telemetry.Middleware(d.Telemetry)(api)
 	}
 	metrics := d.Telemetry.MetricsHandler()
 	return telemetry.Middleware(d.Telemetry)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,6 +39,10 @@ func (s *server) surface(d Deps) http.Handler {
 func (s *server) routes(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(telemetry.RequestLog(s.log), telemetry.CORS(d.CORSOrigins), withContext(s.log, d.RequestTimeout), withRecover)
+	// HEAD wherever GET is served, as HTTP asks (RFC 9110 §9.3.2): the
+	// GET's handler answers, and net/http sends its headers without the
+	// body.
+	r.Use(middleware.GetHead)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 	r.Get("/healthz", handleHealth())

@@ -54,6 +54,9 @@ type Deps struct {
 	// Telemetry, when set, traces and measures every request and serves
 	// GET /metrics; nil leaves the API untraced (tests, benchmarks).
 	Telemetry *telemetry.Telemetry
+	// MetricsElsewhere says /metrics is served on a listener of its own
+	// (shop serve's SHOP_METRICS_ADDR), not beside the API.
+	MetricsElsewhere bool
 	// CORSOrigins are the other origins a browser may call the API from
 	// (telemetry.CORS); none: same-origin only.
 	CORSOrigins []string

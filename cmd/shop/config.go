@@ -48,6 +48,9 @@ type config struct {
 	LogLevel       string
 	// PprofAddr serves net/http/pprof on its own listener ("": off).
 	PprofAddr string
+	// MetricsAddr serves /metrics on its own listener instead of beside
+	// the API ("": beside the API).
+	MetricsAddr string
 	// CheckoutStall, CheckoutExpiry and SweepEvery time the sweeper
 	// (feedworkers.Sweeper): an order whose checkout died is carried on
 	// within CheckoutStall + SweepEvery, and expired after CheckoutExpiry.
@@ -102,6 +105,7 @@ var settings = []setting{
 	{"stripe-key", "SHOP_STRIPE_KEY", "", "a Stripe secret key (sk_test_…): checkouts authorize, and shipping captures, with Stripe PaymentIntents (none: the embedded payment provider, with Stripe's test cards)"},
 	{"stripe-url", "SHOP_STRIPE_URL", "https://api.stripe.com", "the Stripe API's address (stripe-mock's, for wire tests)"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"metrics-addr", "SHOP_METRICS_ADDR", "", "address serving /metrics (Prometheus) on a listener of its own, reached by your scraper and not by the public; none: /metrics is served beside the API on SHOP_ADDR, to anyone who reaches it"},
 	{"pprof-addr", "SHOP_PPROF_ADDR", "", "loopback address serving Go's profiles (/debug/pprof/) on a listener of their own, for shop bench and go tool pprof (none: off)"},
 	{"rate-user", "SHOP_RATE_USER", "1200 with Cosmos, 0 with the embedded store", "requests per minute of one signed-in user (0: no limit)"},
 	{"rate-anon", "SHOP_RATE_ANON", "600 with Cosmos, 0 with the embedded store", "requests per minute of one client address without a token (0: no limit)"},
@@ -205,6 +209,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		return c, fmt.Errorf("max-conns-per-addr: want a number of connections, 0 for no bound, got %q", get("max-conns-per-addr"))
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
+	c.MetricsAddr = get("metrics-addr")
 	if c.PprofAddr = get("pprof-addr"); c.PprofAddr != "" {
 		// Profiles show the program's internals (and cost CPU while
 		// taken): this machine only.

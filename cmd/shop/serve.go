@@ -38,6 +38,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(defaultGCPercent))
 	}
+	// The address first: a busy port must fail before the store is
+	// opened, migrated and seeded (a first run would leave a new data
+	// directory behind it).
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("%w: pick another address with SHOP_ADDR (--addr), e.g. SHOP_ADDR=127.0.0.1:8081", err)
+	}
+	defer ln.Close() // on the way out before Serve, which closes it itself
 	tel, logger, err := setupTelemetry(ctx, cfg, getenv, stdout)
 	if err != nil {
 		return err
@@ -124,13 +132,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		deps.Throughput = tr
 		observePartitions(tel, tr)
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	deps.DevMode = devTokens(cfg, ln.Addr())
 	if deps.DevMode && !isLoopback(ln.Addr()) {
 		logger.Warn("dev tokens are served to anyone who can reach this address, admin ones included; set SHOP_DEV=false or listen on loopback", "addr", ln.Addr().String())
+	}
+	if cfg.MetricsAddr != "" {
+		stop, err := serveMetrics(cfg.MetricsAddr, tel.MetricsHandler(), stdout)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		deps.MetricsElsewhere = true
 	}
 	srv := newHTTPServer(ctx, cfg.Addr, api.NewServer(deps))
 	srv.IdleTimeout = cfg.IdleTimeout
@@ -255,6 +267,21 @@ const defaultGCPercent = 400
 
 // servePprof serves Go's profiles on addr, a listener apart from the API
 // so that no route of the shop exposes them.
+// serveMetrics serves h at /metrics on a listener of its own at addr,
+// until stop.
+func serveMetrics(addr string, h http.Handler, stdout io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "shop: metrics on http://%s/metrics\n", ln.Addr())
+	return func() { _ = srv.Close() }, nil
+}
+
 func servePprof(addr string, stdout io.Writer) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -127,6 +127,11 @@ var (
 	_ store.Container = (*Container)(nil)
 )
 
+// ErrLocked is Open's error when another process has the file open:
+// bbolt holds an exclusive lock on it while it is open, and Open waits 5 s
+// for it (a shop that is stopping lets go within that).
+var ErrLocked = errors.New("another process has the store open")
+
 // Open opens or creates the bbolt file at path.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.PhysicalPartitions <= 0 {
@@ -148,6 +153,9 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.MaxLogicalPartitionBytes = DefaultMaxLogicalPartitionBytes
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: opts.NoSync})
+	if errors.Is(err, bolt.ErrTimeout) {
+		err = ErrLocked
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -6,6 +6,7 @@ package shopstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,8 +43,11 @@ func Open(ctx context.Context, loc Location, getenv func(string) string, tp trac
 	}
 	path := filepath.Join(loc.DataDir, "shop.db")
 	s, err := embedded.Open(path, embedded.Options{PhysicalPartitions: loc.Partitions})
+	if errors.Is(err, embedded.ErrLocked) {
+		return nil, "", fmt.Errorf("%w: is another shop running on %s? Stop it, or give this one another data directory with SHOP_DATA_DIR (--data-dir)", err, loc.DataDir)
+	}
 	if err != nil {
-		return nil, "", fmt.Errorf("open %s: %w", path, err)
+		return nil, "", err
 	}
 	return s, fmt.Sprintf("embedded %s (%d simulated physical partitions)", path, loc.Partitions), nil
 }

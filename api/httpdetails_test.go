@@ -1,0 +1,60 @@
+package api_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestHTTPDetails: what HTTP says a server does, which a client or an
+// operator meets before any screen.
+func TestHTTPDetails(t *testing.T) {
+	s := newShop(t)
+	s.fixture()
+	alice := token(t, "alice", false)
+	serve := func(r *http.Request) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		s.handler.ServeHTTP(rec, r)
+		return rec
+	}
+
+	t.Run("HEAD is served wherever GET is", func(t *testing.T) {
+		srv := httptest.NewServer(s.handler)
+		defer srv.Close()
+		for _, path := range []string{"/healthz", "/v1/categories", "/v1/products/book-1", "/v1/products/book-1/image.svg", "/openapi.yaml"} {
+			get, err := http.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			get.Body.Close()
+			head, err := http.Head(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head.Body.Close()
+			if head.StatusCode != get.StatusCode {
+				t.Errorf("HEAD %s = %d; GET = %d", path, head.StatusCode, get.StatusCode)
+			}
+			if h, g := head.Header.Get("Content-Type"), get.Header.Get("Content-Type"); h != g {
+				t.Errorf("HEAD %s: Content-Type %q, GET's %q", path, h, g)
+			}
+		}
+	})
+	t.Run("Authorization sent twice is refused", func(t *testing.T) {
+		r := httptest.NewRequest(http.MethodGet, "/v1/cart", nil)
+		r.Header["Authorization"] = []string{"Bearer " + alice, "Bearer " + alice}
+		rec := serve(r)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "Authorization") {
+			t.Errorf("two Authorization headers = %d %s, want a 400 that names Authorization", rec.Code, rec.Body)
+		}
+	})
+	t.Run("image version at most 64 characters", func(t *testing.T) {
+		for n, want := range map[int]int{64: http.StatusOK, 65: http.StatusBadRequest} {
+			rec := serve(httptest.NewRequest(http.MethodGet, "/v1/products/book-1/image.svg?v="+strings.Repeat("a", n), nil))
+			if rec.Code != want {
+				t.Errorf("v of %d characters = %d, want %d", n, rec.Code, want)
+			}
+		}
+	})
+}
