@@ -34,6 +34,59 @@ func TestBrowserShopper(t *testing.T) {
 		}
 	})
 
+	t.Run("NoEmptyNewestReviewsHeading", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		p.signIn("uma", "Uma Unreviewed", true)
+		p.createProduct("mug-unreviewed-2", "Second Plain Mug", p.firstCategory(), 10)
+		p.goTo("#/p/mug-unreviewed-2")
+		p.waitHeading("Second Plain Mug")
+		if main := p.text("main"); strings.Contains(main, "Newest reviews") {
+			p.fail("a product with no reviews shows a %q heading", "Newest reviews")
+		}
+	})
+
+	t.Run("DoubleClickAddsOnce", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		p.signIn("dora", "Dora Double", false)
+		p.openFirstProduct()
+		p.do("press Add to cart twice", chromedp.Evaluate[chromedp.Void](
+			`(() => { const b = document.querySelector("form.buy button[type=submit]"); b.click(); b.click(); })()`))
+		p.waitText("#status", "In your cart: 1 × ")
+		p.waitTrue("Add to cart enabled again", `!document.querySelector("form.buy button[type=submit]").disabled`, waitTimeout)
+		n := p.evalString(`fetch("/v1/cart", {headers: {"Authorization": "Bearer " + localStorage.getItem("shop.token")}})
+			.then(r => r.json()).then(c => String(c.itemCount))`)
+		if n != "1" {
+			p.fail("a double click put %s items in the cart, want 1", n)
+		}
+	})
+
+	t.Run("CategorySortsByRating", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		p.goTo("#/c/coffee-tea")
+		p.waitHeading("Coffee & Tea")
+		if !p.exists(`.sort a[href$="?sort=rating"]`) {
+			p.fail("the category page offers no sort by rating (the API's sort=rating)")
+		}
+		p.click(`.sort a[href$="?sort=rating"]`)
+		p.waitTrue("the rating sort", `document.querySelector(".sort [aria-current]")?.textContent === "rating" && !document.querySelector("main[aria-busy]")`, waitTimeout)
+		p.assertOneRead(`^GET /v1/categories/coffee-tea/products$`)
+	})
+
+	t.Run("DepartmentsFirstAt360", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		p.do("set the width", chromedp.EmulateViewport(360, 900))
+		t.Cleanup(func() { _ = chromedp.Do(browser, chromedp.EmulateReset()) })
+		p.waitHeading(homeHeading)
+		above, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](
+			`document.querySelector("#cats-h").getBoundingClientRect().top < document.querySelector("#featured-h").getBoundingClientRect().top`))
+		if err != nil {
+			p.fail("measuring the home page: %v", err)
+		}
+		if !above {
+			p.fail("at 360 px the departments come after the featured cards")
+		}
+	})
+
 	t.Run("TypedWordsSurviveARender", func(t *testing.T) {
 		p := openPage(t, browser, base)
 		p.waitHeading(homeHeading)
