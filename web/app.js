@@ -2,7 +2,7 @@
 // Each view renders from ONE API call and reports its cost in the
 // cost bar, so the modeling rule "one screen, one read" is visible.
 
-import { setToken, user } from "./api.js";
+import { get, setToken, user } from "./api.js";
 import {
   cartBadgeText, cartCount, go, h, navigated, needSignIn, problemText, put, say, screenCost, setCartCount, showCost,
 } from "./ui.js";
@@ -100,6 +100,7 @@ searchForm.addEventListener("submit", (e) => {
 });
 
 let renderCount = 0;
+let searchShown = "";
 
 async function render() {
   const { path, query } = parse(location.hash);
@@ -107,8 +108,13 @@ async function render() {
   const mine = ++renderCount;
   navigated();
   renderNav();
-  // The box shows the words of the results on screen, and is empty elsewhere.
-  searchInput.value = path === "/search" ? query.get("q") || "" : "";
+  // The box shows the words of the results on screen, and is empty
+  // elsewhere; but never over what a visitor is typing (the box has focus
+  // and holds something other than what the router last put there), as
+  // when they type while the page is still loading.
+  const words = path === "/search" ? query.get("q") || "" : "";
+  if (document.activeElement !== searchInput || searchInput.value === searchShown) searchInput.value = words;
+  searchShown = words;
   const match = routes.map(([re, view]) => [re.exec(path), view]).find(([m]) => m);
   if (!match) {
     main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the shop")));
@@ -147,6 +153,12 @@ async function render() {
 
 window.addEventListener("hashchange", () => {
   if (location.hash === "" || location.hash.startsWith("#/")) render();
+
+// A new tab has no cart count yet: read the cart once for the badge of a
+// signed-in visitor (the screen's own read and cost bar are untouched).
+if (user() && cartCount() === null) {
+  get("/v1/cart").then(({ data }) => setCartCount(data.itemCount), () => {});
+}
 });
 
 document.getElementById("skip").addEventListener("click", (e) => {
@@ -155,3 +167,9 @@ document.getElementById("skip").addEventListener("click", (e) => {
 });
 
 render();
+
+// A new tab has no cart count yet: read the cart once for the badge of a
+// signed-in visitor (the screen's own read and cost bar are untouched).
+if (user() && cartCount() === null) {
+  get("/v1/cart").then(({ data }) => setCartCount(data.itemCount), () => {});
+}

@@ -154,6 +154,8 @@ func TestBrowserPayment(t *testing.T) {
 			p.fail("a shipped order offers %q, want %q", got, want)
 		}
 		p.click("main button.danger")
+		p.waitText("#cancel-q", "Cancel this order and refund your payment?")
+		p.click("[data-testid=confirm-cancel]")
 		p.waitText("#status", "Your order is cancelled and your payment refunded.")
 		p.waitText("[data-testid=payment-status]", "refunded")
 		if rows := p.historyRows(); rows[len(rows)-1] != "shipped → cancelled" {

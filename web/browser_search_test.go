@@ -176,9 +176,16 @@ func TestBrowserSearch(t *testing.T) {
 }
 
 // search types words in the header's search box and clicks its button.
+// It first waits for the app to have rendered a screen: before that the
+// form has no handler (a submit would reload the page) and a render could
+// still land on the box.
 func (p *page) search(words string) {
 	p.t.Helper()
+	p.waitTrue("the app to render a screen",
+		`document.querySelector("main h1") !== null && !document.querySelector("main[aria-busy]")`, waitTimeout)
 	p.fill("#search-q", words)
+	p.waitTrue("the words in the search box",
+		fmt.Sprintf(`document.querySelector("#search-q").value === %s`, js(words)), waitTimeout)
 	p.click("#search button[type=submit]")
 }
 

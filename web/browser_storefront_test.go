@@ -24,6 +24,10 @@ func TestBrowserStorefront(t *testing.T) {
 		p.checkout()
 		p.waitText("main .badge", "placed")
 		p.click("main button.danger")
+		// The first press only asks; the order is as it was until the answer.
+		p.waitText("#cancel-q", "Cancel this order?")
+		p.waitText("main .badge", "placed")
+		p.click("[data-testid=confirm-cancel]")
 		p.waitText("#status", "Your order is cancelled.")
 		p.waitText("main .badge", "cancelled")
 		p.assertOneRead(`^GET /v1/orders/[^/]+$`)

@@ -42,9 +42,7 @@ export function ordersSection() {
           h("small", { class: "muted order-id" }, o.id)),
         h("span", {}, `${o.itemCount} item${o.itemCount === 1 ? "" : "s"}`),
         h("span", { class: "price" }, money(o.totalCents)),
-        h("span", { class: "actions" }, (next[o.status] || []).map((to) => h("button", {
-          type: "button", class: "secondary", onclick: () => move(o, to),
-        }, moveWords(o.status, to))))))));
+        actions(o)))));
     } catch (err) {
       list.replaceChildren(h("p", {}, problemText(err)));
     }
@@ -53,13 +51,30 @@ export function ordersSection() {
   // move changes an order's status; the orders feed then moves its summary
   // from the old status:bucket:day partition to the new one (delete + create: a
   // partition key never changes in place).
-  async function move(o, to) {
+  // The row's buttons are disabled while its move is in flight; once
+  // done they give way, in the row, to what the order now is (focused, so
+  // the confirmation is where the admin is, not at the top of the page).
+  function actions(o) {
+    const cell = h("span", { class: "actions" });
+    cell.replaceChildren(...(next[o.status] || []).map((to) => h("button", {
+      type: "button", class: "secondary", onclick: () => move(o, to, cell),
+    }, moveWords(o.status, to))));
+    return cell;
+  }
+
+  async function move(o, to, cell) {
+    const buttons = [...cell.querySelectorAll("button")];
+    for (const b of buttons) b.disabled = true;
     try {
       const path = `/v1/admin/orders/${encodeURIComponent(o.userId)}/${encodeURIComponent(o.id)}`;
       const res = await request("PATCH", path, { body: { status: to } });
       showWrite(`Marked the order ${to}`, res.cost);
+      const done = h("span", { class: "row-note", tabindex: "-1", "data-testid": "moved" }, `Now ${to}`);
+      cell.replaceChildren(done);
+      done.focus();
       say(`Order ${o.id} is now ${to}. The list follows once the orders feed has moved its summary.`, "ok");
     } catch (err) {
+      for (const b of buttons) b.disabled = false;
       say(problemText(err), "error");
     }
   }

@@ -7,7 +7,7 @@
 import { ApiError, get, request, user } from "../api.js";
 import {
   availabilityBadge, date, h, money, needSignIn, problemText, put, say, screenCost, setCartCount, shortageText, showCost,
-  showWrite,
+  showWrite, soldOut,
 } from "../ui.js";
 
 const staleCart = "Your cart changed in another tab; we reloaded it — check and try again.";
@@ -30,7 +30,24 @@ export function shortNote(l) {
 export async function loadCart() {
   const { data, cost, etag } = await get("/v1/cart");
   setCartCount(data.itemCount);
+  // A shortage flagged by an earlier refusal holds only for the line as it
+  // was refused: one removed, or whose quantity changed since (here or in
+  // another tab), is no longer flagged when the shopper comes back.
+  for (const [id, s] of short) {
+    const l = (data.items || []).find((x) => x.productId === id);
+    if (!l || l.quantity !== s.requested) short.delete(id);
+  }
   return { cart: data, cost, etag };
+}
+
+// unbuyable: a line the shop cannot sell now (sold out or withdrawn).
+export function unbuyable(l) {
+  return !l.available || soldOut(l);
+}
+
+// blockedText says which lines keep the cart from checkout.
+export function blockedText(lines) {
+  return `Remove ${lines.map((l) => l.name).join(", ")} to check out: ${lines.length === 1 ? "it is" : "they are"} not available now.`;
 }
 
 // The words of a cart change in the cost bar.
@@ -112,6 +129,11 @@ export async function cart(main) {
 
   function draw() {
     const items = current.items || [];
+    // A sold-out or withdrawn line cannot be bought: it is left out of the
+    // subtotal and keeps the shopper from checkout until it is removed,
+    // rather than letting the order be refused after pressing.
+    const blocked = items.filter(unbuyable);
+    const subtotal = items.filter((l) => !unbuyable(l)).reduce((n, l) => n + l.lineTotalCents, 0);
     if (!items.length) {
       put(body, h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the shop"), "."));
       return;
@@ -120,10 +142,15 @@ export async function cart(main) {
       h("ul", { class: "lines", "aria-label": "Cart lines" }, items.map(line)),
       h("dl", { class: "totals" },
         h("dt", {}, "Items"), h("dd", { "data-testid": "item-count" }, String(current.itemCount)),
-        h("dt", {}, "Subtotal"), h("dd", { "data-testid": "subtotal" }, money(current.subtotalCents))),
+        h("dt", {}, "Subtotal"), h("dd", { "data-testid": "subtotal" }, money(subtotal))),
       current.lastUpdated ? h("p", { class: "muted" }, `Last changed ${date(current.lastUpdated)}. `,
         "Prices follow the catalog: a price change reaches this cart through the change feed.") : null,
-      h("p", {}, h("a", { class: "button", href: "#/checkout" }, "Go to checkout")),
+      blocked.length
+        ? h("p", {},
+          h("button", { type: "button", disabled: true, "aria-describedby": "checkout-blocked", "data-testid": "to-checkout" },
+            "Go to checkout"),
+          h("span", { id: "checkout-blocked", class: "buy-reason" }, blockedText(blocked)))
+        : h("p", {}, h("a", { class: "button", href: "#/checkout", "data-testid": "to-checkout" }, "Go to checkout")),
     );
   }
 

@@ -21,6 +21,9 @@ export async function home(main) {
   screenCost(main, "GET /v1/categories", cost);
   sessionStorage.setItem(namesKey, JSON.stringify(Object.fromEntries(data.items.map((c) => [c.id, c.name]))));
   const featured = data.featured || [];
+  // On a narrow screen the departments come before the featured cards
+  // (styles.css orders .home's sections), not some 3,600 px down.
+  main.classList.add("home");
   put(main,
     h("section", { class: "hero", "aria-labelledby": "home-h" },
       h("h1", { id: "home-h" }, "Well made, fairly priced"),
@@ -28,7 +31,7 @@ export async function home(main) {
     featured.length ? h("section", { "aria-labelledby": "featured-h" },
       h("h2", { id: "featured-h" }, "Top rated in every department"),
       h("ul", { class: "cards products featured" }, featured.map(summaryCard))) : null,
-    h("section", { "aria-labelledby": "cats-h" },
+    h("section", { class: "departments", "aria-labelledby": "cats-h" },
       h("h2", { id: "cats-h" }, "Shop by department"),
       h("ul", { class: "cards categories" },
         data.items.map((c) => h("li", { class: "card" },
@@ -97,7 +100,9 @@ export function productGrid({ path, params, first, label }) {
 // continuation token and adds its own cost to the panel. The products
 // carry their category's name, so a direct link is titled right.
 export async function category(main, [id], params) {
-  const sort = params.get("sort") === "price" ? "price" : "name";
+  // The API's sort orders (openapi.yaml: name, price, rating); any other
+  // value is the default, name.
+  const sort = ["price", "rating"].includes(params.get("sort")) ? params.get("sort") : "name";
   const base = `/v1/categories/${encodeURIComponent(id)}/products`;
   const first = await get(base + query({ sort, limit: 24 }));
   screenCost(main, `GET ${base}`, first.cost);
@@ -112,7 +117,7 @@ export async function category(main, [id], params) {
   put(main,
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#/" }, "Home")),
     h("h1", {}, name),
-    h("p", { class: "sort" }, "Sort by ", sortLink("name", "name"), " ", sortLink("price", "price")),
+    h("p", { class: "sort" }, "Sort by ", sortLink("name", "name"), " ", sortLink("price", "price"), " ", sortLink("rating", "rating")),
     data.items.length ? list : h("p", {}, "No products in this department yet."),
     more,
   );

@@ -12,7 +12,7 @@ import {
   availabilityBadge, cartCount, field, go, h, money, needSignIn, problemText, put, say, screenCost, setCartCount, shortages,
   shortagesText, showCost, showWrite,
 } from "../ui.js";
-import { loadCart, short, shortNote } from "./cart.js";
+import { blockedText, loadCart, short, shortNote, unbuyable } from "./cart.js";
 import { inProgress } from "./orders.js";
 import { declinedText, methodField, sentence } from "./payment.js";
 
@@ -83,6 +83,10 @@ export async function checkout(main) {
   const { cart, cost } = await loadCart();
   screenCost(main, "GET /v1/cart", cost);
   const items = (cart.items || []).filter((l) => l.available);
+  // A sold-out line keeps the order from being placed: the button is
+  // disabled and says why, instead of a refusal after pressing.
+  const blocked = (cart.items || []).filter(unbuyable);
+  const total = items.filter((l) => !unbuyable(l)).reduce((n, l) => n + l.lineTotalCents, 0);
   if (!items.length) {
     put(main, h("h1", {}, "Checkout"),
       h("p", {}, "Your cart is empty. ", h("a", { href: "#/" }, "Browse the shop"), "."));
@@ -103,11 +107,20 @@ export async function checkout(main) {
   const payment = methodField();
   controls.paymentMethod = payment.select;
   const errors = {};
+  // Each field's error is an element that is always on the page, named by
+  // the field's aria-describedby (after its hint, if any) and announced
+  // as it appears (a live region); aria-invalid is set only while the
+  // field is in error.
   for (const [k, c] of Object.entries(controls)) {
-    errors[k] = h("span", { class: "field-error", id: `${k}-error` });
-    c.setAttribute("aria-errormessage", `${k}-error`);
+    errors[k] = h("span", { class: "field-error", id: `${k}-error`, "aria-live": "assertive" });
   }
-  const submit = h("button", { type: "submit" }, `Place order · ${money(cart.subtotalCents)}`);
+  const describe = (c, k) => {
+    const ids = (c.getAttribute("aria-describedby") || "").split(" ").filter((id) => id && id !== `${k}-error`);
+    c.setAttribute("aria-describedby", [...ids, `${k}-error`].join(" "));
+  };
+  const submit = h("button", {
+    type: "submit", disabled: blocked.length > 0, "aria-describedby": blocked.length ? "order-blocked" : null,
+  }, `Place order · ${money(total)}`);
 
   async function place(e) {
     e.preventDefault();
@@ -251,7 +264,10 @@ export async function checkout(main) {
       errors[k])),
     h("h2", {}, "Payment"),
     h("div", {}, payment.field, errors.paymentMethod),
-    submit);
+    submit,
+    blocked.length ? h("p", { id: "order-blocked", class: "buy-reason" }, blockedText(blocked), " ",
+      h("a", { href: "#/cart" }, "Change the cart")) : null);
+  for (const [k, c] of Object.entries(controls)) describe(c, k);
 
   const names = Object.fromEntries((cart.items || []).map((l) => [l.productId, l.name]));
   const summary = h("ul", { class: "summary", "aria-label": "Order lines" }, items.map(summaryLine));
@@ -261,7 +277,7 @@ export async function checkout(main) {
     h("section", { "aria-labelledby": "summary-h" },
       h("h2", { id: "summary-h" }, "Your order"),
       summary,
-      h("p", { class: "price" }, `Total ${money(cart.subtotalCents)}`),
+      h("p", { class: "price" }, `Total ${money(total)}`),
       h("p", {}, h("a", { href: "#/cart" }, "Change the cart"))),
     form,
   );

@@ -112,23 +112,45 @@ export async function order(main, [id]) {
   const a = o.shippingAddress || {};
 
   const how = cancelling[o.status];
-  const cancel = how ? h("button", {
-    type: "button", class: "danger", onclick: async (e) => {
-      e.target.disabled = true;
-      try {
-        // The order and the customer summary change in one transactional
-        // batch in the user's partition; the workflow then voids the
-        // authorization (placed) or refunds the capture (shipped).
-        const res = await request("POST", `${path}/cancel`);
-        showWrite("Cancelled order", res.cost);
-        say(how.done, "ok");
-        go(`#/orders/${encodeURIComponent(id)}`);
-      } catch (err) {
-        e.target.disabled = false;
-        say(problemText(err), "error");
-      }
-    },
-  }, how.label) : null;
+  // Cancelling cannot be undone, so the first press only asks: the button
+  // gives way to a question with "Yes, cancel" and "Keep the order", and
+  // focus moves to the question so it is read out.
+  const cancelBox = h("div", { class: "cancel-box" });
+  async function doCancel(yes) {
+    yes.disabled = true;
+    try {
+      // The order and the customer summary change in one transactional
+      // batch in the user's partition; the workflow then voids the
+      // authorization (placed) or refunds the capture (shipped).
+      const res = await request("POST", `${path}/cancel`);
+      showWrite("Cancelled order", res.cost);
+      say(how.done, "ok");
+      go(`#/orders/${encodeURIComponent(id)}`);
+    } catch (err) {
+      yes.disabled = false;
+      say(problemText(err), "error");
+    }
+  }
+  function ask() {
+    const question = h("p", { id: "cancel-q", tabindex: "-1" },
+      o.status === "shipped"
+        ? "Cancel this order and refund your payment? This cannot be undone."
+        : "Cancel this order? This cannot be undone.");
+    const yes = h("button", {
+      type: "button", class: "danger", "data-testid": "confirm-cancel", "aria-describedby": "cancel-q",
+      onclick: () => doCancel(yes),
+    }, "Yes, cancel");
+    const keep = h("button", { type: "button", class: "secondary", onclick: offer }, "Keep the order");
+    cancelBox.replaceChildren(question, h("p", { class: "actions" }, yes, " ", keep));
+    question.focus();
+  }
+  function offer(e) {
+    const first = h("button", { type: "button", class: "danger", onclick: ask }, how.label);
+    cancelBox.replaceChildren(first);
+    if (e) first.focus();
+  }
+  if (how) offer();
+  const cancel = how ? cancelBox : null;
 
   // put, not replaceChildren: the customer line and the cancel button
   // are null for some orders, and replaceChildren prints null as text.

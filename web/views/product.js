@@ -47,12 +47,15 @@ function histogram(stats) {
   return h("ul", { class: "histogram" }, rows);
 }
 
-async function addToCart(p, qty) {
+// addToCart adds qty of p; button, when given, is disabled while the
+// request is in flight, so a double click adds once.
+async function addToCart(p, qty, button) {
   if (!user()) {
     sessionStorage.setItem(pendingKey, JSON.stringify({ productId: p.id, quantity: qty }));
     needSignIn("cart");
     return;
   }
+  if (button) button.disabled = true;
   try {
     // POST adds to the line's quantity; the server copies the product's
     // current name and price into the cart line (model-denormalize-reads).
@@ -69,6 +72,8 @@ async function addToCart(p, qty) {
       return needSignIn("cart");
     }
     say(problemText(err), "error");
+  } finally {
+    if (button) button.disabled = false;
   }
 }
 
@@ -92,6 +97,7 @@ export async function product(main, [id]) {
   const qty = h("input", {
     id: "qty", type: "number", min: "1", max: "99", value: "1", inputmode: "numeric", required: true, disabled: out,
   });
+  const buy = h("button", { type: "submit", disabled: out, "aria-describedby": out ? "buy-reason" : null }, "Add to cart");
   const form = h("form", {
     class: "buy", onsubmit: (e) => {
       e.preventDefault();
@@ -101,11 +107,11 @@ export async function product(main, [id]) {
         qty.focus();
         return;
       }
-      addToCart(p, n);
+      addToCart(p, n, buy);
     },
   },
   field("Quantity", qty),
-  h("button", { type: "submit", disabled: out, "aria-describedby": out ? "buy-reason" : null }, "Add to cart"),
+  buy,
   out ? h("p", { id: "buy-reason", class: "buy-reason" }, "Sold out: it can go in your cart again once it is back in stock.") : null);
 
   const badge = availabilityBadge(p);
@@ -130,7 +136,8 @@ export async function product(main, [id]) {
         ? h("p", {}, stars(s.average), ` ${s.average.toFixed(2)} out of 5 from ${s.count} review${s.count === 1 ? "" : "s"}`)
         : h("p", {}, "No reviews yet."),
       s.count ? histogram(s) : null,
-      h("h3", {}, "Newest reviews"),
+      // "Newest reviews" only above reviews: no empty heading.
+      (p.topReviews || []).length ? h("h3", {}, "Newest reviews") : null,
       (p.topReviews || []).length ? h("ul", { class: "reviews" }, p.topReviews.map(reviewItem)) : null,
       h("p", {}, h("a", { href: `#/p/${encodeURIComponent(p.id)}/reviews` },
         s.count > (p.topReviews || []).length ? `All ${s.count} reviews` : "All reviews and write one"))),
@@ -186,15 +193,22 @@ export async function reviews(main, [id]) {
     },
   });
 
+  const empty = h("p", { "data-testid": "no-reviews" }, "No reviews yet. Be the first.");
   const name = productName(id);
   put(main,
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" },
       h("a", { href: "#/" }, "Home"), " › ", h("a", { href: `#/p/${encodeURIComponent(id)}` }, name || "Back to the product")),
     h("h1", {}, name ? `Reviews of ${name}` : "Reviews"),
-    data.items.length ? list : h("p", {}, "No reviews yet. Be the first."),
+    // The list is on the page even while empty, so the first review
+    // posted has somewhere to go; the empty-state line leaves with it.
+    list,
+    data.items.length ? null : empty,
     more,
     user()
-      ? reviewForm(id, (r) => list.prepend(reviewItem(r)))
+      ? reviewForm(id, (r) => {
+        list.prepend(reviewItem(r));
+        empty.remove();
+      })
       : h("p", {}, h("a", { href: `#/signin?next=${encodeURIComponent(`#/p/${id}/reviews`)}&why=review` }, "Sign in"), " to write a review."),
   );
 }
