@@ -439,7 +439,7 @@ var normalizers = []struct {
 	// Order ids carry the time they were taken and a random suffix.
 	{regexp.MustCompile(`\bo-\d{8}T\d{6}-[0-9a-f]{12}\b`), "o-<id>"},
 	// ETags: the store's session and the position of the write.
-	{regexp.MustCompile(`"[0-9a-f]{8}-0000-0000-0000-[0-9a-f]{12}"`), `"<etag>"`},
+	{regexp.MustCompile(`\b[0-9a-f]{8}-0000-0000-0000-[0-9a-f]{12}\b`), "<etag>"},
 	// Time spent in the store (Server-Timing dur=).
 	{regexp.MustCompile(`dur=\d+(\.\d+)?`), "dur=<d>"},
 }
