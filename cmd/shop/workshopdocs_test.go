@@ -245,7 +245,8 @@ type bashSession struct {
 	out   *bufio.Reader
 	n     int
 	shops int
-	shift map[string]int // lines -write added to a file so far
+	shift map[string]int    // lines -write added to a file so far
+	pids  map[string]string // the shops started by the text, by address
 }
 
 func startBash(t *testing.T, root, base string) *bashSession {
@@ -268,7 +269,10 @@ func startBash(t *testing.T, root, base string) *bashSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// The bash and whatever it started (the shops of modules 09 and 10).
+		// The bash and whatever it started (the shops of modules 09 and
+		// 10, each in a process group of its own).
+		fmt.Fprintf(in, "for p in %s; do kill -INT -- -$p; done; wait\n", "$(jobs -p)")
+		time.Sleep(2 * time.Second)
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -335,11 +339,19 @@ func (s *bashSession) runBlocks(t *testing.T, blocks []block, compare bool) {
 		}
 		cmd := strings.ReplaceAll(b.cmd, "http://localhost:8080", s.base)
 		var out string
-		if serverRE.MatchString(cmd) && !strings.Contains(cmd, "\n") {
+		lines := strings.Split(cmd, "\n")
+		if last := lines[len(lines)-1]; serverRE.MatchString(last) {
 			if strings.Contains(b.file, "README") {
 				continue // the setup's shop: the test's own
 			}
-			out = s.startShop(t, cmd)
+			// The lines before the shop's (export HOTDIR=...) run first.
+			if len(lines) > 1 {
+				if o, st := s.exec(t, strings.Join(lines[:len(lines)-1], "\n"), time.Minute); st != 0 {
+					t.Errorf("%s: exit status %d:\n%s\n--- printed:\n%s", where, st, b.cmd, o)
+					continue
+				}
+			}
+			out = s.startShop(t, last)
 		} else {
 			var st int
 			out, st = s.exec(t, cmd, 3*time.Minute)
@@ -409,7 +421,22 @@ func (s *bashSession) startShop(t *testing.T, cmd string) string {
 	t.Helper()
 	s.shops++
 	log := filepath.Join(s.dir, fmt.Sprintf("shop%d.log", s.shops))
-	s.exec(t, fmt.Sprintf("(%s) >%s 2>&1 &", cmd, log), time.Minute)
+	// A shop started again on the same address is the text's "stop it
+	// (Ctrl-C) and start it again": the old one gets its SIGINT first.
+	addr := regexp.MustCompile(`SHOP_ADDR=(\S+)`).FindStringSubmatch(cmd)
+	if addr != nil {
+		if pid, ok := s.pids[addr[1]]; ok {
+			s.exec(t, fmt.Sprintf("kill -INT -- -%s; wait %s", pid, pid), time.Minute)
+		}
+	}
+	// set -m: the shop in a process group of its own, as in its own terminal.
+	pid, _ := s.exec(t, fmt.Sprintf("set -m; (%s) >%s 2>&1 & echo $!; set +m", cmd, log), time.Minute)
+	if addr != nil {
+		if s.pids == nil {
+			s.pids = map[string]string{}
+		}
+		s.pids[addr[1]] = strings.TrimSpace(pid)
+	}
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		data, _ := os.ReadFile(log)
@@ -440,8 +467,12 @@ var normalizers = []struct {
 	{regexp.MustCompile(`\bo-\d{8}T\d{6}-[0-9a-f]{12}\b`), "o-<id>"},
 	// ETags: the store's session and the position of the write.
 	{regexp.MustCompile(`\b[0-9a-f]{8}-0000-0000-0000-[0-9a-f]{12}\b`), "<etag>"},
-	// Time spent in the store (Server-Timing dur=).
+	// Time spent in the store (Server-Timing dur=), and a cached page's age.
 	{regexp.MustCompile(`dur=\d+(\.\d+)?`), "dur=<d>"},
+	{regexp.MustCompile(`age \d+(\.\d+)? s`), "age <d> s"},
+	// Directories of mktemp -d: the attendee's under /tmp, the test's
+	// under its own temporary directory.
+	{regexp.MustCompile(`(/[^\s/]+)*/tmp\.[A-Za-z0-9]{10}\b`), "<tmpdir>"},
 }
 
 func normalize(s string) string {
