@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -246,7 +247,7 @@ type bashSession struct {
 	n     int
 	shops int
 	shift map[string]int    // lines -write added to a file so far
-	pids  map[string]string // the shops started by the text, by address
+	pids  map[string]int    // the shops started by the text, by address
 }
 
 func startBash(t *testing.T, root, base string) *bashSession {
@@ -269,10 +270,6 @@ func startBash(t *testing.T, root, base string) *bashSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// The bash and whatever it started (the shops of modules 09 and
-		// 10, each in a process group of its own).
-		fmt.Fprintf(in, "for p in %s; do kill -INT -- -$p; done; wait\n", "$(jobs -p)")
-		time.Sleep(2 * time.Second)
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -283,6 +280,19 @@ func startBash(t *testing.T, root, base string) *bashSession {
 		}
 	})
 	s := &bashSession{base: base, dir: dir, in: in, out: bufio.NewReader(out)}
+	t.Cleanup(func() {
+		// The shops the text started (modules 09 and 10), each in a process
+		// group of its own: Ctrl-C, then a kill if it does not end.
+		for _, pid := range s.pids {
+			syscall.Kill(-pid, syscall.SIGINT)
+		}
+		for _, pid := range s.pids {
+			for i := 0; i < 100 && syscall.Kill(-pid, 0) == nil; i++ {
+				time.Sleep(100 * time.Millisecond)
+			}
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
 	s.exec(t, "set -o pipefail", time.Minute)
 	return s
 }
@@ -407,6 +417,8 @@ func rewriteOutput(t *testing.T, b block, printed string) int {
 		t.Fatalf("%s:%d: the file changed under the check", b.file, b.outAt+1)
 	}
 	printed = strings.TrimRight(printed, "\n")
+	// The test's mktemp -d directories, as the attendee's would read.
+	printed = regexp.MustCompile(`/tmp/TestWorkshopDocs\d+/\d+/tmp\.`).ReplaceAllString(printed, "/tmp/tmp.")
 	out := append(append(append([]string{}, lines[:b.outAt+1]...), strings.Split(printed, "\n")...), lines[end:]...)
 	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644); err != nil {
 		t.Fatal(err)
@@ -426,17 +438,25 @@ func (s *bashSession) startShop(t *testing.T, cmd string) string {
 	addr := regexp.MustCompile(`SHOP_ADDR=(\S+)`).FindStringSubmatch(cmd)
 	if addr != nil {
 		if pid, ok := s.pids[addr[1]]; ok {
-			s.exec(t, fmt.Sprintf("kill -INT -- -%s; wait %s", pid, pid), time.Minute)
+			s.exec(t, fmt.Sprintf("kill -INT -- -%d; while kill -0 -- -%d 2>/dev/null; do sleep 0.2; done", pid, pid), time.Minute)
 		}
 	}
-	// set -m: the shop in a process group of its own, as in its own terminal.
-	pid, _ := s.exec(t, fmt.Sprintf("set -m; (%s) >%s 2>&1 & echo $!; set +m", cmd, log), time.Minute)
+	// As in a terminal of its own: a process group of its own (set -m),
+	// and no job of this one (disown), so that a block's `wait` waits for
+	// its own jobs only.
+	out, _ := s.exec(t, fmt.Sprintf("set -m; (%s) >%s 2>&1 </dev/null & __pid=$!; disown $__pid; set +m; echo $__pid", cmd, log), time.Minute)
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("%s: no pid: %q", cmd, out)
+	}
+	if s.pids == nil {
+		s.pids = map[string]int{}
+	}
+	key := fmt.Sprint(pid)
 	if addr != nil {
-		if s.pids == nil {
-			s.pids = map[string]string{}
-		}
-		s.pids[addr[1]] = strings.TrimSpace(pid)
+		key = addr[1]
 	}
+	s.pids[key] = pid
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		data, _ := os.ReadFile(log)
