@@ -246,8 +246,8 @@ type bashSession struct {
 	out   *bufio.Reader
 	n     int
 	shops int
-	shift map[string]int    // lines -write added to a file so far
-	pids  map[string]int    // the shops started by the text, by address
+	shift map[string]int // lines -write added to a file so far
+	pids  map[string]int // the shops started by the text, by address
 }
 
 func startBash(t *testing.T, root, base string) *bashSession {
