@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
-	"strconv"
 	"time"
 )
 
@@ -29,14 +28,26 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.Status, e.Title, e.Detail)
 }
 
-// The problem types the shop answers, one per error code (openapi.yaml
-// lists them all); these are the ones a caller acts on.
+// The problem types the shop answers: the Type of an *Error, one per
+// error code (openapi.yaml's description lists them; a test of package api
+// fails when the shop answers a code without its constant here).
 const (
-	ProblemNotFound     = "https://shop.example/problems/not-found"
-	ProblemConflict     = "https://shop.example/problems/conflict"
-	ProblemOutOfStock   = "https://shop.example/problems/out-of-stock"
-	ProblemPrecondition = "https://shop.example/problems/precondition"
-	ProblemInvalid      = "https://shop.example/problems/invalid"
+	ProblemNotFound             = "https://shop.example/problems/not-found"              // 404
+	ProblemConflict             = "https://shop.example/problems/conflict"               // 409: the id is taken, or the state does not allow it
+	ProblemOutOfStock           = "https://shop.example/problems/out-of-stock"           // 409: Items says which checkout lines
+	ProblemPaymentDeclined      = "https://shop.example/problems/payment-declined"       // 402: DeclineCode says why
+	ProblemPrecondition         = "https://shop.example/problems/precondition"           // 412: If-Match no longer matches
+	ProblemInvalid              = "https://shop.example/problems/invalid"                // 400: Errors says which fields
+	ProblemTooLarge             = "https://shop.example/problems/too-large"              // 413
+	ProblemUnprocessable        = "https://shop.example/problems/unprocessable"          // 422: e.g. an Idempotency-Key sent with another body
+	ProblemUnauthorized         = "https://shop.example/problems/unauthorized"           // 401
+	ProblemForbidden            = "https://shop.example/problems/forbidden"              // 403
+	ProblemTooManyRequests      = "https://shop.example/problems/too-many-requests"      // 429: retry after RetryAfter
+	ProblemUnavailable          = "https://shop.example/problems/unavailable"            // 503: retry after RetryAfter
+	ProblemPartitionFull        = "https://shop.example/problems/partition-full"         // 507: a retry does not help
+	ProblemInternal             = "https://shop.example/problems/internal"               // 500
+	ProblemUnsupportedMediaType = "https://shop.example/problems/unsupported-media-type" // 415
+	ProblemMethodNotAllowed     = "https://shop.example/problems/method-not-allowed"     // 405
 )
 
 // Response is what every XxxWithResponse answer has.
@@ -51,7 +62,7 @@ type Response interface {
 // that is not one (a proxy's), a problem of type about:blank with the
 // status. It takes the call's two results as they come:
 //
-//	r, err := client.OK(c.GetProductWithResponse(ctx, id, nil))
+//	r, err := client.OK(c.GetProductWithResponse(ctx, id))
 func OK[R Response](r R, err error) (R, error) {
 	if err != nil {
 		return r, err
@@ -69,8 +80,8 @@ func OK[R Response](r R, err error) (R, error) {
 	}
 	if h := httpResponseOf(r); h != nil {
 		e.Cost, _ = CostOf(h)
-		if s, err := strconv.Atoi(h.Header.Get("Retry-After")); err == nil && s > 0 {
-			e.RetryAfter = time.Duration(s) * time.Second
+		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+			e.RetryAfter, _ = RetryAfterOf(h)
 		}
 	}
 	return r, e

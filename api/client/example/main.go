@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	// Browse: the home screen, a category page, a product page; one store
 	// read each.
-	cats, err := client.OK(c.ListCategoriesWithResponse(ctx, nil))
+	cats, err := client.OK(c.ListCategoriesWithResponse(ctx))
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("nothing in stock on the first page of %s", category.Name)
 	}
 	show(page.HTTPResponse, fmt.Sprintf("%d products of %s", len(page.JSON200.Items), category.Name))
-	product, err := client.OK(c.GetProductWithResponse(ctx, buy[0].ID, nil))
+	product, err := client.OK(c.GetProductWithResponse(ctx, buy[0].ID))
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	// Sign in: dev mode signs a token for anyone.
 	name, email := "Example Buyer", *user+"@example.com"
-	tok, err := client.OK(c.DevTokenWithResponse(ctx, nil, client.DevTokenRequest{UserID: *user, Name: &name, Email: &email}))
+	tok, err := client.OK(c.DevTokenWithResponse(ctx, client.DevTokenRequest{UserID: *user, Name: &name, Email: &email}))
 	if err != nil {
 		return fmt.Errorf("dev token (is the shop in dev mode?): %w", err)
 	}
