@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -20,7 +21,8 @@ type Error struct {
 	Problem
 	// Cost is zero when the answer carried no cost headers (a proxy's).
 	Cost Cost
-	// RetryAfter is the Retry-After of a 429 or 503; 0 otherwise.
+	// RetryAfter is the answer's Retry-After (a 429's or a 503's, or a
+	// proxy's), seconds or an HTTP date; 0 without one.
 	RetryAfter time.Duration
 }
 
@@ -80,9 +82,7 @@ func OK[R Response](r R, err error) (R, error) {
 	}
 	if h := httpResponseOf(r); h != nil {
 		e.Cost, _ = CostOf(h)
-		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
-			e.RetryAfter, _ = RetryAfterOf(h)
-		}
+		e.RetryAfter, _ = RetryAfterOf(h)
 	}
 	return r, e
 }
@@ -101,4 +101,29 @@ func httpResponseOf(r any) *http.Response {
 	}
 	h, _ := f.Interface().(*http.Response)
 	return h
+}
+
+// Value is OK for a caller who wants the answer's body alone: the decoded
+// body of a success (the JSON200 or JSON201 field of the answer, per its
+// status), or OK's error. T names the body's type, and the call its
+// answer:
+//
+//	product, err := client.Value[client.Product](c.GetProductWithResponse(ctx, id))
+//
+// A success without a body of type T (a 204, or the wrong T) is an error.
+func Value[T any, R Response](r R, err error) (*T, error) {
+	if _, err := OK(r, err); err != nil {
+		return nil, err
+	}
+	v := reflect.Indirect(reflect.ValueOf(r))
+	if v.Kind() == reflect.Struct {
+		f := v.FieldByName("JSON" + strconv.Itoa(r.StatusCode()))
+		if f.IsValid() {
+			if body, ok := f.Interface().(*T); ok && body != nil {
+				return body, nil
+			}
+		}
+	}
+	var zero T
+	return nil, fmt.Errorf("client: a %d answer with no %T body", r.StatusCode(), zero)
 }

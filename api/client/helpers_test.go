@@ -284,3 +284,20 @@ func TestCategoryProductsPagesTheShop(t *testing.T) {
 		t.Errorf("no such category: %d pairs, want its error alone", n)
 	}
 }
+
+// TestValue: the body of a success, OK's *Error otherwise.
+func TestValue(t *testing.T) {
+	c := startShop(t)
+	cats, err := client.Value[client.CategoryList](c.ListCategoriesWithResponse(t.Context()))
+	if err != nil || len(cats.Items) == 0 {
+		t.Fatalf("categories: %v, %v", cats, err)
+	}
+	_, err = client.Value[client.Product](c.GetProductWithResponse(t.Context(), "no-such-product"))
+	var e *client.Error
+	if !errors.As(err, &e) || e.Type != client.ProblemNotFound {
+		t.Errorf("no such product: %v, want a %s", err, client.ProblemNotFound)
+	}
+	if _, err := client.Value[client.Product](c.ListCategoriesWithResponse(t.Context())); err == nil {
+		t.Error("a category list read as a Product")
+	}
+}
