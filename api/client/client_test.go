@@ -20,11 +20,11 @@ var address = client.Address{Name: "Ada Lovelace", Line1: "1 Analytical St", Cit
 func TestCostOfEveryAnswer(t *testing.T) {
 	c := startShop(t)
 	p := someProduct(t, c)
-	ok, err := client.OK(c.GetProductWithResponse(t.Context(), p.ID, nil))
+	ok, err := client.OK(c.GetProductWithResponse(t.Context(), p.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing, err := c.GetProductWithResponse(t.Context(), "no-such-product", nil)
+	missing, err := c.GetProductWithResponse(t.Context(), "no-such-product")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestCostOfEveryAnswer(t *testing.T) {
 // errors.As finds through wrapping, with the problem's fields and cost.
 func TestProblemIsATypedError(t *testing.T) {
 	c := startShop(t)
-	_, err := client.OK(c.GetProductWithResponse(t.Context(), "no-such-product", nil))
+	_, err := client.OK(c.GetProductWithResponse(t.Context(), "no-such-product"))
 	var e *client.Error
 	if !errors.As(fmt.Errorf("product page: %w", err), &e) {
 		t.Fatalf("err = %v (%T), want a *client.Error", err, err)
@@ -88,7 +88,7 @@ func TestProblemIsATypedError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = client.OK(proxy.ListCategoriesWithResponse(t.Context(), nil))
+		_, err = client.OK(proxy.ListCategoriesWithResponse(t.Context()))
 		if !errors.As(err, &e) || e.Status != http.StatusBadGateway || e.Type != "about:blank" || e.RetryAfter.Seconds() != 3 {
 			t.Errorf("err = %#v, want a 502 of type about:blank, retry after 3 s", err)
 		}
@@ -99,13 +99,13 @@ func TestProblemIsATypedError(t *testing.T) {
 // call or for every call of the client, it is the caller's.
 func TestBearerSignsIn(t *testing.T) {
 	c := startShop(t)
-	_, err := client.OK(c.GetCartWithResponse(t.Context(), nil))
+	_, err := client.OK(c.GetCartWithResponse(t.Context()))
 	var e *client.Error
 	if !errors.As(err, &e) || e.Status != http.StatusUnauthorized {
 		t.Fatalf("cart without a token: err = %v, want a 401", err)
 	}
 	tok := devToken(t, c, "bella")
-	r, err := client.OK(c.GetCartWithResponse(t.Context(), nil, client.Bearer(tok)))
+	r, err := client.OK(c.GetCartWithResponse(t.Context(), client.Bearer(tok)))
 	if err != nil || r.JSON200.UserID != "bella" {
 		t.Fatalf("cart with Bearer: %v, %+v", err, r)
 	}
@@ -117,7 +117,7 @@ func TestBearerSignsIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.OK(bella.GetMySummaryWithResponse(t.Context(), nil)); err != nil {
+	if _, err := client.OK(bella.GetMySummaryWithResponse(t.Context())); err != nil {
 		t.Errorf("summary of a signed-in client: %v", err)
 	}
 }

@@ -12,7 +12,8 @@ type Cost struct {
 	// (1 for every screen's read).
 	Operations int
 	// RequestUnits is X-Request-Charge: Request Units, the real charge on
-	// Cosmos DB, the documented estimate on the embedded store.
+	// Cosmos DB, the documented estimate on the embedded store. (An answer's
+	// declared headers, HeadersNNN.XRequestCharge, hold it as a float64 too.)
 	RequestUnits float64
 	// ServerTiming is the Server-Timing entry, e.g.
 	// `store;dur=0.31;desc="1 op, 1.00 RU"`.
@@ -45,10 +46,11 @@ func CostOf(r *http.Response) (Cost, error) {
 
 // SessionTokenOf reads X-Session-Token, sent by a shop on Cosmos DB at
 // Session consistency, and after writes by a shop with its read cache on:
-// send the last one received back as the XSessionToken parameter, and any
-// instance reads what your earlier requests wrote. It is sealed: send it
-// as it came (an edited one is a 400). ok is false when the response has none (keep the token
-// you hold); an empty token with ok means drop it.
+// send the last one received back as the X-Session-Token request header
+// (Sessions does both), and any instance reads what your earlier requests
+// wrote. It is sealed: send it as it came (an edited one is a 400). ok is
+// false when the response has none (keep the token you hold); an empty
+// token with ok means drop it.
 func SessionTokenOf(r *http.Response) (token string, ok bool) {
 	v := r.Header.Values("X-Session-Token")
 	if len(v) == 0 {

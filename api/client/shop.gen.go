@@ -41,16 +41,16 @@ func (e AvailabilityStatus) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok    HealthStatus = "ok"
-	Ready HealthStatus = "ready"
+	HealthStatusOk    HealthStatus = "ok"
+	HealthStatusReady HealthStatus = "ready"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case HealthStatusOk:
 		return true
-	case Ready:
+	case HealthStatusReady:
 		return true
 	default:
 		return false
@@ -89,16 +89,16 @@ func (e OrderPaymentStatus) Valid() bool {
 
 // Defines values for OrderRejectionReason.
 const (
-	CardDeclined OrderRejectionReason = "card_declined"
-	OutOfStock   OrderRejectionReason = "out_of_stock"
+	OrderRejectionReasonCardDeclined OrderRejectionReason = "card_declined"
+	OrderRejectionReasonOutOfStock   OrderRejectionReason = "out_of_stock"
 )
 
 // Valid indicates whether the value is a known member of the OrderRejectionReason enum.
 func (e OrderRejectionReason) Valid() bool {
 	switch e {
-	case CardDeclined:
+	case OrderRejectionReasonCardDeclined:
 		return true
-	case OutOfStock:
+	case OrderRejectionReasonOutOfStock:
 		return true
 	default:
 		return false
@@ -197,19 +197,19 @@ func (e ListOrdersByStatusParamsStatus) Valid() bool {
 
 // Defines values for ListCategoryProductsParamsSort.
 const (
-	Name   ListCategoryProductsParamsSort = "name"
-	Price  ListCategoryProductsParamsSort = "price"
-	Rating ListCategoryProductsParamsSort = "rating"
+	ListCategoryProductsParamsSortName   ListCategoryProductsParamsSort = "name"
+	ListCategoryProductsParamsSortPrice  ListCategoryProductsParamsSort = "price"
+	ListCategoryProductsParamsSortRating ListCategoryProductsParamsSort = "rating"
 )
 
 // Valid indicates whether the value is a known member of the ListCategoryProductsParamsSort enum.
 func (e ListCategoryProductsParamsSort) Valid() bool {
 	switch e {
-	case Name:
+	case ListCategoryProductsParamsSortName:
 		return true
-	case Price:
+	case ListCategoryProductsParamsSortPrice:
 		return true
-	case Rating:
+	case ListCategoryProductsParamsSortRating:
 		return true
 	default:
 		return false
@@ -541,27 +541,33 @@ type OrderSummaryPage struct {
 // Problem defines model for Problem.
 type Problem struct {
 	// DeclineCode The payment provider's reason for a declined card (type `…/payment-declined`), e.g. `insufficient_funds`.
-	DeclineCode *string `json:"declineCode,omitempty"`
-	Detail      string  `json:"detail"`
-	Errors      []struct {
-		Detail string `json:"detail"`
-
-		// Pointer A JSON pointer into the request body.
-		Pointer string `json:"pointer"`
-	} `json:"errors,omitempty"`
+	DeclineCode *string             `json:"declineCode,omitempty"`
+	Detail      string              `json:"detail"`
+	Errors      []ProblemFieldError `json:"errors,omitempty"`
 
 	// Instance The order a refused checkout left, rejected (a declined card, a line short at its take), as `/v1/orders/{orderId}`.
 	Instance *string `json:"instance,omitempty"`
 
 	// Items The lines an out-of-stock checkout could not serve (type `…/out-of-stock`).
-	Items []struct {
-		Available int `json:"available"`
-		ProductID ID  `json:"productId"`
-		Requested int `json:"requested"`
-	} `json:"items,omitempty"`
-	Status int    `json:"status"`
-	Title  string `json:"title"`
-	Type   string `json:"type"`
+	Items  []ProblemItem `json:"items,omitempty"`
+	Status int           `json:"status"`
+	Title  string        `json:"title"`
+	Type   string        `json:"type"`
+}
+
+// ProblemFieldError A field of the request body that a validation problem refuses.
+type ProblemFieldError struct {
+	Detail string `json:"detail"`
+
+	// Pointer A JSON pointer into the request body.
+	Pointer string `json:"pointer"`
+}
+
+// ProblemItem A checkout line the stock could not serve.
+type ProblemItem struct {
+	Available int `json:"available"`
+	ProductID ID  `json:"productId"`
+	Requested int `json:"requested"`
 }
 
 // Product defines model for Product.
@@ -746,9 +752,6 @@ type Token struct {
 // IfMatch defines model for If-Match.
 type IfMatch = string
 
-// XSessionTokenParameter defines model for X-Session-Token.
-type XSessionTokenParameter = string
-
 // CategoryID defines model for categoryId.
 type CategoryID = ID
 
@@ -809,14 +812,6 @@ type Unprocessable = Problem
 // UnsupportedMediaType defines model for UnsupportedMediaType.
 type UnsupportedMediaType = Problem
 
-// FeedStatusParams defines parameters for FeedStatus.
-type FeedStatusParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
 // ListOrdersByStatusParams defines parameters for ListOrdersByStatus.
 type ListOrdersByStatusParams struct {
 	Status *ListOrdersByStatusParamsStatus `form:"status,omitempty" json:"status,omitempty"`
@@ -829,11 +824,6 @@ type ListOrdersByStatusParams struct {
 
 	// Continuation The opaque token of the previous page (one store position per bucket).
 	Continuation *string `form:"continuation,omitempty" json:"continuation,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // ListOrdersByStatusParamsStatus defines parameters for ListOrdersByStatus.
@@ -846,19 +836,6 @@ type SetOrderStatusParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// GetStockParams defines parameters for GetStock.
-type GetStockParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // SetStockParams defines parameters for SetStock.
@@ -868,27 +845,6 @@ type SetStockParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// ThroughputStatusParams defines parameters for ThroughputStatus.
-type ThroughputStatusParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// GetCartParams defines parameters for GetCart.
-type GetCartParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // DeleteCartItemParams defines parameters for DeleteCartItem.
@@ -898,11 +854,6 @@ type DeleteCartItemParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // AddCartItemParams defines parameters for AddCartItem.
@@ -912,11 +863,6 @@ type AddCartItemParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // PutCartItemParams defines parameters for PutCartItem.
@@ -926,27 +872,6 @@ type PutCartItemParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// ListCategoriesParams defines parameters for ListCategories.
-type ListCategoriesParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// PutCategoryParams defines parameters for PutCategory.
-type PutCategoryParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // ListCategoryProductsParams defines parameters for ListCategoryProducts.
@@ -958,11 +883,6 @@ type ListCategoryProductsParams struct {
 
 	// Continuation The opaque token of the previous page.
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // ListCategoryProductsParamsSort defines parameters for ListCategoryProducts.
@@ -972,27 +892,6 @@ type ListCategoryProductsParamsSort string
 type CheckoutParams struct {
 	// IdempotencyKey Visible ASCII other than / \ ? # (the key becomes part of a document id); per user.
 	IdempotencyKey string `json:"Idempotency-Key"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// DevTokenParams defines parameters for DevToken.
-type DevTokenParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// GetMySummaryParams defines parameters for GetMySummary.
-type GetMySummaryParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // ListOrdersParams defines parameters for ListOrders.
@@ -1002,19 +901,6 @@ type ListOrdersParams struct {
 
 	// Continuation The opaque token of the previous page.
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// GetOrderParams defines parameters for GetOrder.
-type GetOrderParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // CancelOrderParams defines parameters for CancelOrder.
@@ -1024,19 +910,6 @@ type CancelOrderParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// CreateProductParams defines parameters for CreateProduct.
-type CreateProductParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // DeleteProductParams defines parameters for DeleteProduct.
@@ -1046,19 +919,6 @@ type DeleteProductParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// GetProductParams defines parameters for GetProduct.
-type GetProductParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // PatchProductParams defines parameters for PatchProduct.
@@ -1068,22 +928,12 @@ type PatchProductParams struct {
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
 	// (a user without a cart).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // GetProductImageParams defines parameters for GetProductImage.
 type GetProductImageParams struct {
 	// V The picture's version, as `imageUrl` gives it.
 	V *string `form:"v,omitempty" json:"v,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // ListReviewsParams defines parameters for ListReviews.
@@ -1093,19 +943,6 @@ type ListReviewsParams struct {
 
 	// Continuation The opaque token of the previous page.
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
-}
-
-// CreateReviewParams defines parameters for CreateReview.
-type CreateReviewParams struct {
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // SearchProductsParams defines parameters for SearchProducts.
@@ -1117,11 +954,6 @@ type SearchProductsParams struct {
 
 	// Continuation The opaque token of the previous page.
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
-
-	// XSessionToken The `X-Session-Token` of the last response, sent back as it came, so that this request
-	// reads what the earlier ones wrote, whichever instance serves it. Only a token the shop
-	// issued opens: an edited, cut or made-up one is a 400.
-	XSessionToken *XSessionTokenParameter `json:"X-Session-Token,omitempty"`
 }
 
 // SetOrderStatusJSONRequestBody defines body for SetOrderStatus for application/json ContentType.
@@ -1246,7 +1078,7 @@ type ClientInterface interface {
 	// FeedStatus Change-feed workers, leases and lag (admin).
 	//
 	// Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
-	FeedStatus(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	FeedStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOrdersByStatus Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 	//
@@ -1295,7 +1127,7 @@ type ClientInterface interface {
 	// stock is not tracked (created before the shop counted stock) is a 404 that says so.
 	//
 	// Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-	GetStock(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetStock(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetStockWithBody Set the units of a product that can still be bought (admin).
 	//
@@ -1328,14 +1160,14 @@ type ClientInterface interface {
 	// on Cosmos the answer is 503 (the account's metrics in Azure Monitor show the same).
 	//
 	// Corresponds with GET /v1/admin/throughput (the `ThroughputStatus` operationId).
-	ThroughputStatus(ctx context.Context, params *ThroughputStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ThroughputStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCart Cart screen. One point read; lines carry name and price copies.
 	//
 	// A user without a cart gets an empty one (without an ETag).
 	//
 	// Corresponds with GET /v1/cart (the `GetCart` operationId).
-	GetCart(ctx context.Context, params *GetCartParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetCart(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteCartItem Remove a line. Removing a line that is not there answers the cart too.
 	//
@@ -1387,7 +1219,7 @@ type ClientInterface interface {
 	// ListCategories Home screen. One point read of the categories index document.
 	//
 	// Corresponds with GET /v1/categories (the `ListCategories` operationId).
-	ListCategories(ctx context.Context, params *ListCategoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListCategories(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutCategoryWithBody Create or rename a category (admin).
 	//
@@ -1396,7 +1228,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-	PutCategoryWithBody(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PutCategoryWithBody(ctx context.Context, categoryID CategoryID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutCategory Create or rename a category (admin).
 	//
@@ -1405,7 +1237,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-	PutCategory(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PutCategory(ctx context.Context, categoryID CategoryID, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCategoryProducts Category page. One single-partition query on productsByCategory.
 	//
@@ -1487,7 +1319,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-	DevTokenWithBody(ctx context.Context, params *DevTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DevTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DevToken Sign a token for anyone (dev mode only; 404 otherwise). Valid for 12 hours.
 	//
@@ -1497,14 +1329,14 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-	DevToken(ctx context.Context, params *DevTokenParams, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DevToken(ctx context.Context, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMySummary Account summary. One point read of the pre-computed customer summary.
 	//
 	// A user without orders gets zeros.
 	//
 	// Corresponds with GET /v1/me/summary (the `GetMySummary` operationId).
-	GetMySummary(ctx context.Context, params *GetMySummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetMySummary(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOrders Order history, newest first. One single-partition query in orders.
 	//
@@ -1514,7 +1346,7 @@ type ClientInterface interface {
 	// GetOrder Order detail. One point read in the caller's partition.
 	//
 	// Corresponds with GET /v1/orders/{orderId} (the `GetOrder` operationId).
-	GetOrder(ctx context.Context, orderID OrderID, params *GetOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetOrder(ctx context.Context, orderID OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelOrder Cancel one of the caller's placed or shipped orders.
 	//
@@ -1533,7 +1365,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
-	CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateProductWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateProduct Create a product (admin).
 	//
@@ -1543,7 +1375,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
-	CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateProduct(ctx context.Context, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteProduct Soft-delete a product (admin); it expires by TTL after 7 days.
 	//
@@ -1553,7 +1385,7 @@ type ClientInterface interface {
 	// GetProduct Product page. One point read; top reviews and review stats are embedded.
 	//
 	// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
-	GetProduct(ctx context.Context, productID ProductID, params *GetProductParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetProduct(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchProductWithBody Change a product (admin), as a JSON merge patch.
 	//
@@ -1596,14 +1428,14 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-	CreateReviewWithBody(ctx context.Context, productID ProductID, params *CreateReviewParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateReviewWithBody(ctx context.Context, productID ProductID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateReview Review a product; one review per user per product (409 for a second).
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-	CreateReview(ctx context.Context, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateReview(ctx context.Context, productID ProductID, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SearchProducts Product search. One single-partition query on productsByTerm.
 	//
@@ -1669,8 +1501,8 @@ func (c *Client) Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 // FeedStatus Change-feed workers, leases and lag (admin).
 //
 // Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
-func (c *Client) FeedStatus(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewFeedStatusRequest(c.Server, params)
+func (c *Client) FeedStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFeedStatusRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1758,8 +1590,8 @@ func (c *Client) SetOrderStatus(ctx context.Context, userID UserID, orderID Orde
 // stock is not tracked (created before the shop counted stock) is a 404 that says so.
 //
 // Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-func (c *Client) GetStock(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetStockRequest(c.Server, productID, params)
+func (c *Client) GetStock(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStockRequest(c.Server, productID)
 	if err != nil {
 		return nil, err
 	}
@@ -1821,8 +1653,8 @@ func (c *Client) SetStock(ctx context.Context, productID ProductID, params *SetS
 // on Cosmos the answer is 503 (the account's metrics in Azure Monitor show the same).
 //
 // Corresponds with GET /v1/admin/throughput (the `ThroughputStatus` operationId).
-func (c *Client) ThroughputStatus(ctx context.Context, params *ThroughputStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewThroughputStatusRequest(c.Server, params)
+func (c *Client) ThroughputStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewThroughputStatusRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1838,8 +1670,8 @@ func (c *Client) ThroughputStatus(ctx context.Context, params *ThroughputStatusP
 // A user without a cart gets an empty one (without an ETag).
 //
 // Corresponds with GET /v1/cart (the `GetCart` operationId).
-func (c *Client) GetCart(ctx context.Context, params *GetCartParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetCartRequest(c.Server, params)
+func (c *Client) GetCart(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCartRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1950,8 +1782,8 @@ func (c *Client) PutCartItem(ctx context.Context, productID ProductID, params *P
 // ListCategories Home screen. One point read of the categories index document.
 //
 // Corresponds with GET /v1/categories (the `ListCategories` operationId).
-func (c *Client) ListCategories(ctx context.Context, params *ListCategoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListCategoriesRequest(c.Server, params)
+func (c *Client) ListCategories(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCategoriesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1969,8 +1801,8 @@ func (c *Client) ListCategories(ctx context.Context, params *ListCategoriesParam
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-func (c *Client) PutCategoryWithBody(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutCategoryRequestWithBody(c.Server, categoryID, params, contentType, body)
+func (c *Client) PutCategoryWithBody(ctx context.Context, categoryID CategoryID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCategoryRequestWithBody(c.Server, categoryID, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1988,8 +1820,8 @@ func (c *Client) PutCategoryWithBody(ctx context.Context, categoryID CategoryID,
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-func (c *Client) PutCategory(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutCategoryRequest(c.Server, categoryID, params, body)
+func (c *Client) PutCategory(ctx context.Context, categoryID CategoryID, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCategoryRequest(c.Server, categoryID, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2110,8 +1942,8 @@ func (c *Client) Checkout(ctx context.Context, params *CheckoutParams, body Chec
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-func (c *Client) DevTokenWithBody(ctx context.Context, params *DevTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDevTokenRequestWithBody(c.Server, params, contentType, body)
+func (c *Client) DevTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevTokenRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2130,8 +1962,8 @@ func (c *Client) DevTokenWithBody(ctx context.Context, params *DevTokenParams, c
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-func (c *Client) DevToken(ctx context.Context, params *DevTokenParams, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDevTokenRequest(c.Server, params, body)
+func (c *Client) DevToken(ctx context.Context, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevTokenRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2147,8 +1979,8 @@ func (c *Client) DevToken(ctx context.Context, params *DevTokenParams, body DevT
 // A user without orders gets zeros.
 //
 // Corresponds with GET /v1/me/summary (the `GetMySummary` operationId).
-func (c *Client) GetMySummary(ctx context.Context, params *GetMySummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMySummaryRequest(c.Server, params)
+func (c *Client) GetMySummary(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMySummaryRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2177,8 +2009,8 @@ func (c *Client) ListOrders(ctx context.Context, params *ListOrdersParams, reqEd
 // GetOrder Order detail. One point read in the caller's partition.
 //
 // Corresponds with GET /v1/orders/{orderId} (the `GetOrder` operationId).
-func (c *Client) GetOrder(ctx context.Context, orderID OrderID, params *GetOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOrderRequest(c.Server, orderID, params)
+func (c *Client) GetOrder(ctx context.Context, orderID OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrderRequest(c.Server, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -2216,8 +2048,8 @@ func (c *Client) CancelOrder(ctx context.Context, orderID OrderID, params *Cance
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
-func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateProductRequestWithBody(c.Server, params, contentType, body)
+func (c *Client) CreateProductWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2236,8 +2068,8 @@ func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProduc
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
-func (c *Client) CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateProductRequest(c.Server, params, body)
+func (c *Client) CreateProduct(ctx context.Context, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2266,8 +2098,8 @@ func (c *Client) DeleteProduct(ctx context.Context, productID ProductID, params 
 // GetProduct Product page. One point read; top reviews and review stats are embedded.
 //
 // Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
-func (c *Client) GetProduct(ctx context.Context, productID ProductID, params *GetProductParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProductRequest(c.Server, productID, params)
+func (c *Client) GetProduct(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductRequest(c.Server, productID)
 	if err != nil {
 		return nil, err
 	}
@@ -2359,8 +2191,8 @@ func (c *Client) ListReviews(ctx context.Context, productID ProductID, params *L
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-func (c *Client) CreateReviewWithBody(ctx context.Context, productID ProductID, params *CreateReviewParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateReviewRequestWithBody(c.Server, productID, params, contentType, body)
+func (c *Client) CreateReviewWithBody(ctx context.Context, productID ProductID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReviewRequestWithBody(c.Server, productID, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2376,8 +2208,8 @@ func (c *Client) CreateReviewWithBody(ctx context.Context, productID ProductID, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-func (c *Client) CreateReview(ctx context.Context, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateReviewRequest(c.Server, productID, params, body)
+func (c *Client) CreateReview(ctx context.Context, productID ProductID, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReviewRequest(c.Server, productID, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2495,7 +2327,7 @@ func NewReadyRequest(server string) (*http.Request, error) {
 }
 
 // NewFeedStatusRequest constructs an http.Request for the FeedStatus method
-func NewFeedStatusRequest(server string, params *FeedStatusParams) (*http.Request, error) {
+func NewFeedStatusRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2516,21 +2348,6 @@ func NewFeedStatusRequest(server string, params *FeedStatusParams) (*http.Reques
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -2647,21 +2464,6 @@ func NewListOrdersByStatusRequest(server string, params *ListOrdersByStatusParam
 		return nil, err
 	}
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
@@ -2729,24 +2531,13 @@ func NewSetOrderStatusRequestWithBody(server string, userID UserID, orderID Orde
 			req.Header.Set("If-Match", headerParam0)
 		}
 
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
-		}
-
 	}
 
 	return req, nil
 }
 
 // NewGetStockRequest constructs an http.Request for the GetStock method
-func NewGetStockRequest(server string, productID ProductID, params *GetStockParams) (*http.Request, error) {
+func NewGetStockRequest(server string, productID ProductID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2774,21 +2565,6 @@ func NewGetStockRequest(server string, productID ProductID, params *GetStockPara
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -2851,24 +2627,13 @@ func NewSetStockRequestWithBody(server string, productID ProductID, params *SetS
 			req.Header.Set("If-Match", headerParam0)
 		}
 
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
-		}
-
 	}
 
 	return req, nil
 }
 
 // NewThroughputStatusRequest constructs an http.Request for the ThroughputStatus method
-func NewThroughputStatusRequest(server string, params *ThroughputStatusParams) (*http.Request, error) {
+func NewThroughputStatusRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2891,26 +2656,11 @@ func NewThroughputStatusRequest(server string, params *ThroughputStatusParams) (
 		return nil, err
 	}
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
 // NewGetCartRequest constructs an http.Request for the GetCart method
-func NewGetCartRequest(server string, params *GetCartParams) (*http.Request, error) {
+func NewGetCartRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2931,21 +2681,6 @@ func NewGetCartRequest(server string, params *GetCartParams) (*http.Request, err
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -2993,17 +2728,6 @@ func NewDeleteCartItemRequest(server string, productID ProductID, params *Delete
 			}
 
 			req.Header.Set("If-Match", headerParam0)
-		}
-
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
 		}
 
 	}
@@ -3068,17 +2792,6 @@ func NewAddCartItemRequestWithBody(server string, productID ProductID, params *A
 			req.Header.Set("If-Match", headerParam0)
 		}
 
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
-		}
-
 	}
 
 	return req, nil
@@ -3141,24 +2854,13 @@ func NewPutCartItemRequestWithBody(server string, productID ProductID, params *P
 			req.Header.Set("If-Match", headerParam0)
 		}
 
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
-		}
-
 	}
 
 	return req, nil
 }
 
 // NewListCategoriesRequest constructs an http.Request for the ListCategories method
-func NewListCategoriesRequest(server string, params *ListCategoriesParams) (*http.Request, error) {
+func NewListCategoriesRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3181,37 +2883,22 @@ func NewListCategoriesRequest(server string, params *ListCategoriesParams) (*htt
 		return nil, err
 	}
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
 // NewPutCategoryRequest calls the generic PutCategory builder with application/json body
-func NewPutCategoryRequest(server string, categoryID CategoryID, params *PutCategoryParams, body PutCategoryJSONRequestBody) (*http.Request, error) {
+func NewPutCategoryRequest(server string, categoryID CategoryID, body PutCategoryJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutCategoryRequestWithBody(server, categoryID, params, "application/json", bodyReader)
+	return NewPutCategoryRequestWithBody(server, categoryID, "application/json", bodyReader)
 }
 
 // NewPutCategoryRequestWithBody constructs an http.Request for the PutCategory method, with any body, and a specified content type
-func NewPutCategoryRequestWithBody(server string, categoryID CategoryID, params *PutCategoryParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewPutCategoryRequestWithBody(server string, categoryID CategoryID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3242,21 +2929,6 @@ func NewPutCategoryRequestWithBody(server string, categoryID CategoryID, params 
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -3343,21 +3015,6 @@ func NewListCategoryProductsRequest(server string, categoryID CategoryID, params
 		return nil, err
 	}
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
@@ -3409,35 +3066,24 @@ func NewCheckoutRequestWithBody(server string, params *CheckoutParams, contentTy
 
 		req.Header.Set("Idempotency-Key", headerParam0)
 
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
-		}
-
 	}
 
 	return req, nil
 }
 
 // NewDevTokenRequest calls the generic DevToken builder with application/json body
-func NewDevTokenRequest(server string, params *DevTokenParams, body DevTokenJSONRequestBody) (*http.Request, error) {
+func NewDevTokenRequest(server string, body DevTokenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewDevTokenRequestWithBody(server, params, "application/json", bodyReader)
+	return NewDevTokenRequestWithBody(server, "application/json", bodyReader)
 }
 
 // NewDevTokenRequestWithBody constructs an http.Request for the DevToken method, with any body, and a specified content type
-func NewDevTokenRequestWithBody(server string, params *DevTokenParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewDevTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3462,26 +3108,11 @@ func NewDevTokenRequestWithBody(server string, params *DevTokenParams, contentTy
 
 	req.Header.Add("Content-Type", contentType)
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
 // NewGetMySummaryRequest constructs an http.Request for the GetMySummary method
-func NewGetMySummaryRequest(server string, params *GetMySummaryParams) (*http.Request, error) {
+func NewGetMySummaryRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3502,21 +3133,6 @@ func NewGetMySummaryRequest(server string, params *GetMySummaryParams) (*http.Re
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -3585,26 +3201,11 @@ func NewListOrdersRequest(server string, params *ListOrdersParams) (*http.Reques
 		return nil, err
 	}
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
 // NewGetOrderRequest constructs an http.Request for the GetOrder method
-func NewGetOrderRequest(server string, orderID OrderID, params *GetOrderParams) (*http.Request, error) {
+func NewGetOrderRequest(server string, orderID OrderID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3632,21 +3233,6 @@ func NewGetOrderRequest(server string, orderID OrderID, params *GetOrderParams) 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -3696,35 +3282,24 @@ func NewCancelOrderRequest(server string, orderID OrderID, params *CancelOrderPa
 			req.Header.Set("If-Match", headerParam0)
 		}
 
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
-		}
-
 	}
 
 	return req, nil
 }
 
 // NewCreateProductRequest calls the generic CreateProduct builder with application/json body
-func NewCreateProductRequest(server string, params *CreateProductParams, body CreateProductJSONRequestBody) (*http.Request, error) {
+func NewCreateProductRequest(server string, body CreateProductJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateProductRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateProductRequestWithBody(server, "application/json", bodyReader)
 }
 
 // NewCreateProductRequestWithBody constructs an http.Request for the CreateProduct method, with any body, and a specified content type
-func NewCreateProductRequestWithBody(server string, params *CreateProductParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateProductRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3748,21 +3323,6 @@ func NewCreateProductRequestWithBody(server string, params *CreateProductParams,
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -3811,24 +3371,13 @@ func NewDeleteProductRequest(server string, productID ProductID, params *DeleteP
 			req.Header.Set("If-Match", headerParam0)
 		}
 
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
-		}
-
 	}
 
 	return req, nil
 }
 
 // NewGetProductRequest constructs an http.Request for the GetProduct method
-func NewGetProductRequest(server string, productID ProductID, params *GetProductParams) (*http.Request, error) {
+func NewGetProductRequest(server string, productID ProductID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3856,21 +3405,6 @@ func NewGetProductRequest(server string, productID ProductID, params *GetProduct
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -3931,17 +3465,6 @@ func NewPatchProductRequestWithBody(server string, productID ProductID, params *
 			}
 
 			req.Header.Set("If-Match", headerParam0)
-		}
-
-		if params.XSessionToken != nil {
-			var headerParam1 string
-
-			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam1)
 		}
 
 	}
@@ -4005,21 +3528,6 @@ func NewGetProductImageRequest(server string, productID ProductID, params *GetPr
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -4095,37 +3603,22 @@ func NewListReviewsRequest(server string, productID ProductID, params *ListRevie
 		return nil, err
 	}
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
 // NewCreateReviewRequest calls the generic CreateReview builder with application/json body
-func NewCreateReviewRequest(server string, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody) (*http.Request, error) {
+func NewCreateReviewRequest(server string, productID ProductID, body CreateReviewJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateReviewRequestWithBody(server, productID, params, "application/json", bodyReader)
+	return NewCreateReviewRequestWithBody(server, productID, "application/json", bodyReader)
 }
 
 // NewCreateReviewRequestWithBody constructs an http.Request for the CreateReview method, with any body, and a specified content type
-func NewCreateReviewRequestWithBody(server string, productID ProductID, params *CreateReviewParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateReviewRequestWithBody(server string, productID ProductID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4156,21 +3649,6 @@ func NewCreateReviewRequestWithBody(server string, productID ProductID, params *
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -4246,21 +3724,6 @@ func NewSearchProductsRequest(server string, params *SearchProductsParams) (*htt
 		return nil, err
 	}
 
-	if params != nil {
-
-		if params.XSessionToken != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Session-Token", *params.XSessionToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Session-Token", headerParam0)
-		}
-
-	}
-
 	return req, nil
 }
 
@@ -4334,7 +3797,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
-	FeedStatusWithResponse(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*FeedStatusResponse, error)
+	FeedStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*FeedStatusResponse, error)
 
 	// ListOrdersByStatusWithResponse Orders of one status (admin), from ordersByStatus (pk `status:bucket:day`).
 	//
@@ -4387,7 +3850,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-	GetStockWithResponse(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*GetStockResponse, error)
+	GetStockWithResponse(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*GetStockResponse, error)
 
 	// SetStockWithBodyWithResponse Set the units of a product that can still be bought (admin).
 	//
@@ -4422,7 +3885,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/admin/throughput (the `ThroughputStatus` operationId).
-	ThroughputStatusWithResponse(ctx context.Context, params *ThroughputStatusParams, reqEditors ...RequestEditorFn) (*ThroughputStatusResponse, error)
+	ThroughputStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ThroughputStatusResponse, error)
 
 	// GetCartWithResponse Cart screen. One point read; lines carry name and price copies.
 	//
@@ -4431,7 +3894,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/cart (the `GetCart` operationId).
-	GetCartWithResponse(ctx context.Context, params *GetCartParams, reqEditors ...RequestEditorFn) (*GetCartResponse, error)
+	GetCartWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCartResponse, error)
 
 	// DeleteCartItemWithResponse Remove a line. Removing a line that is not there answers the cart too.
 	//
@@ -4487,7 +3950,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/categories (the `ListCategories` operationId).
-	ListCategoriesWithResponse(ctx context.Context, params *ListCategoriesParams, reqEditors ...RequestEditorFn) (*ListCategoriesResponse, error)
+	ListCategoriesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCategoriesResponse, error)
 
 	// PutCategoryWithBodyWithResponse Create or rename a category (admin).
 	//
@@ -4496,7 +3959,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-	PutCategoryWithBodyWithResponse(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error)
+	PutCategoryWithBodyWithResponse(ctx context.Context, categoryID CategoryID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error)
 
 	// PutCategoryWithResponse Create or rename a category (admin).
 	//
@@ -4505,7 +3968,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-	PutCategoryWithResponse(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error)
+	PutCategoryWithResponse(ctx context.Context, categoryID CategoryID, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error)
 
 	// ListCategoryProductsWithResponse Category page. One single-partition query on productsByCategory.
 	//
@@ -4589,7 +4052,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-	DevTokenWithBodyWithResponse(ctx context.Context, params *DevTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevTokenResponse, error)
+	DevTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevTokenResponse, error)
 
 	// DevTokenWithResponse Sign a token for anyone (dev mode only; 404 otherwise). Valid for 12 hours.
 	//
@@ -4599,7 +4062,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-	DevTokenWithResponse(ctx context.Context, params *DevTokenParams, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*DevTokenResponse, error)
+	DevTokenWithResponse(ctx context.Context, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*DevTokenResponse, error)
 
 	// GetMySummaryWithResponse Account summary. One point read of the pre-computed customer summary.
 	//
@@ -4608,7 +4071,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/me/summary (the `GetMySummary` operationId).
-	GetMySummaryWithResponse(ctx context.Context, params *GetMySummaryParams, reqEditors ...RequestEditorFn) (*GetMySummaryResponse, error)
+	GetMySummaryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMySummaryResponse, error)
 
 	// ListOrdersWithResponse Order history, newest first. One single-partition query in orders.
 	//
@@ -4622,7 +4085,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/orders/{orderId} (the `GetOrder` operationId).
-	GetOrderWithResponse(ctx context.Context, orderID OrderID, params *GetOrderParams, reqEditors ...RequestEditorFn) (*GetOrderResponse, error)
+	GetOrderWithResponse(ctx context.Context, orderID OrderID, reqEditors ...RequestEditorFn) (*GetOrderResponse, error)
 
 	// CancelOrderWithResponse Cancel one of the caller's placed or shipped orders.
 	//
@@ -4643,7 +4106,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
-	CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+	CreateProductWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
 
 	// CreateProductWithResponse Create a product (admin).
 	//
@@ -4653,7 +4116,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
-	CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+	CreateProductWithResponse(ctx context.Context, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
 
 	// DeleteProductWithResponse Soft-delete a product (admin); it expires by TTL after 7 days.
 	//
@@ -4667,7 +4130,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
-	GetProductWithResponse(ctx context.Context, productID ProductID, params *GetProductParams, reqEditors ...RequestEditorFn) (*GetProductResponse, error)
+	GetProductWithResponse(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*GetProductResponse, error)
 
 	// PatchProductWithBodyWithResponse Change a product (admin), as a JSON merge patch.
 	//
@@ -4714,14 +4177,14 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-	CreateReviewWithBodyWithResponse(ctx context.Context, productID ProductID, params *CreateReviewParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error)
+	CreateReviewWithBodyWithResponse(ctx context.Context, productID ProductID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error)
 
 	// CreateReviewWithResponse Review a product; one review per user per product (409 for a second).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-	CreateReviewWithResponse(ctx context.Context, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error)
+	CreateReviewWithResponse(ctx context.Context, productID ProductID, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error)
 
 	// SearchProductsWithResponse Product search. One single-partition query on productsByTerm.
 	//
@@ -4874,7 +4337,7 @@ func (r ReadyResponse) ContentType() string {
 // FeedStatusResponse200Headers the declared response headers of an HTTP 200 response for FeedStatus
 type FeedStatusResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -4883,7 +4346,7 @@ type FeedStatusResponse200Headers struct {
 // FeedStatusResponse400Headers the declared response headers of an HTTP 400 response for FeedStatus
 type FeedStatusResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -4893,7 +4356,7 @@ type FeedStatusResponse400Headers struct {
 type FeedStatusResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -4902,7 +4365,7 @@ type FeedStatusResponse401Headers struct {
 // FeedStatusResponse403Headers the declared response headers of an HTTP 403 response for FeedStatus
 type FeedStatusResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -4915,7 +4378,7 @@ type FeedStatusResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -4924,7 +4387,7 @@ type FeedStatusResponse429Headers struct {
 // FeedStatusResponse500Headers the declared response headers of an HTTP 500 response for FeedStatus
 type FeedStatusResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -4934,7 +4397,7 @@ type FeedStatusResponse500Headers struct {
 type FeedStatusResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5040,7 +4503,7 @@ func (r FeedStatusResponse) ContentType() string {
 // ListOrdersByStatusResponse200Headers the declared response headers of an HTTP 200 response for ListOrdersByStatus
 type ListOrdersByStatusResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5049,7 +4512,7 @@ type ListOrdersByStatusResponse200Headers struct {
 // ListOrdersByStatusResponse400Headers the declared response headers of an HTTP 400 response for ListOrdersByStatus
 type ListOrdersByStatusResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5059,7 +4522,7 @@ type ListOrdersByStatusResponse400Headers struct {
 type ListOrdersByStatusResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5068,7 +4531,7 @@ type ListOrdersByStatusResponse401Headers struct {
 // ListOrdersByStatusResponse403Headers the declared response headers of an HTTP 403 response for ListOrdersByStatus
 type ListOrdersByStatusResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5081,7 +4544,7 @@ type ListOrdersByStatusResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5090,7 +4553,7 @@ type ListOrdersByStatusResponse429Headers struct {
 // ListOrdersByStatusResponse500Headers the declared response headers of an HTTP 500 response for ListOrdersByStatus
 type ListOrdersByStatusResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5100,7 +4563,7 @@ type ListOrdersByStatusResponse500Headers struct {
 type ListOrdersByStatusResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5207,7 +4670,7 @@ func (r ListOrdersByStatusResponse) ContentType() string {
 type SetOrderStatusResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5216,7 +4679,7 @@ type SetOrderStatusResponse200Headers struct {
 // SetOrderStatusResponse400Headers the declared response headers of an HTTP 400 response for SetOrderStatus
 type SetOrderStatusResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5226,7 +4689,7 @@ type SetOrderStatusResponse400Headers struct {
 type SetOrderStatusResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5235,7 +4698,7 @@ type SetOrderStatusResponse401Headers struct {
 // SetOrderStatusResponse403Headers the declared response headers of an HTTP 403 response for SetOrderStatus
 type SetOrderStatusResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5244,7 +4707,7 @@ type SetOrderStatusResponse403Headers struct {
 // SetOrderStatusResponse404Headers the declared response headers of an HTTP 404 response for SetOrderStatus
 type SetOrderStatusResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5253,7 +4716,7 @@ type SetOrderStatusResponse404Headers struct {
 // SetOrderStatusResponse409Headers the declared response headers of an HTTP 409 response for SetOrderStatus
 type SetOrderStatusResponse409Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5262,7 +4725,7 @@ type SetOrderStatusResponse409Headers struct {
 // SetOrderStatusResponse412Headers the declared response headers of an HTTP 412 response for SetOrderStatus
 type SetOrderStatusResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5271,7 +4734,7 @@ type SetOrderStatusResponse412Headers struct {
 // SetOrderStatusResponse413Headers the declared response headers of an HTTP 413 response for SetOrderStatus
 type SetOrderStatusResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5280,7 +4743,7 @@ type SetOrderStatusResponse413Headers struct {
 // SetOrderStatusResponse415Headers the declared response headers of an HTTP 415 response for SetOrderStatus
 type SetOrderStatusResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5293,7 +4756,7 @@ type SetOrderStatusResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5302,7 +4765,7 @@ type SetOrderStatusResponse429Headers struct {
 // SetOrderStatusResponse500Headers the declared response headers of an HTTP 500 response for SetOrderStatus
 type SetOrderStatusResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5312,7 +4775,7 @@ type SetOrderStatusResponse500Headers struct {
 type SetOrderStatusResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5321,7 +4784,7 @@ type SetOrderStatusResponse503Headers struct {
 // SetOrderStatusResponse507Headers the declared response headers of an HTTP 507 response for SetOrderStatus
 type SetOrderStatusResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5482,7 +4945,7 @@ func (r SetOrderStatusResponse) ContentType() string {
 type GetStockResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5491,7 +4954,7 @@ type GetStockResponse200Headers struct {
 // GetStockResponse400Headers the declared response headers of an HTTP 400 response for GetStock
 type GetStockResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5501,7 +4964,7 @@ type GetStockResponse400Headers struct {
 type GetStockResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5510,7 +4973,7 @@ type GetStockResponse401Headers struct {
 // GetStockResponse403Headers the declared response headers of an HTTP 403 response for GetStock
 type GetStockResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5519,7 +4982,7 @@ type GetStockResponse403Headers struct {
 // GetStockResponse404Headers the declared response headers of an HTTP 404 response for GetStock
 type GetStockResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5532,7 +4995,7 @@ type GetStockResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5541,7 +5004,7 @@ type GetStockResponse429Headers struct {
 // GetStockResponse500Headers the declared response headers of an HTTP 500 response for GetStock
 type GetStockResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5551,7 +5014,7 @@ type GetStockResponse500Headers struct {
 type GetStockResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5667,7 +5130,7 @@ func (r GetStockResponse) ContentType() string {
 type SetStockResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5676,7 +5139,7 @@ type SetStockResponse200Headers struct {
 // SetStockResponse400Headers the declared response headers of an HTTP 400 response for SetStock
 type SetStockResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5686,7 +5149,7 @@ type SetStockResponse400Headers struct {
 type SetStockResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5695,7 +5158,7 @@ type SetStockResponse401Headers struct {
 // SetStockResponse403Headers the declared response headers of an HTTP 403 response for SetStock
 type SetStockResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5704,7 +5167,7 @@ type SetStockResponse403Headers struct {
 // SetStockResponse404Headers the declared response headers of an HTTP 404 response for SetStock
 type SetStockResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5713,7 +5176,7 @@ type SetStockResponse404Headers struct {
 // SetStockResponse412Headers the declared response headers of an HTTP 412 response for SetStock
 type SetStockResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5722,7 +5185,7 @@ type SetStockResponse412Headers struct {
 // SetStockResponse413Headers the declared response headers of an HTTP 413 response for SetStock
 type SetStockResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5731,7 +5194,7 @@ type SetStockResponse413Headers struct {
 // SetStockResponse415Headers the declared response headers of an HTTP 415 response for SetStock
 type SetStockResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5744,7 +5207,7 @@ type SetStockResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5753,7 +5216,7 @@ type SetStockResponse429Headers struct {
 // SetStockResponse500Headers the declared response headers of an HTTP 500 response for SetStock
 type SetStockResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5763,7 +5226,7 @@ type SetStockResponse500Headers struct {
 type SetStockResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5772,7 +5235,7 @@ type SetStockResponse503Headers struct {
 // SetStockResponse507Headers the declared response headers of an HTTP 507 response for SetStock
 type SetStockResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5923,7 +5386,7 @@ func (r SetStockResponse) ContentType() string {
 // ThroughputStatusResponse200Headers the declared response headers of an HTTP 200 response for ThroughputStatus
 type ThroughputStatusResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5932,7 +5395,7 @@ type ThroughputStatusResponse200Headers struct {
 // ThroughputStatusResponse400Headers the declared response headers of an HTTP 400 response for ThroughputStatus
 type ThroughputStatusResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5942,7 +5405,7 @@ type ThroughputStatusResponse400Headers struct {
 type ThroughputStatusResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5951,7 +5414,7 @@ type ThroughputStatusResponse401Headers struct {
 // ThroughputStatusResponse403Headers the declared response headers of an HTTP 403 response for ThroughputStatus
 type ThroughputStatusResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5964,7 +5427,7 @@ type ThroughputStatusResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5973,7 +5436,7 @@ type ThroughputStatusResponse429Headers struct {
 // ThroughputStatusResponse500Headers the declared response headers of an HTTP 500 response for ThroughputStatus
 type ThroughputStatusResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -5983,7 +5446,7 @@ type ThroughputStatusResponse500Headers struct {
 type ThroughputStatusResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6090,7 +5553,7 @@ func (r ThroughputStatusResponse) ContentType() string {
 type GetCartResponse200Headers struct {
 	ETag                    *string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6099,7 +5562,7 @@ type GetCartResponse200Headers struct {
 // GetCartResponse400Headers the declared response headers of an HTTP 400 response for GetCart
 type GetCartResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6109,7 +5572,7 @@ type GetCartResponse400Headers struct {
 type GetCartResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6122,7 +5585,7 @@ type GetCartResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6131,7 +5594,7 @@ type GetCartResponse429Headers struct {
 // GetCartResponse500Headers the declared response headers of an HTTP 500 response for GetCart
 type GetCartResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6141,7 +5604,7 @@ type GetCartResponse500Headers struct {
 type GetCartResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6239,7 +5702,7 @@ func (r GetCartResponse) ContentType() string {
 type DeleteCartItemResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6248,7 +5711,7 @@ type DeleteCartItemResponse200Headers struct {
 // DeleteCartItemResponse400Headers the declared response headers of an HTTP 400 response for DeleteCartItem
 type DeleteCartItemResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6258,7 +5721,7 @@ type DeleteCartItemResponse400Headers struct {
 type DeleteCartItemResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6267,7 +5730,7 @@ type DeleteCartItemResponse401Headers struct {
 // DeleteCartItemResponse412Headers the declared response headers of an HTTP 412 response for DeleteCartItem
 type DeleteCartItemResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6280,7 +5743,7 @@ type DeleteCartItemResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6289,7 +5752,7 @@ type DeleteCartItemResponse429Headers struct {
 // DeleteCartItemResponse500Headers the declared response headers of an HTTP 500 response for DeleteCartItem
 type DeleteCartItemResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6299,7 +5762,7 @@ type DeleteCartItemResponse500Headers struct {
 type DeleteCartItemResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6308,7 +5771,7 @@ type DeleteCartItemResponse503Headers struct {
 // DeleteCartItemResponse507Headers the declared response headers of an HTTP 507 response for DeleteCartItem
 type DeleteCartItemResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6424,7 +5887,7 @@ func (r DeleteCartItemResponse) ContentType() string {
 type AddCartItemResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6433,7 +5896,7 @@ type AddCartItemResponse200Headers struct {
 // AddCartItemResponse400Headers the declared response headers of an HTTP 400 response for AddCartItem
 type AddCartItemResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6443,7 +5906,7 @@ type AddCartItemResponse400Headers struct {
 type AddCartItemResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6452,7 +5915,7 @@ type AddCartItemResponse401Headers struct {
 // AddCartItemResponse404Headers the declared response headers of an HTTP 404 response for AddCartItem
 type AddCartItemResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6461,7 +5924,7 @@ type AddCartItemResponse404Headers struct {
 // AddCartItemResponse409Headers the declared response headers of an HTTP 409 response for AddCartItem
 type AddCartItemResponse409Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6470,7 +5933,7 @@ type AddCartItemResponse409Headers struct {
 // AddCartItemResponse412Headers the declared response headers of an HTTP 412 response for AddCartItem
 type AddCartItemResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6479,7 +5942,7 @@ type AddCartItemResponse412Headers struct {
 // AddCartItemResponse413Headers the declared response headers of an HTTP 413 response for AddCartItem
 type AddCartItemResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6488,7 +5951,7 @@ type AddCartItemResponse413Headers struct {
 // AddCartItemResponse415Headers the declared response headers of an HTTP 415 response for AddCartItem
 type AddCartItemResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6501,7 +5964,7 @@ type AddCartItemResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6510,7 +5973,7 @@ type AddCartItemResponse429Headers struct {
 // AddCartItemResponse500Headers the declared response headers of an HTTP 500 response for AddCartItem
 type AddCartItemResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6520,7 +5983,7 @@ type AddCartItemResponse500Headers struct {
 type AddCartItemResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6529,7 +5992,7 @@ type AddCartItemResponse503Headers struct {
 // AddCartItemResponse507Headers the declared response headers of an HTTP 507 response for AddCartItem
 type AddCartItemResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6681,7 +6144,7 @@ func (r AddCartItemResponse) ContentType() string {
 type PutCartItemResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6690,7 +6153,7 @@ type PutCartItemResponse200Headers struct {
 // PutCartItemResponse400Headers the declared response headers of an HTTP 400 response for PutCartItem
 type PutCartItemResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6700,7 +6163,7 @@ type PutCartItemResponse400Headers struct {
 type PutCartItemResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6709,7 +6172,7 @@ type PutCartItemResponse401Headers struct {
 // PutCartItemResponse404Headers the declared response headers of an HTTP 404 response for PutCartItem
 type PutCartItemResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6718,7 +6181,7 @@ type PutCartItemResponse404Headers struct {
 // PutCartItemResponse409Headers the declared response headers of an HTTP 409 response for PutCartItem
 type PutCartItemResponse409Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6727,7 +6190,7 @@ type PutCartItemResponse409Headers struct {
 // PutCartItemResponse412Headers the declared response headers of an HTTP 412 response for PutCartItem
 type PutCartItemResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6736,7 +6199,7 @@ type PutCartItemResponse412Headers struct {
 // PutCartItemResponse413Headers the declared response headers of an HTTP 413 response for PutCartItem
 type PutCartItemResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6745,7 +6208,7 @@ type PutCartItemResponse413Headers struct {
 // PutCartItemResponse415Headers the declared response headers of an HTTP 415 response for PutCartItem
 type PutCartItemResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6758,7 +6221,7 @@ type PutCartItemResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6767,7 +6230,7 @@ type PutCartItemResponse429Headers struct {
 // PutCartItemResponse500Headers the declared response headers of an HTTP 500 response for PutCartItem
 type PutCartItemResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6777,7 +6240,7 @@ type PutCartItemResponse500Headers struct {
 type PutCartItemResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6786,7 +6249,7 @@ type PutCartItemResponse503Headers struct {
 // PutCartItemResponse507Headers the declared response headers of an HTTP 507 response for PutCartItem
 type PutCartItemResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6937,7 +6400,7 @@ func (r PutCartItemResponse) ContentType() string {
 // ListCategoriesResponse200Headers the declared response headers of an HTTP 200 response for ListCategories
 type ListCategoriesResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6946,7 +6409,7 @@ type ListCategoriesResponse200Headers struct {
 // ListCategoriesResponse400Headers the declared response headers of an HTTP 400 response for ListCategories
 type ListCategoriesResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6959,7 +6422,7 @@ type ListCategoriesResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6968,7 +6431,7 @@ type ListCategoriesResponse429Headers struct {
 // ListCategoriesResponse500Headers the declared response headers of an HTTP 500 response for ListCategories
 type ListCategoriesResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -6978,7 +6441,7 @@ type ListCategoriesResponse500Headers struct {
 type ListCategoriesResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7066,7 +6529,7 @@ func (r ListCategoriesResponse) ContentType() string {
 // PutCategoryResponse200Headers the declared response headers of an HTTP 200 response for PutCategory
 type PutCategoryResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7076,7 +6539,7 @@ type PutCategoryResponse200Headers struct {
 type PutCategoryResponse201Headers struct {
 	Location                string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7085,7 +6548,7 @@ type PutCategoryResponse201Headers struct {
 // PutCategoryResponse400Headers the declared response headers of an HTTP 400 response for PutCategory
 type PutCategoryResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7095,7 +6558,7 @@ type PutCategoryResponse400Headers struct {
 type PutCategoryResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7104,7 +6567,7 @@ type PutCategoryResponse401Headers struct {
 // PutCategoryResponse403Headers the declared response headers of an HTTP 403 response for PutCategory
 type PutCategoryResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7113,7 +6576,7 @@ type PutCategoryResponse403Headers struct {
 // PutCategoryResponse413Headers the declared response headers of an HTTP 413 response for PutCategory
 type PutCategoryResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7122,7 +6585,7 @@ type PutCategoryResponse413Headers struct {
 // PutCategoryResponse415Headers the declared response headers of an HTTP 415 response for PutCategory
 type PutCategoryResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7135,7 +6598,7 @@ type PutCategoryResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7144,7 +6607,7 @@ type PutCategoryResponse429Headers struct {
 // PutCategoryResponse500Headers the declared response headers of an HTTP 500 response for PutCategory
 type PutCategoryResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7154,7 +6617,7 @@ type PutCategoryResponse500Headers struct {
 type PutCategoryResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7163,7 +6626,7 @@ type PutCategoryResponse503Headers struct {
 // PutCategoryResponse507Headers the declared response headers of an HTTP 507 response for PutCategory
 type PutCategoryResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7305,7 +6768,7 @@ func (r PutCategoryResponse) ContentType() string {
 // ListCategoryProductsResponse200Headers the declared response headers of an HTTP 200 response for ListCategoryProducts
 type ListCategoryProductsResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7314,7 +6777,7 @@ type ListCategoryProductsResponse200Headers struct {
 // ListCategoryProductsResponse400Headers the declared response headers of an HTTP 400 response for ListCategoryProducts
 type ListCategoryProductsResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7323,7 +6786,7 @@ type ListCategoryProductsResponse400Headers struct {
 // ListCategoryProductsResponse404Headers the declared response headers of an HTTP 404 response for ListCategoryProducts
 type ListCategoryProductsResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7336,7 +6799,7 @@ type ListCategoryProductsResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7345,7 +6808,7 @@ type ListCategoryProductsResponse429Headers struct {
 // ListCategoryProductsResponse500Headers the declared response headers of an HTTP 500 response for ListCategoryProducts
 type ListCategoryProductsResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7355,7 +6818,7 @@ type ListCategoryProductsResponse500Headers struct {
 type ListCategoryProductsResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7453,7 +6916,7 @@ func (r ListCategoryProductsResponse) ContentType() string {
 type CheckoutResponse201Headers struct {
 	Location                string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7463,7 +6926,7 @@ type CheckoutResponse201Headers struct {
 type CheckoutResponse202Headers struct {
 	Location                string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7472,7 +6935,7 @@ type CheckoutResponse202Headers struct {
 // CheckoutResponse400Headers the declared response headers of an HTTP 400 response for Checkout
 type CheckoutResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7482,7 +6945,7 @@ type CheckoutResponse400Headers struct {
 type CheckoutResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7491,7 +6954,7 @@ type CheckoutResponse401Headers struct {
 // CheckoutResponse402Headers the declared response headers of an HTTP 402 response for Checkout
 type CheckoutResponse402Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7500,7 +6963,7 @@ type CheckoutResponse402Headers struct {
 // CheckoutResponse409Headers the declared response headers of an HTTP 409 response for Checkout
 type CheckoutResponse409Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7509,7 +6972,7 @@ type CheckoutResponse409Headers struct {
 // CheckoutResponse413Headers the declared response headers of an HTTP 413 response for Checkout
 type CheckoutResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7518,7 +6981,7 @@ type CheckoutResponse413Headers struct {
 // CheckoutResponse415Headers the declared response headers of an HTTP 415 response for Checkout
 type CheckoutResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7527,7 +6990,7 @@ type CheckoutResponse415Headers struct {
 // CheckoutResponse422Headers the declared response headers of an HTTP 422 response for Checkout
 type CheckoutResponse422Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7540,7 +7003,7 @@ type CheckoutResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7549,7 +7012,7 @@ type CheckoutResponse429Headers struct {
 // CheckoutResponse500Headers the declared response headers of an HTTP 500 response for Checkout
 type CheckoutResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7559,7 +7022,7 @@ type CheckoutResponse500Headers struct {
 type CheckoutResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7568,7 +7031,7 @@ type CheckoutResponse503Headers struct {
 // CheckoutResponse507Headers the declared response headers of an HTTP 507 response for Checkout
 type CheckoutResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7728,7 +7191,7 @@ func (r CheckoutResponse) ContentType() string {
 // DevTokenResponse200Headers the declared response headers of an HTTP 200 response for DevToken
 type DevTokenResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7737,7 +7200,7 @@ type DevTokenResponse200Headers struct {
 // DevTokenResponse400Headers the declared response headers of an HTTP 400 response for DevToken
 type DevTokenResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7746,7 +7209,7 @@ type DevTokenResponse400Headers struct {
 // DevTokenResponse404Headers the declared response headers of an HTTP 404 response for DevToken
 type DevTokenResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7755,7 +7218,7 @@ type DevTokenResponse404Headers struct {
 // DevTokenResponse413Headers the declared response headers of an HTTP 413 response for DevToken
 type DevTokenResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7764,7 +7227,7 @@ type DevTokenResponse413Headers struct {
 // DevTokenResponse415Headers the declared response headers of an HTTP 415 response for DevToken
 type DevTokenResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7777,7 +7240,7 @@ type DevTokenResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7874,7 +7337,7 @@ func (r DevTokenResponse) ContentType() string {
 // GetMySummaryResponse200Headers the declared response headers of an HTTP 200 response for GetMySummary
 type GetMySummaryResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7883,7 +7346,7 @@ type GetMySummaryResponse200Headers struct {
 // GetMySummaryResponse400Headers the declared response headers of an HTTP 400 response for GetMySummary
 type GetMySummaryResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7893,7 +7356,7 @@ type GetMySummaryResponse400Headers struct {
 type GetMySummaryResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7906,7 +7369,7 @@ type GetMySummaryResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7915,7 +7378,7 @@ type GetMySummaryResponse429Headers struct {
 // GetMySummaryResponse500Headers the declared response headers of an HTTP 500 response for GetMySummary
 type GetMySummaryResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -7925,7 +7388,7 @@ type GetMySummaryResponse500Headers struct {
 type GetMySummaryResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8022,7 +7485,7 @@ func (r GetMySummaryResponse) ContentType() string {
 // ListOrdersResponse200Headers the declared response headers of an HTTP 200 response for ListOrders
 type ListOrdersResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8031,7 +7494,7 @@ type ListOrdersResponse200Headers struct {
 // ListOrdersResponse400Headers the declared response headers of an HTTP 400 response for ListOrders
 type ListOrdersResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8041,7 +7504,7 @@ type ListOrdersResponse400Headers struct {
 type ListOrdersResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8054,7 +7517,7 @@ type ListOrdersResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8063,7 +7526,7 @@ type ListOrdersResponse429Headers struct {
 // ListOrdersResponse500Headers the declared response headers of an HTTP 500 response for ListOrders
 type ListOrdersResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8073,7 +7536,7 @@ type ListOrdersResponse500Headers struct {
 type ListOrdersResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8171,7 +7634,7 @@ func (r ListOrdersResponse) ContentType() string {
 type GetOrderResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8180,7 +7643,7 @@ type GetOrderResponse200Headers struct {
 // GetOrderResponse400Headers the declared response headers of an HTTP 400 response for GetOrder
 type GetOrderResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8190,7 +7653,7 @@ type GetOrderResponse400Headers struct {
 type GetOrderResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8199,7 +7662,7 @@ type GetOrderResponse401Headers struct {
 // GetOrderResponse404Headers the declared response headers of an HTTP 404 response for GetOrder
 type GetOrderResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8212,7 +7675,7 @@ type GetOrderResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8221,7 +7684,7 @@ type GetOrderResponse429Headers struct {
 // GetOrderResponse500Headers the declared response headers of an HTTP 500 response for GetOrder
 type GetOrderResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8231,7 +7694,7 @@ type GetOrderResponse500Headers struct {
 type GetOrderResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8338,7 +7801,7 @@ func (r GetOrderResponse) ContentType() string {
 type CancelOrderResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8347,7 +7810,7 @@ type CancelOrderResponse200Headers struct {
 // CancelOrderResponse400Headers the declared response headers of an HTTP 400 response for CancelOrder
 type CancelOrderResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8357,7 +7820,7 @@ type CancelOrderResponse400Headers struct {
 type CancelOrderResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8366,7 +7829,7 @@ type CancelOrderResponse401Headers struct {
 // CancelOrderResponse404Headers the declared response headers of an HTTP 404 response for CancelOrder
 type CancelOrderResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8375,7 +7838,7 @@ type CancelOrderResponse404Headers struct {
 // CancelOrderResponse409Headers the declared response headers of an HTTP 409 response for CancelOrder
 type CancelOrderResponse409Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8384,7 +7847,7 @@ type CancelOrderResponse409Headers struct {
 // CancelOrderResponse412Headers the declared response headers of an HTTP 412 response for CancelOrder
 type CancelOrderResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8397,7 +7860,7 @@ type CancelOrderResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8406,7 +7869,7 @@ type CancelOrderResponse429Headers struct {
 // CancelOrderResponse500Headers the declared response headers of an HTTP 500 response for CancelOrder
 type CancelOrderResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8416,7 +7879,7 @@ type CancelOrderResponse500Headers struct {
 type CancelOrderResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8425,7 +7888,7 @@ type CancelOrderResponse503Headers struct {
 // CancelOrderResponse507Headers the declared response headers of an HTTP 507 response for CancelOrder
 type CancelOrderResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8560,7 +8023,7 @@ type CreateProductResponse201Headers struct {
 	ETag                    string
 	Location                string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8569,7 +8032,7 @@ type CreateProductResponse201Headers struct {
 // CreateProductResponse400Headers the declared response headers of an HTTP 400 response for CreateProduct
 type CreateProductResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8579,7 +8042,7 @@ type CreateProductResponse400Headers struct {
 type CreateProductResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8588,7 +8051,7 @@ type CreateProductResponse401Headers struct {
 // CreateProductResponse403Headers the declared response headers of an HTTP 403 response for CreateProduct
 type CreateProductResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8597,7 +8060,7 @@ type CreateProductResponse403Headers struct {
 // CreateProductResponse409Headers the declared response headers of an HTTP 409 response for CreateProduct
 type CreateProductResponse409Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8606,7 +8069,7 @@ type CreateProductResponse409Headers struct {
 // CreateProductResponse413Headers the declared response headers of an HTTP 413 response for CreateProduct
 type CreateProductResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8615,7 +8078,7 @@ type CreateProductResponse413Headers struct {
 // CreateProductResponse415Headers the declared response headers of an HTTP 415 response for CreateProduct
 type CreateProductResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8628,7 +8091,7 @@ type CreateProductResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8637,7 +8100,7 @@ type CreateProductResponse429Headers struct {
 // CreateProductResponse500Headers the declared response headers of an HTTP 500 response for CreateProduct
 type CreateProductResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8647,7 +8110,7 @@ type CreateProductResponse500Headers struct {
 type CreateProductResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8656,7 +8119,7 @@ type CreateProductResponse503Headers struct {
 // CreateProductResponse507Headers the declared response headers of an HTTP 507 response for CreateProduct
 type CreateProductResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8798,7 +8261,7 @@ func (r CreateProductResponse) ContentType() string {
 // DeleteProductResponse204Headers the declared response headers of an HTTP 204 response for DeleteProduct
 type DeleteProductResponse204Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8807,7 +8270,7 @@ type DeleteProductResponse204Headers struct {
 // DeleteProductResponse400Headers the declared response headers of an HTTP 400 response for DeleteProduct
 type DeleteProductResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8817,7 +8280,7 @@ type DeleteProductResponse400Headers struct {
 type DeleteProductResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8826,7 +8289,7 @@ type DeleteProductResponse401Headers struct {
 // DeleteProductResponse403Headers the declared response headers of an HTTP 403 response for DeleteProduct
 type DeleteProductResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8835,7 +8298,7 @@ type DeleteProductResponse403Headers struct {
 // DeleteProductResponse404Headers the declared response headers of an HTTP 404 response for DeleteProduct
 type DeleteProductResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8844,7 +8307,7 @@ type DeleteProductResponse404Headers struct {
 // DeleteProductResponse412Headers the declared response headers of an HTTP 412 response for DeleteProduct
 type DeleteProductResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8857,7 +8320,7 @@ type DeleteProductResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8866,7 +8329,7 @@ type DeleteProductResponse429Headers struct {
 // DeleteProductResponse500Headers the declared response headers of an HTTP 500 response for DeleteProduct
 type DeleteProductResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8876,7 +8339,7 @@ type DeleteProductResponse500Headers struct {
 type DeleteProductResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -8885,7 +8348,7 @@ type DeleteProductResponse503Headers struct {
 // DeleteProductResponse507Headers the declared response headers of an HTTP 507 response for DeleteProduct
 type DeleteProductResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9012,7 +8475,7 @@ func (r DeleteProductResponse) ContentType() string {
 type GetProductResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9021,7 +8484,7 @@ type GetProductResponse200Headers struct {
 // GetProductResponse400Headers the declared response headers of an HTTP 400 response for GetProduct
 type GetProductResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9030,7 +8493,7 @@ type GetProductResponse400Headers struct {
 // GetProductResponse404Headers the declared response headers of an HTTP 404 response for GetProduct
 type GetProductResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9043,7 +8506,7 @@ type GetProductResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9052,7 +8515,7 @@ type GetProductResponse429Headers struct {
 // GetProductResponse500Headers the declared response headers of an HTTP 500 response for GetProduct
 type GetProductResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9062,7 +8525,7 @@ type GetProductResponse500Headers struct {
 type GetProductResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9160,7 +8623,7 @@ func (r GetProductResponse) ContentType() string {
 type PatchProductResponse200Headers struct {
 	ETag                    string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9169,7 +8632,7 @@ type PatchProductResponse200Headers struct {
 // PatchProductResponse400Headers the declared response headers of an HTTP 400 response for PatchProduct
 type PatchProductResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9179,7 +8642,7 @@ type PatchProductResponse400Headers struct {
 type PatchProductResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9188,7 +8651,7 @@ type PatchProductResponse401Headers struct {
 // PatchProductResponse403Headers the declared response headers of an HTTP 403 response for PatchProduct
 type PatchProductResponse403Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9197,7 +8660,7 @@ type PatchProductResponse403Headers struct {
 // PatchProductResponse404Headers the declared response headers of an HTTP 404 response for PatchProduct
 type PatchProductResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9206,7 +8669,7 @@ type PatchProductResponse404Headers struct {
 // PatchProductResponse412Headers the declared response headers of an HTTP 412 response for PatchProduct
 type PatchProductResponse412Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9215,7 +8678,7 @@ type PatchProductResponse412Headers struct {
 // PatchProductResponse413Headers the declared response headers of an HTTP 413 response for PatchProduct
 type PatchProductResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9224,7 +8687,7 @@ type PatchProductResponse413Headers struct {
 // PatchProductResponse415Headers the declared response headers of an HTTP 415 response for PatchProduct
 type PatchProductResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9237,7 +8700,7 @@ type PatchProductResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9246,7 +8709,7 @@ type PatchProductResponse429Headers struct {
 // PatchProductResponse500Headers the declared response headers of an HTTP 500 response for PatchProduct
 type PatchProductResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9256,7 +8719,7 @@ type PatchProductResponse500Headers struct {
 type PatchProductResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9265,7 +8728,7 @@ type PatchProductResponse503Headers struct {
 // PatchProductResponse507Headers the declared response headers of an HTTP 507 response for PatchProduct
 type PatchProductResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9417,7 +8880,7 @@ func (r PatchProductResponse) ContentType() string {
 type GetProductImageResponse200Headers struct {
 	CacheControl            string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9426,7 +8889,7 @@ type GetProductImageResponse200Headers struct {
 // GetProductImageResponse400Headers the declared response headers of an HTTP 400 response for GetProductImage
 type GetProductImageResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9435,7 +8898,7 @@ type GetProductImageResponse400Headers struct {
 // GetProductImageResponse404Headers the declared response headers of an HTTP 404 response for GetProductImage
 type GetProductImageResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9448,7 +8911,7 @@ type GetProductImageResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9457,7 +8920,7 @@ type GetProductImageResponse429Headers struct {
 // GetProductImageResponse500Headers the declared response headers of an HTTP 500 response for GetProductImage
 type GetProductImageResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9467,7 +8930,7 @@ type GetProductImageResponse500Headers struct {
 type GetProductImageResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9557,7 +9020,7 @@ func (r GetProductImageResponse) ContentType() string {
 // ListReviewsResponse200Headers the declared response headers of an HTTP 200 response for ListReviews
 type ListReviewsResponse200Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9566,7 +9029,7 @@ type ListReviewsResponse200Headers struct {
 // ListReviewsResponse400Headers the declared response headers of an HTTP 400 response for ListReviews
 type ListReviewsResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9579,7 +9042,7 @@ type ListReviewsResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9588,7 +9051,7 @@ type ListReviewsResponse429Headers struct {
 // ListReviewsResponse500Headers the declared response headers of an HTTP 500 response for ListReviews
 type ListReviewsResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9598,7 +9061,7 @@ type ListReviewsResponse500Headers struct {
 type ListReviewsResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9688,7 +9151,7 @@ type CreateReviewResponse201Headers struct {
 	ETag                    string
 	Location                string
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9697,7 +9160,7 @@ type CreateReviewResponse201Headers struct {
 // CreateReviewResponse400Headers the declared response headers of an HTTP 400 response for CreateReview
 type CreateReviewResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9707,7 +9170,7 @@ type CreateReviewResponse400Headers struct {
 type CreateReviewResponse401Headers struct {
 	ServerTiming            string
 	WWWAuthenticate         string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9716,7 +9179,7 @@ type CreateReviewResponse401Headers struct {
 // CreateReviewResponse404Headers the declared response headers of an HTTP 404 response for CreateReview
 type CreateReviewResponse404Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9725,7 +9188,7 @@ type CreateReviewResponse404Headers struct {
 // CreateReviewResponse409Headers the declared response headers of an HTTP 409 response for CreateReview
 type CreateReviewResponse409Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9734,7 +9197,7 @@ type CreateReviewResponse409Headers struct {
 // CreateReviewResponse413Headers the declared response headers of an HTTP 413 response for CreateReview
 type CreateReviewResponse413Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9743,7 +9206,7 @@ type CreateReviewResponse413Headers struct {
 // CreateReviewResponse415Headers the declared response headers of an HTTP 415 response for CreateReview
 type CreateReviewResponse415Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9756,7 +9219,7 @@ type CreateReviewResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9765,7 +9228,7 @@ type CreateReviewResponse429Headers struct {
 // CreateReviewResponse500Headers the declared response headers of an HTTP 500 response for CreateReview
 type CreateReviewResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9775,7 +9238,7 @@ type CreateReviewResponse500Headers struct {
 type CreateReviewResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9784,7 +9247,7 @@ type CreateReviewResponse503Headers struct {
 // CreateReviewResponse507Headers the declared response headers of an HTTP 507 response for CreateReview
 type CreateReviewResponse507Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9926,7 +9389,7 @@ func (r CreateReviewResponse) ContentType() string {
 // SearchProductsResponse200Headers the declared response headers of an HTTP 200 response for SearchProducts
 type SearchProductsResponse200Headers struct {
 	ServerTiming     string
-	XRequestCharge   string
+	XRequestCharge   float64
 	XSessionToken    *string
 	XStoreOperations int
 }
@@ -9934,7 +9397,7 @@ type SearchProductsResponse200Headers struct {
 // SearchProductsResponse400Headers the declared response headers of an HTTP 400 response for SearchProducts
 type SearchProductsResponse400Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9947,7 +9410,7 @@ type SearchProductsResponse429Headers struct {
 	XRateLimitLimit         *int
 	XRateLimitRemaining     *int
 	XRateLimitReset         *int
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9956,7 +9419,7 @@ type SearchProductsResponse429Headers struct {
 // SearchProductsResponse500Headers the declared response headers of an HTTP 500 response for SearchProducts
 type SearchProductsResponse500Headers struct {
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -9966,7 +9429,7 @@ type SearchProductsResponse500Headers struct {
 type SearchProductsResponse503Headers struct {
 	RetryAfter              int
 	ServerTiming            string
-	XRequestCharge          string
+	XRequestCharge          float64
 	XRequestChargeEstimated *string
 	XSessionToken           *string
 	XStoreOperations        int
@@ -10095,8 +9558,8 @@ func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/admin/feeds (the `FeedStatus` operationId).
-func (c *ClientWithResponses) FeedStatusWithResponse(ctx context.Context, params *FeedStatusParams, reqEditors ...RequestEditorFn) (*FeedStatusResponse, error) {
-	rsp, err := c.FeedStatus(ctx, params, reqEditors...)
+func (c *ClientWithResponses) FeedStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*FeedStatusResponse, error) {
+	rsp, err := c.FeedStatus(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10172,8 +9635,8 @@ func (c *ClientWithResponses) SetOrderStatusWithResponse(ctx context.Context, us
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-func (c *ClientWithResponses) GetStockWithResponse(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*GetStockResponse, error) {
-	rsp, err := c.GetStock(ctx, productID, params, reqEditors...)
+func (c *ClientWithResponses) GetStockWithResponse(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*GetStockResponse, error) {
+	rsp, err := c.GetStock(ctx, productID, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10225,8 +9688,8 @@ func (c *ClientWithResponses) SetStockWithResponse(ctx context.Context, productI
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/admin/throughput (the `ThroughputStatus` operationId).
-func (c *ClientWithResponses) ThroughputStatusWithResponse(ctx context.Context, params *ThroughputStatusParams, reqEditors ...RequestEditorFn) (*ThroughputStatusResponse, error) {
-	rsp, err := c.ThroughputStatus(ctx, params, reqEditors...)
+func (c *ClientWithResponses) ThroughputStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ThroughputStatusResponse, error) {
+	rsp, err := c.ThroughputStatus(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10240,8 +9703,8 @@ func (c *ClientWithResponses) ThroughputStatusWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/cart (the `GetCart` operationId).
-func (c *ClientWithResponses) GetCartWithResponse(ctx context.Context, params *GetCartParams, reqEditors ...RequestEditorFn) (*GetCartResponse, error) {
-	rsp, err := c.GetCart(ctx, params, reqEditors...)
+func (c *ClientWithResponses) GetCartWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCartResponse, error) {
+	rsp, err := c.GetCart(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10332,8 +9795,8 @@ func (c *ClientWithResponses) PutCartItemWithResponse(ctx context.Context, produ
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/categories (the `ListCategories` operationId).
-func (c *ClientWithResponses) ListCategoriesWithResponse(ctx context.Context, params *ListCategoriesParams, reqEditors ...RequestEditorFn) (*ListCategoriesResponse, error) {
-	rsp, err := c.ListCategories(ctx, params, reqEditors...)
+func (c *ClientWithResponses) ListCategoriesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCategoriesResponse, error) {
+	rsp, err := c.ListCategories(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10347,8 +9810,8 @@ func (c *ClientWithResponses) ListCategoriesWithResponse(ctx context.Context, pa
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-func (c *ClientWithResponses) PutCategoryWithBodyWithResponse(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error) {
-	rsp, err := c.PutCategoryWithBody(ctx, categoryID, params, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PutCategoryWithBodyWithResponse(ctx context.Context, categoryID CategoryID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error) {
+	rsp, err := c.PutCategoryWithBody(ctx, categoryID, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10362,8 +9825,8 @@ func (c *ClientWithResponses) PutCategoryWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/categories/{categoryId} (the `PutCategory` operationId).
-func (c *ClientWithResponses) PutCategoryWithResponse(ctx context.Context, categoryID CategoryID, params *PutCategoryParams, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error) {
-	rsp, err := c.PutCategory(ctx, categoryID, params, body, reqEditors...)
+func (c *ClientWithResponses) PutCategoryWithResponse(ctx context.Context, categoryID CategoryID, body PutCategoryJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCategoryResponse, error) {
+	rsp, err := c.PutCategory(ctx, categoryID, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10470,8 +9933,8 @@ func (c *ClientWithResponses) CheckoutWithResponse(ctx context.Context, params *
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-func (c *ClientWithResponses) DevTokenWithBodyWithResponse(ctx context.Context, params *DevTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevTokenResponse, error) {
-	rsp, err := c.DevTokenWithBody(ctx, params, contentType, body, reqEditors...)
+func (c *ClientWithResponses) DevTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevTokenResponse, error) {
+	rsp, err := c.DevTokenWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10486,8 +9949,8 @@ func (c *ClientWithResponses) DevTokenWithBodyWithResponse(ctx context.Context, 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/dev/token (the `DevToken` operationId).
-func (c *ClientWithResponses) DevTokenWithResponse(ctx context.Context, params *DevTokenParams, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*DevTokenResponse, error) {
-	rsp, err := c.DevToken(ctx, params, body, reqEditors...)
+func (c *ClientWithResponses) DevTokenWithResponse(ctx context.Context, body DevTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*DevTokenResponse, error) {
+	rsp, err := c.DevToken(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10501,8 +9964,8 @@ func (c *ClientWithResponses) DevTokenWithResponse(ctx context.Context, params *
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/me/summary (the `GetMySummary` operationId).
-func (c *ClientWithResponses) GetMySummaryWithResponse(ctx context.Context, params *GetMySummaryParams, reqEditors ...RequestEditorFn) (*GetMySummaryResponse, error) {
-	rsp, err := c.GetMySummary(ctx, params, reqEditors...)
+func (c *ClientWithResponses) GetMySummaryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMySummaryResponse, error) {
+	rsp, err := c.GetMySummary(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10527,8 +9990,8 @@ func (c *ClientWithResponses) ListOrdersWithResponse(ctx context.Context, params
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/orders/{orderId} (the `GetOrder` operationId).
-func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, orderID OrderID, params *GetOrderParams, reqEditors ...RequestEditorFn) (*GetOrderResponse, error) {
-	rsp, err := c.GetOrder(ctx, orderID, params, reqEditors...)
+func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, orderID OrderID, reqEditors ...RequestEditorFn) (*GetOrderResponse, error) {
+	rsp, err := c.GetOrder(ctx, orderID, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10560,8 +10023,8 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, order
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
-func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
-	rsp, err := c.CreateProductWithBody(ctx, params, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProductWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10576,8 +10039,8 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
-func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
-	rsp, err := c.CreateProduct(ctx, params, body, reqEditors...)
+func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProduct(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10602,8 +10065,8 @@ func (c *ClientWithResponses) DeleteProductWithResponse(ctx context.Context, pro
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
-func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, productID ProductID, params *GetProductParams, reqEditors ...RequestEditorFn) (*GetProductResponse, error) {
-	rsp, err := c.GetProduct(ctx, productID, params, reqEditors...)
+func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*GetProductResponse, error) {
+	rsp, err := c.GetProduct(ctx, productID, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10679,8 +10142,8 @@ func (c *ClientWithResponses) ListReviewsWithResponse(ctx context.Context, produ
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-func (c *ClientWithResponses) CreateReviewWithBodyWithResponse(ctx context.Context, productID ProductID, params *CreateReviewParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error) {
-	rsp, err := c.CreateReviewWithBody(ctx, productID, params, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateReviewWithBodyWithResponse(ctx context.Context, productID ProductID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error) {
+	rsp, err := c.CreateReviewWithBody(ctx, productID, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10692,8 +10155,8 @@ func (c *ClientWithResponses) CreateReviewWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/products/{productId}/reviews (the `CreateReview` operationId).
-func (c *ClientWithResponses) CreateReviewWithResponse(ctx context.Context, productID ProductID, params *CreateReviewParams, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error) {
-	rsp, err := c.CreateReview(ctx, productID, params, body, reqEditors...)
+func (c *ClientWithResponses) CreateReviewWithResponse(ctx context.Context, productID ProductID, body CreateReviewJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReviewResponse, error) {
+	rsp, err := c.CreateReview(ctx, productID, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10887,8 +10350,8 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -10925,8 +10388,8 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -10970,8 +10433,8 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11008,8 +10471,8 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11074,8 +10537,8 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11112,8 +10575,8 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11157,8 +10620,8 @@ func ParseFeedStatusResponse(rsp *http.Response) (*FeedStatusResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11266,8 +10729,8 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11304,8 +10767,8 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11349,8 +10812,8 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11387,8 +10850,8 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11453,8 +10916,8 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11491,8 +10954,8 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11536,8 +10999,8 @@ func ParseListOrdersByStatusResponse(rsp *http.Response) (*ListOrdersByStatusRes
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11694,8 +11157,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11732,8 +11195,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11777,8 +11240,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11815,8 +11278,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11853,8 +11316,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11891,8 +11354,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11929,8 +11392,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -11967,8 +11430,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12005,8 +11468,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12071,8 +11534,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12109,8 +11572,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12154,8 +11617,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12192,8 +11655,8 @@ func ParseSetOrderStatusResponse(rsp *http.Response) (*SetOrderStatusResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12315,8 +11778,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12353,8 +11816,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12398,8 +11861,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12436,8 +11899,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12474,8 +11937,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12540,8 +12003,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12578,8 +12041,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12623,8 +12086,8 @@ func ParseGetStockResponse(rsp *http.Response) (*GetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12774,8 +12237,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12812,8 +12275,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12857,8 +12320,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12895,8 +12358,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12933,8 +12396,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -12971,8 +12434,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13009,8 +12472,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13047,8 +12510,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13113,8 +12576,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13151,8 +12614,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13196,8 +12659,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13234,8 +12697,8 @@ func ParseSetStockResponse(rsp *http.Response) (*SetStockResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13343,8 +12806,8 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13381,8 +12844,8 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13426,8 +12889,8 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13464,8 +12927,8 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13530,8 +12993,8 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13568,8 +13031,8 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13613,8 +13076,8 @@ func ParseThroughputStatusResponse(rsp *http.Response) (*ThroughputStatusRespons
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13722,8 +13185,8 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13760,8 +13223,8 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13805,8 +13268,8 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13871,8 +13334,8 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13909,8 +13372,8 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -13954,8 +13417,8 @@ func ParseGetCartResponse(rsp *http.Response) (*GetCartResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14077,8 +13540,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14115,8 +13578,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14160,8 +13623,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14198,8 +13661,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14264,8 +13727,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14302,8 +13765,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14347,8 +13810,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14385,8 +13848,8 @@ func ParseDeleteCartItemResponse(rsp *http.Response) (*DeleteCartItemResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14536,8 +13999,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14574,8 +14037,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14619,8 +14082,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14657,8 +14120,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14695,8 +14158,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14733,8 +14196,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14771,8 +14234,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14809,8 +14272,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14875,8 +14338,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14913,8 +14376,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14958,8 +14421,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -14996,8 +14459,8 @@ func ParseAddCartItemResponse(rsp *http.Response) (*AddCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15147,8 +14610,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15185,8 +14648,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15230,8 +14693,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15268,8 +14731,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15306,8 +14769,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15344,8 +14807,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15382,8 +14845,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15420,8 +14883,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15486,8 +14949,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15524,8 +14987,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15569,8 +15032,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15607,8 +15070,8 @@ func ParsePutCartItemResponse(rsp *http.Response) (*PutCartItemResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15702,8 +15165,8 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15740,8 +15203,8 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15806,8 +15269,8 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15844,8 +15307,8 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -15889,8 +15352,8 @@ func ParseListCategoriesResponse(rsp *http.Response) (*ListCategoriesResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16026,8 +15489,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16071,8 +15534,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16109,8 +15572,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16154,8 +15617,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16192,8 +15655,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16230,8 +15693,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16268,8 +15731,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16334,8 +15797,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16372,8 +15835,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16417,8 +15880,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16455,8 +15918,8 @@ func ParsePutCategoryResponse(rsp *http.Response) (*PutCategoryResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16557,8 +16020,8 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16595,8 +16058,8 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16633,8 +16096,8 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16699,8 +16162,8 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16737,8 +16200,8 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16782,8 +16245,8 @@ func ParseListCategoryProductsResponse(rsp *http.Response) (*ListCategoryProduct
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16940,8 +16403,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -16985,8 +16448,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17023,8 +16486,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17068,8 +16531,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17106,8 +16569,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17144,8 +16607,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17182,8 +16645,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17220,8 +16683,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17258,8 +16721,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17324,8 +16787,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17362,8 +16825,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17407,8 +16870,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17445,8 +16908,8 @@ func ParseCheckoutResponse(rsp *http.Response) (*CheckoutResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17547,8 +17010,8 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17585,8 +17048,8 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17623,8 +17086,8 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17661,8 +17124,8 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17699,8 +17162,8 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17765,8 +17228,8 @@ func ParseDevTokenResponse(rsp *http.Response) (*DevTokenResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17867,8 +17330,8 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17905,8 +17368,8 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -17950,8 +17413,8 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18016,8 +17479,8 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18054,8 +17517,8 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18099,8 +17562,8 @@ func ParseGetMySummaryResponse(rsp *http.Response) (*GetMySummaryResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18201,8 +17664,8 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18239,8 +17702,8 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18284,8 +17747,8 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18350,8 +17813,8 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18388,8 +17851,8 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18433,8 +17896,8 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18549,8 +18012,8 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18587,8 +18050,8 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18632,8 +18095,8 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18670,8 +18133,8 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18736,8 +18199,8 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18774,8 +18237,8 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18819,8 +18282,8 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18956,8 +18419,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -18994,8 +18457,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19039,8 +18502,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19077,8 +18540,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19115,8 +18578,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19153,8 +18616,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19219,8 +18682,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19257,8 +18720,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19302,8 +18765,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19340,8 +18803,8 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19491,8 +18954,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19529,8 +18992,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19574,8 +19037,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19612,8 +19075,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19650,8 +19113,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19688,8 +19151,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19726,8 +19189,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19792,8 +19255,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19830,8 +19293,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19875,8 +19338,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -19913,8 +19376,8 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20039,8 +19502,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20077,8 +19540,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20122,8 +19585,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20160,8 +19623,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20198,8 +19661,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20236,8 +19699,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20302,8 +19765,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20340,8 +19803,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20385,8 +19848,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20423,8 +19886,8 @@ func ParseDeleteProductResponse(rsp *http.Response) (*DeleteProductResponse, err
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20532,8 +19995,8 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20570,8 +20033,8 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20608,8 +20071,8 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20674,8 +20137,8 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20712,8 +20175,8 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20757,8 +20220,8 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20908,8 +20371,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20946,8 +20409,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -20991,8 +20454,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21029,8 +20492,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21067,8 +20530,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21105,8 +20568,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21143,8 +20606,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21181,8 +20644,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21247,8 +20710,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21285,8 +20748,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21330,8 +20793,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21368,8 +20831,8 @@ func ParsePatchProductResponse(rsp *http.Response) (*PatchProductResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21470,8 +20933,8 @@ func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse,
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21508,8 +20971,8 @@ func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse,
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21546,8 +21009,8 @@ func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse,
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21612,8 +21075,8 @@ func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse,
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21650,8 +21113,8 @@ func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse,
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21695,8 +21158,8 @@ func ParseGetProductImageResponse(rsp *http.Response) (*GetProductImageResponse,
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21790,8 +21253,8 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21828,8 +21291,8 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21894,8 +21357,8 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21932,8 +21395,8 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -21977,8 +21440,8 @@ func ParseListReviewsResponse(rsp *http.Response) (*ListReviewsResponse, error) 
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22128,8 +21591,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22166,8 +21629,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22211,8 +21674,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22249,8 +21712,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22287,8 +21750,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22325,8 +21788,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22363,8 +21826,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22429,8 +21892,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22467,8 +21930,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22512,8 +21975,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22550,8 +22013,8 @@ func ParseCreateReviewResponse(rsp *http.Response) (*CreateReviewResponse, error
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22645,8 +22108,8 @@ func ParseSearchProductsResponse(rsp *http.Response) (*SearchProductsResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22676,8 +22139,8 @@ func ParseSearchProductsResponse(rsp *http.Response) (*SearchProductsResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22742,8 +22205,8 @@ func ParseSearchProductsResponse(rsp *http.Response) (*SearchProductsResponse, e
 			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22780,8 +22243,8 @@ func ParseSearchProductsResponse(rsp *http.Response) (*SearchProductsResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value
@@ -22825,8 +22288,8 @@ func ParseSearchProductsResponse(rsp *http.Response) (*SearchProductsResponse, e
 			headers.ServerTiming = value
 		}
 		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			var value float64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
 				return nil, err
 			}
 			headers.XRequestCharge = value

@@ -43,7 +43,7 @@ func startShop(t *testing.T) *client.ClientWithResponses {
 // devToken signs userID in through the dev token route.
 func devToken(t *testing.T, c *client.ClientWithResponses, userID string) string {
 	t.Helper()
-	r, err := client.OK(c.DevTokenWithResponse(t.Context(), nil, client.DevTokenRequest{UserID: userID}))
+	r, err := client.OK(c.DevTokenWithResponse(t.Context(), client.DevTokenRequest{UserID: userID}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func devToken(t *testing.T, c *client.ClientWithResponses, userID string) string
 // someProduct is the first product of the first category.
 func someProduct(t *testing.T, c *client.ClientWithResponses) client.ProductSummary {
 	t.Helper()
-	cats, err := client.OK(c.ListCategoriesWithResponse(t.Context(), nil))
+	cats, err := client.OK(c.ListCategoriesWithResponse(t.Context()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 // Command example calls the shop through its generated Go client
-// (shop/api/client): it browses the categories, a category page and a
-// product, fills a cart, checks out with an Idempotency-Key, sends the
-// same checkout again to show that the key gives back the same order, and
-// prints what each call cost the store.
+// (shop/api/client): it browses the categories, walks a category page by
+// page, reads a product and asks for one that does not exist, fills a cart,
+// checks out with an Idempotency-Key, sends the same checkout again to show
+// that the key gives back the same order, and prints what each call cost
+// the store. Its client keeps the session token (client.WithSessions) and
+// retries a 429 or 503 after its Retry-After (client.WithRetry).
 //
 //	go run ./cmd/shop                # the shop, in dev mode, in one terminal
 //	go run ./api/client/example      # this, in another
@@ -16,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"time"
 
 	"shop/api/client"
 )
@@ -34,7 +37,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	c, err := client.NewClientWithResponses(*base)
+	// The client sends back the session token each response hands it
+	// (read your writes on any instance), and sends a GET, or a checkout
+	// with its Idempotency-Key, again when the shop answers 429 or 503.
+	var session client.Sessions
+	c, err := client.NewClientWithResponses(*base,
+		client.WithRetry(client.RetryPolicy{Attempts: 3, Within: 10 * time.Second}),
+		client.WithSessions(&session))
 	if err != nil {
 		return err
 	}
@@ -48,9 +57,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "%-6s %-36s %-16s %s\n", r.Request.Method, r.Request.URL.Path, cost, answer)
 	}
 
-	// Browse: the home screen, a category page, a product page; one store
-	// read each.
-	cats, err := client.OK(c.ListCategoriesWithResponse(ctx, nil))
+	// Browse: the home screen, a category page after page, a product page;
+	// one store read each.
+	cats, err := client.OK(c.ListCategoriesWithResponse(ctx))
 	if err != nil {
 		return err
 	}
@@ -59,30 +68,49 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	show(cats.HTTPResponse, fmt.Sprintf("%d categories", len(cats.JSON200.Items)))
 	category := cats.JSON200.Items[0]
-	limit := 10
-	page, err := client.OK(c.ListCategoryProductsWithResponse(ctx, category.ID, &client.ListCategoryProductsParams{Limit: &limit}))
-	if err != nil {
-		return err
-	}
+	// client.CategoryProducts yields a category's products and hides its
+	// pages; client.Pages, under it, lets this loop show each page's call.
+	limit, pages := 20, 0
 	var buy []client.ProductSummary
-	for _, p := range page.JSON200.Items {
+	for p, err := range client.Pages(ctx, func(ctx context.Context, continuation *string) ([]client.ProductSummary, *string, error) {
+		page, err := client.OK(c.ListCategoryProductsWithResponse(ctx, category.ID,
+			&client.ListCategoryProductsParams{Limit: &limit, Continuation: continuation}))
+		if err != nil {
+			return nil, nil, err
+		}
+		pages++
+		show(page.HTTPResponse, fmt.Sprintf("page %d of %s: %d products", pages, category.Name, len(page.JSON200.Items)))
+		return page.JSON200.Items, page.JSON200.Continuation, nil
+	}) {
+		if err != nil {
+			return err
+		}
 		if p.Availability.Status == client.AvailabilityStatusInStock && len(buy) < 2 {
 			buy = append(buy, p)
 		}
 	}
 	if len(buy) == 0 {
-		return fmt.Errorf("nothing in stock on the first page of %s", category.Name)
+		return fmt.Errorf("nothing in stock in %s", category.Name)
 	}
-	show(page.HTTPResponse, fmt.Sprintf("%d products of %s", len(page.JSON200.Items), category.Name))
-	product, err := client.OK(c.GetProductWithResponse(ctx, buy[0].ID, nil))
+	product, err := client.OK(c.GetProductWithResponse(ctx, buy[0].ID))
 	if err != nil {
 		return err
 	}
 	show(product.HTTPResponse, fmt.Sprintf("%s, %s, %d reviews", product.JSON200.Name, money(product.JSON200.PriceCents), product.JSON200.ReviewStats.Count))
 
+	// A problem is an error: client.Value returns the body of a success,
+	// or the shop's problem as an *Error, with its type and its cost.
+	const missing = "no-such-product"
+	_, err = client.Value[client.Product](c.GetProductWithResponse(ctx, missing))
+	var e *client.Error
+	if !errors.As(err, &e) || e.Type != client.ProblemNotFound {
+		return fmt.Errorf("product %s: %v, want a %s problem", missing, err, client.ProblemNotFound)
+	}
+	fmt.Fprintf(out, "%-6s %-36s %-16s %d %s: %s\n", http.MethodGet, "/v1/products/"+missing, e.Cost, e.Status, e.Title, e.Detail)
+
 	// Sign in: dev mode signs a token for anyone.
 	name, email := "Example Buyer", *user+"@example.com"
-	tok, err := client.OK(c.DevTokenWithResponse(ctx, nil, client.DevTokenRequest{UserID: *user, Name: &name, Email: &email}))
+	tok, err := client.OK(c.DevTokenWithResponse(ctx, client.DevTokenRequest{UserID: *user, Name: &name, Email: &email}))
 	if err != nil {
 		return fmt.Errorf("dev token (is the shop in dev mode?): %w", err)
 	}

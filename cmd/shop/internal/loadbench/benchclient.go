@@ -70,7 +70,7 @@ type benchCatalog struct {
 func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 	var cat benchCatalog
 	cats, err := call(ctx, func() (*client.ListCategoriesResponse, error) {
-		return c.api.ListCategoriesWithResponse(ctx, nil)
+		return c.api.ListCategoriesWithResponse(ctx)
 	})
 	if err != nil {
 		return cat, fmt.Errorf("categories: %w", err)
@@ -109,7 +109,7 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 		cat.page = mostReviewed
 	}
 	product, err := call(ctx, func() (*client.GetProductResponse, error) {
-		return c.api.GetProductWithResponse(ctx, cat.page, nil)
+		return c.api.GetProductWithResponse(ctx, cat.page)
 	})
 	if err != nil {
 		return cat, fmt.Errorf("product %s: %w", cat.page, err)
@@ -133,7 +133,7 @@ func (c benchClient) adminToken(ctx context.Context) (string, error) {
 func (c benchClient) devToken(ctx context.Context, userID string, admin bool) (string, error) {
 	email := userID + "@example.com"
 	r, err := call(ctx, func() (*client.DevTokenResponse, error) {
-		return c.api.DevTokenWithResponse(ctx, nil, client.DevTokenRequest{UserID: userID, Name: &userID, Email: &email, Admin: &admin})
+		return c.api.DevTokenWithResponse(ctx, client.DevTokenRequest{UserID: userID, Name: &userID, Email: &email, Admin: &admin})
 	})
 	if err != nil {
 		return "", fmt.Errorf("dev token (is the shop in dev mode?): %w", err)

@@ -123,7 +123,7 @@ type burstPlan struct {
 // products of the others (none of the hot ones).
 func planBurst(ctx context.Context, c benchClient, hot []hotProduct) (burstPlan, error) {
 	cats, err := call(ctx, func() (*client.ListCategoriesResponse, error) {
-		return c.api.ListCategoriesWithResponse(ctx, nil)
+		return c.api.ListCategoriesWithResponse(ctx)
 	})
 	if err != nil {
 		return burstPlan{}, fmt.Errorf("categories: %w", err)
@@ -183,7 +183,7 @@ func (p burstPlan) writes() []burstWrite {
 	out = append(out, func(ctx context.Context, c benchClient, tok string, sent *atomic.Int64) error {
 		_, err := call(ctx, func() (*client.PutCategoryResponse, error) {
 			sent.Add(1)
-			return c.api.PutCategoryWithResponse(ctx, p.Category, nil, client.CategoryRequest{Name: p.NewName}, client.Bearer(tok))
+			return c.api.PutCategoryWithResponse(ctx, p.Category, client.CategoryRequest{Name: p.NewName}, client.Bearer(tok))
 		})
 		return err
 	})

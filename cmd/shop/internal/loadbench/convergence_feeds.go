@@ -124,7 +124,7 @@ func newFeedWatcher(c benchClient, tok string, gone map[string]bool) *feedWatche
 // (a 503 of a throttled store, a shop killed) is counted as failed and
 // read as not caught up.
 func (w *feedWatcher) poll(ctx context.Context) (feedPoll, bool) {
-	r, err := client.OK(w.c.api.FeedStatusWithResponse(ctx, nil, client.Bearer(w.tok)))
+	r, err := client.OK(w.c.api.FeedStatusWithResponse(ctx, client.Bearer(w.tok)))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.polls++

@@ -67,7 +67,7 @@ func runFlashSale(ctx context.Context, c benchClient, cat benchCatalog, buyers, 
 	}
 	product := "flash-" + runID
 	if _, err := call(ctx, func() (*client.CreateProductResponse, error) {
-		return c.api.CreateProductWithResponse(ctx, nil, client.ProductCreate{
+		return c.api.CreateProductWithResponse(ctx, client.ProductCreate{
 			ProductID: &product, Name: "Flash sale " + runID, PriceCents: 1999, CategoryID: cat.categories[0], Stock: &units,
 		}, client.Bearer(admin))
 	}); err != nil {
@@ -141,7 +141,7 @@ func runFlashSale(ctx context.Context, c benchClient, cat benchCatalog, buyers, 
 		r.RUPerRefusal, r.OpsPerRefusal = report.Round2(refRU/float64(r.Refused)), report.Round2(refOps/float64(r.Refused))
 	}
 	stock, err := call(ctx, func() (*client.GetStockResponse, error) {
-		return c.api.GetStockWithResponse(ctx, product, nil, client.Bearer(admin))
+		return c.api.GetStockWithResponse(ctx, product, client.Bearer(admin))
 	})
 	if err != nil {
 		return r, fmt.Errorf("flash sale stock: %w", err)

@@ -201,7 +201,7 @@ func hotspotLoads(ctx context.Context, wrk, bin string, throughput int, cache bo
 // its page: the popular category and product of the loads.
 func hotTargets(ctx context.Context, c benchClient) (category, product string, err error) {
 	cats, err := call(ctx, func() (*client.ListCategoriesResponse, error) {
-		return c.api.ListCategoriesWithResponse(ctx, nil)
+		return c.api.ListCategoriesWithResponse(ctx)
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("categories: %w", err)

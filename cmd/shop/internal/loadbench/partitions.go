@@ -52,7 +52,7 @@ func (c benchClient) throughput(ctx context.Context) (throughputSnapshot, error)
 		return throughputSnapshot{}, err
 	}
 	r, err := call(ctx, func() (*client.ThroughputStatusResponse, error) {
-		return c.api.ThroughputStatusWithResponse(ctx, nil, client.Bearer(tok))
+		return c.api.ThroughputStatusWithResponse(ctx, client.Bearer(tok))
 	})
 	if err != nil {
 		return throughputSnapshot{}, fmt.Errorf("throughput: %w", err)

@@ -193,7 +193,7 @@ func waitCaughtUp(ctx context.Context, c benchClient, limit time.Duration) error
 	}
 	return waitUntil(ctx, limit, func() (string, error) {
 		r, err := call(ctx, func() (*client.FeedStatusResponse, error) {
-			return c.api.FeedStatusWithResponse(ctx, nil, client.Bearer(tok))
+			return c.api.FeedStatusWithResponse(ctx, client.Bearer(tok))
 		})
 		if err != nil {
 			return "", fmt.Errorf("feed status: %w", err)

@@ -180,7 +180,7 @@ func productURLs(base string, products []string) ([]string, error) {
 	urls := make([]string, len(products))
 	for i, id := range products {
 		var err error
-		if urls[i], err = urlOf(client.NewGetProductRequest(base, id, nil)); err != nil {
+		if urls[i], err = urlOf(client.NewGetProductRequest(base, id)); err != nil {
 			return nil, err
 		}
 	}
