@@ -310,9 +310,11 @@ type Continuation = string
 // CustomerSummary defines model for CustomerSummary.
 type CustomerSummary struct {
 	// AverageOrderCents Rounded to the nearest cent; 0 without orders.
-	AverageOrderCents int        `json:"averageOrderCents"`
-	LastOrderAt       *time.Time `json:"lastOrderAt"`
-	LastUpdated       *time.Time `json:"lastUpdated"`
+	AverageOrderCents int `json:"averageOrderCents"`
+
+	// LastOrderAt When the newest order was placed, cancelled ones included: a cancel takes the order out of the totals but leaves this date, since the summary cannot tell the order before it without reading the orders. Null before the first order. With totalOrders 0 it is the date of a cancelled order.
+	LastOrderAt *time.Time `json:"lastOrderAt"`
+	LastUpdated *time.Time `json:"lastUpdated"`
 
 	// TotalOrders Orders that are not cancelled.
 	TotalOrders     int `json:"totalOrders"`
