@@ -145,21 +145,6 @@ func TestCheckDefRefuses(t *testing.T) {
 	}
 }
 
-func TestManagementErrorExplainsKeylessLimits(t *testing.T) {
-	forbidden := responseError(t, http.StatusForbidden, nil)
-	keyless := &Store{cfg: Config{UseEntraID: true}}
-	withKey := &Store{cfg: Config{Key: "k"}}
-	if msg := domain.ErrorMessage(keyless.managementError("create container carts", forbidden)); !strings.Contains(msg, "shop migrate") {
-		t.Errorf("keyless 403 message %q does not say how to create containers", msg)
-	}
-	if msg := domain.ErrorMessage(withKey.managementError("create container carts", forbidden)); strings.Contains(msg, "Entra ID") {
-		t.Errorf("a 403 with a key is not an Entra ID matter: %q", msg)
-	}
-	if got, want := domain.ErrorCode(keyless.managementError("create container carts", responseError(t, 409, nil))), domain.ECONFLICT; got != want {
-		t.Errorf("keyless 409 code = %q, want %q", got, want)
-	}
-}
-
 // TestCheckContainersKeyless: keyless, a database lacking containers is
 // reported at once, every missing one named, with `shop containers` as
 // the way to provision them (`shop migrate` cannot: Entra ID data-plane
