@@ -33,8 +33,9 @@ func TestContract(t *testing.T) {
 		wrapTransport = func(next http.RoundTripper) http.RoundTripper { return recorder{next: next, w: os.Stdout} }
 		t.Cleanup(func() { wrapTransport = nil })
 	}
-	// One database per run, unique containers per test (storetest names
-	// them): runs on a shared account do not collide.
+	// One database per run: storetest names each test's containers the
+	// same on every run, so runs on a shared account would collide
+	// without it.
 	cfg.Database = "shoptest-" + randomHex(t)
 	ctx := context.Background()
 	admin, err := Open(ctx, cfg)

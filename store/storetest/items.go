@@ -11,14 +11,11 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/storetest/suite"
 )
 
 func testEnsureContainer(t *testing.T, s store.Store) {
-	def := store.ContainerDef{
-		ID:               uniqueName(),
-		PartitionKeyPath: pkPath,
-		IndexingPolicy:   store.IndexingPolicy{IncludedPaths: []string{"/*"}, ExcludedPaths: []string{"/body/?"}},
-	}
+	def := define(t, suite.EnsureContainerDef())
 	changed, err := s.EnsureContainer(ctx, def)
 	wantCode(t, "first EnsureContainer", err, "")
 	if !changed {
@@ -33,7 +30,7 @@ func testEnsureContainer(t *testing.T, s store.Store) {
 	other.PartitionKeyPath = "/other"
 	_, err = s.EnsureContainer(ctx, other)
 	wantCode(t, "EnsureContainer with another partition key", err, domain.ECONFLICT)
-	_, err = s.Container(uniqueName()).Read(ctx, "p", "x")
+	_, err = s.Container(missingContainer).Read(ctx, "p", "x")
 	wantCode(t, "Read in a missing container", err, domain.ENOTFOUND)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/storetest/suite"
 )
 
 // Splitter is a store that can split a physical partition on demand, as
@@ -31,8 +32,9 @@ func testFeedAcrossSplit(t *testing.T, s store.Store) {
 		withoutHook(t, ChangeFeedAcrossSplit, "Splitter")
 		return
 	}
-	name := uniqueName()
-	c := ensure(t, s, store.ContainerDef{ID: name, PartitionKeyPath: pkPath, IndexingPolicy: store.IndexingPolicy{IncludedPaths: []string{"/*"}}})
+	def := define(t, suite.Plain(nil))
+	name := def.ID
+	c := ensureDefined(t, s, def)
 	write := func(prefix string, n int) map[string]bool {
 		out := map[string]bool{}
 		for i := range n {
