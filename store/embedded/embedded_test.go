@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -9,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"shop/domain"
 	"shop/store"
 	"shop/store/embedded"
 	"shop/store/storetest"
@@ -87,6 +90,80 @@ func (h hooked) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 		if rerr := h.ensure(def); rerr != nil {
 			return changed, rerr
 		}
+	}
+	return changed, err
+}
+
+// TestContractProvisioned runs the contract as on a target that can
+// create no container (Options.Provisioned, as Cosmos keyless): one
+// store whose containers were made beforehand from suite.Containers, as
+// an account's owner deploys them, behind a wrapper that refuses to
+// create or change one, as Entra ID's data-plane roles do. Each container
+// starts with leftovers of an earlier run, items whose ids and values
+// the tests use too, and the contract then runs twice on the same
+// containers: every test must find its containers emptied first.
+func TestContractProvisioned(t *testing.T) {
+	es := open(t, embedded.Options{})
+	deployed := map[string]store.ContainerDef{}
+	for _, def := range suite.Containers() {
+		if _, err := es.EnsureContainer(t.Context(), def); err != nil {
+			t.Fatal(err)
+		}
+		deployed[def.ID] = def
+		c := es.Container(def.ID)
+		for _, doc := range []string{
+			`{"id":"leftover","pk":"p","n":7,"kind":"a","tags":["all","t1"],"email":"x@example.com","createdAt":"2024-01-01"}`,
+			`{"id":"a","pk":"p","n":1,"email":"a@example.com"}`,
+			`{"id":"existing","pk":"p","n":1,"email":"e@example.com"}`,
+			`{"id":"leftover","pk":"p0","kind":"a","n":3}`,
+			`{"id":"leftover","pk":"p1","kind":"b"}`,
+			`{"id":"old00","pk":"k00","v":"old"}`,
+		} {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(doc), &m); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Create(t.Context(), m["pk"].(string), []byte(doc)); err != nil {
+				t.Fatalf("leftover in %s: %v", def.ID, err)
+			}
+		}
+	}
+	rec := &ensured{defs: map[string]store.ContainerDef{}}
+	target := refusing{hooked: hooked{Store: es, ensure: rec.add}, deployed: deployed}
+	for _, run := range []string{"WithLeftovers", "AfterARun"} {
+		t.Run(run, func(t *testing.T) {
+			storetest.Run(t, func(*testing.T) store.Store { return target }, storetest.Options{Provisioned: true})
+		})
+	}
+	for id := range deployed {
+		if _, ok := rec.defs[id]; !ok {
+			t.Errorf("container %s, listed, was never ensured", id)
+		}
+	}
+}
+
+// refusing is a store that creates and changes no container, as Cosmos
+// with Entra ID: EnsureContainer of a deployed container's own definition
+// is changed=false, another partition key ECONFLICT, any other difference
+// ECONFLICT too, and a container not deployed ENOTFOUND.
+type refusing struct {
+	hooked
+	deployed map[string]store.ContainerDef
+}
+
+func (r refusing) EnsureContainer(ctx context.Context, def store.ContainerDef) (bool, error) {
+	have, ok := r.deployed[def.ID]
+	switch {
+	case !ok:
+		return false, domain.Errorf(domain.ENOTFOUND, "no container %s, and this store creates none", def.ID)
+	case have.PartitionKeyPath != def.PartitionKeyPath:
+		return false, domain.Errorf(domain.ECONFLICT, "container %s is partitioned on %s", def.ID, have.PartitionKeyPath)
+	case !cmp.Equal(have, def, cmpopts.EquateEmpty()):
+		return false, domain.Errorf(domain.ECONFLICT, "container %s differs from its definition, and this store changes none", def.ID)
+	}
+	changed, err := r.hooked.EnsureContainer(ctx, def)
+	if changed {
+		return changed, fmt.Errorf("container %s changed by a store that changes none", def.ID)
 	}
 	return changed, err
 }

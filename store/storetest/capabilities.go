@@ -62,6 +62,9 @@ type Options struct {
 	// The subtest is then skipped with that text. A target without the
 	// hook that names nothing here fails the subtest: no skip is silent.
 	Elsewhere map[string]string
+	// Provisioned says the target can neither create nor change a
+	// container: the suite's containers (suite.Containers) exist already.
+	Provisioned bool
 }
 
 // The subtests that need a hook a real account does not have.
