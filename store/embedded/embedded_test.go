@@ -3,9 +3,11 @@ package embedded_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -51,13 +53,30 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return hooked{Store: open(t, embedded.Options{}), ensure: rec.add}
 	}, storetest.Options{})
+	rec.check(t)
+}
+
+// check fails t unless every container the run ensured is listed in
+// suite.Containers as it was ensured and, when no -run or -skip pattern
+// left subtests out, every listed one was ensured.
+func (e *ensured) check(t *testing.T) {
+	t.Helper()
 	want := map[string]store.ContainerDef{}
 	for _, def := range suite.Containers() {
-		want[def.ID] = def
+		if _, ok := e.defs[def.ID]; ok || wholeRun() {
+			want[def.ID] = def
+		}
 	}
-	if diff := cmp.Diff(want, rec.defs); diff != "" {
+	if diff := cmp.Diff(want, e.defs, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("the containers the run ensured are not suite.Containers (-listed +ensured):\n%s", diff)
 	}
+}
+
+// wholeRun reports whether every subtest runs: no -run pattern names a
+// subtest, and no -skip pattern is given.
+func wholeRun() bool {
+	run, skip := flag.Lookup("test.run"), flag.Lookup("test.skip")
+	return (run == nil || !strings.Contains(run.Value.String(), "/")) && (skip == nil || skip.Value.String() == "")
 }
 
 // ensured records the definitions of the successful EnsureContainer calls
@@ -135,11 +154,7 @@ func TestContractProvisioned(t *testing.T) {
 			storetest.Run(t, func(*testing.T) store.Store { return target }, storetest.Options{Provisioned: true})
 		})
 	}
-	for id := range deployed {
-		if _, ok := rec.defs[id]; !ok {
-			t.Errorf("container %s, listed, was never ensured", id)
-		}
-	}
+	rec.check(t)
 }
 
 // refusing is a store that creates and changes no container, as Cosmos

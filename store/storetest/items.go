@@ -16,12 +16,19 @@ import (
 
 func testEnsureContainer(t *testing.T, s store.Store) {
 	def := define(t, suite.EnsureContainerDef())
-	changed, err := s.EnsureContainer(ctx, def)
-	wantCode(t, "first EnsureContainer", err, "")
-	if !changed {
-		t.Errorf("first EnsureContainer: changed = false, want true")
+	if provisioned(t) {
+		// The target creates none: the container was deployed beforehand.
+		ensureDefined(t, s, def)
+		t.Log("Provisioned: the container exists already, so its create (the first EnsureContainer, changed=true) is not run here; " +
+			"the keyed runs cover it: store/embedded's TestContract on every go test, store/cosmos's TestContract with a key or on the emulator")
+	} else {
+		changed, err := s.EnsureContainer(ctx, def)
+		wantCode(t, "first EnsureContainer", err, "")
+		if !changed {
+			t.Errorf("first EnsureContainer: changed = false, want true")
+		}
 	}
-	changed, err = s.EnsureContainer(ctx, def)
+	changed, err := s.EnsureContainer(ctx, def)
 	wantCode(t, "second EnsureContainer", err, "")
 	if changed {
 		t.Errorf("second EnsureContainer of the same definition: changed = true, want false")

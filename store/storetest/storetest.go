@@ -122,13 +122,48 @@ func ensure(t *testing.T, s store.Store, def store.ContainerDef) store.Container
 	return ensureDefined(t, s, define(t, def))
 }
 
-// ensureDefined ensures def, named by define.
+// ensureDefined ensures def, named by define. On a Provisioned target
+// the container exists already, deployed from suite.Containers, and
+// perhaps holds what an earlier run left: EnsureContainer must find it
+// as def says (changed=false; a keyless Cosmos store reads and compares
+// only), and it is emptied before the test uses it.
 func ensureDefined(t *testing.T, s store.Store, def store.ContainerDef) store.Container {
 	t.Helper()
-	if _, err := s.EnsureContainer(context.Background(), def); err != nil {
+	changed, err := s.EnsureContainer(context.Background(), def)
+	if err != nil {
 		t.Fatalf("EnsureContainer(%s): %v", def.ID, err)
 	}
-	return s.Container(def.ID)
+	c := s.Container(def.ID)
+	if provisioned(t) {
+		if changed {
+			t.Fatalf("EnsureContainer(%s) created or changed the container on a Provisioned target, "+
+				"whose containers exist already as suite.Containers defines them", def.ID)
+		}
+		empty(t, c)
+	}
+	return c
+}
+
+// empty deletes every item of c: the whole container queried for ids and
+// partition keys, each deleted (one expired meanwhile is gone already).
+// A drained container is as good as a new one to every test: queries
+// find nothing, and its change feed read from the beginning in
+// latest-version mode holds no deleted item.
+func empty(t *testing.T, c store.Container) {
+	t.Helper()
+	for _, it := range queryAll(t, c, store.Query{Select: []string{"id", "pk"}, Limit: store.MaxQueryPageSize}) {
+		id, _ := it["id"].(string)
+		pk, ok := it["pk"].(string)
+		if !ok {
+			t.Fatalf("emptying the container: item %q has no string pk: %v", id, it)
+		}
+		if _, err := c.Delete(ctx, pk, id, nil); err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
+			t.Fatalf("emptying the container: Delete(%s, %s): %v", pk, id, err)
+		}
+	}
+	if left := queryAll(t, c, store.Query{Select: []string{"id", "pk"}}); len(left) > 0 {
+		t.Fatalf("the container still holds %d items after it was emptied: %v", len(left), left)
+	}
 }
 
 // define names def (whose ID is ignored) as the next container of t,
