@@ -33,10 +33,11 @@ func TestContract(t *testing.T) {
 		wrapTransport = func(next http.RoundTripper) http.RoundTripper { return recorder{next: next, w: os.Stdout} }
 		t.Cleanup(func() { wrapTransport = nil })
 	}
-	// One database per run: storetest names each test's containers the
-	// same on every run, so runs on a shared account would collide
-	// without it.
-	cfg.Database = "shoptest-" + randomHex(t)
+	database, _, err := contractDatabase(cfg, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = database
 	ctx := context.Background()
 	admin, err := Open(ctx, cfg)
 	if err != nil {
@@ -94,6 +95,18 @@ var emulatorGaps = map[storetest.Capability]string{
 		"no declared composite index serves an ORDER BY, so what such an index leaves out is not given",
 }
 
+// contractDatabase is the database a run works in. With a key (or on
+// the emulator): a database of its own, "shoptest-<random>", since
+// storetest names each test's containers the same on every run and runs
+// on a shared account would collide without it.
+func contractDatabase(cfg Config, getenv func(string) string) (database string, provisioned bool, err error) {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", false, err
+	}
+	return "shoptest-" + hex.EncodeToString(b), false, nil
+}
+
 // contractConfig finds a Cosmos to test against, or skips.
 func contractConfig(t *testing.T) Config {
 	t.Helper()
@@ -138,13 +151,4 @@ func dockerAvailable() (ok bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return p.Health(ctx) == nil
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }
