@@ -11,6 +11,7 @@ import (
 
 	"shop/migrations"
 	"shop/store"
+	"shop/store/storetest/suite"
 )
 
 // armAPIVersion is the Microsoft.DocumentDB API version the Bicep uses: a
@@ -22,12 +23,19 @@ const armAPIVersion = "2023-11-15"
 // management operations.
 const dataContributorRole = "00000000-0000-0000-0000-000000000002"
 
+// maxSharedContainers is how many containers a database of shared
+// throughput holds at most (Cosmos's service quotas).
+const maxSharedContainers = 25
+
 // containers prints the database and the shop's containers, generated
 // from migrations.Containers (the one list `shop migrate` applies), as a
 // Bicep file or as az commands, so that the owner of an account whose
 // local (key) auth is disabled can provision what the shop, keyless,
 // cannot create: Cosmos's data-plane roles cover items and queries, not
-// databases and containers. It needs no account and opens no store.
+// databases and containers. With -contract it prints the contract
+// suite's containers instead (suite.Containers), under the database
+// suite.Database by default, for TestContract to run keyless on them
+// (docs/cosmos.md, section 5). It needs no account and opens no store.
 func containers(_ context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("containers", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -38,6 +46,8 @@ func containers(_ context.Context, args []string, _ func(string) string, stdout 
 	throughput := fs.String("throughput", "serverless", "serverless: none (a serverless account, or 400 RU/s manual per container on a provisioned one); "+
 		"autoscale:N: the database shares autoscale up to N RU/s (a multiple of 1000); manual:N: the database shares N RU/s (400 or more, a multiple of 100)")
 	principal := fs.String("principal-id", "", "object id of the identity to grant the Data Contributor role on the account (empty: no role assignment)")
+	contract := fs.Bool("contract", false, "the contract suite's containers (store/storetest/suite) instead of the shop's, "+
+		"for go test -run TestContract keyless; -database then defaults to "+suite.Database)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,17 +58,41 @@ func containers(_ context.Context, args []string, _ func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	src := containerSet{defs: migrations.Containers, what: "The shop's database and containers", from: "migrations/containers.go",
+		file: "shop.bicep", user: "the shop"}
+	if *contract {
+		src = containerSet{defs: suite.Containers(), from: "store/storetest/suite", file: "contract.bicep", user: "the contract suite (TestContract)"}
+		src.what = fmt.Sprintf("The contract suite's %d containers and their database", len(src.defs))
+		if !set["database"] {
+			*database = suite.Database
+		}
+		if n := len(src.defs); (tp != sharedThroughput{}) && n > maxSharedContainers {
+			return fmt.Errorf("containers: -contract -throughput %s: a database of shared throughput holds at most %d containers, "+
+				"the contract suite has %d: use serverless (a serverless account; on a provisioned one each container gets 400 RU/s)",
+				*throughput, maxSharedContainers, n)
+		}
+	}
 	if *database == "" {
 		return fmt.Errorf("containers: -database must not be empty")
 	}
 	switch *format {
 	case "bicep":
-		return writeBicep(stdout, migrations.Containers, *database, *account, *principal, tp)
+		return writeBicep(stdout, src, *database, *account, *principal, tp)
 	case "az":
-		return writeAz(stdout, migrations.Containers, *database, *account, *group, *principal, tp)
+		return writeAz(stdout, src, *database, *account, *group, *principal, tp)
 	default:
 		return fmt.Errorf("containers: -format %q: want bicep or az", *format)
 	}
+}
+
+// containerSet is what the command prints: the definitions, what they
+// are, the file of the source they come from, the Bicep file's name, and
+// who uses them.
+type containerSet struct {
+	defs                   []store.ContainerDef
+	what, from, file, user string
 }
 
 // sharedThroughput is the database's throughput: none (zero), autoscale
@@ -168,9 +202,9 @@ func toARM(def store.ContainerDef) armContainer {
 // the containers from one JSON array (a multi-line string has no escapes,
 // so the JSON is exactly what encoding/json wrote), and the role
 // assignment when principalId is set.
-func writeBicep(w io.Writer, defs []store.ContainerDef, database, account, principal string, tp sharedThroughput) error {
+func writeBicep(w io.Writer, src containerSet, database, account, principal string, tp sharedThroughput) error {
 	var arm []armContainer
-	for _, def := range defs {
+	for _, def := range src.defs {
 		arm = append(arm, toARM(def))
 	}
 	js, err := json.MarshalIndent(arm, "", "  ")
@@ -187,19 +221,19 @@ func writeBicep(w io.Writer, defs []store.ContainerDef, database, account, princ
 	case tp.Manual > 0:
 		options = fmt.Sprintf("{\n      throughput: %d\n    }", tp.Manual)
 	}
-	fmt.Fprintf(w, `// The shop's database and containers, generated by `+"`shop containers`"+` from
-// migrations/containers.go. Deploy with
-//   az deployment group create --resource-group <group> --template-file shop.bicep \
+	fmt.Fprintf(w, `// %s, generated by `+"`shop containers`"+` from
+// %s. Deploy with
+//   az deployment group create --resource-group <group> --template-file %s \
 //     --parameters accountName=<account> principalId=<object id>
 // Containers take the database's throughput (%s).
 
 @description('Name of the existing Cosmos DB account (API for NoSQL).')
 param accountName string = '%s'
 
-@description('Name of the database the shop uses (COSMOS_DATABASE).')
+@description('Name of the database %s uses (COSMOS_DATABASE).')
 param databaseName string = '%s'
 
-@description('Object id of the identity the shop runs as: it gets Cosmos DB Built-in Data Contributor on the account. Empty: no role assignment.')
+@description('Object id of the identity %s runs as: it gets Cosmos DB Built-in Data Contributor on the account. Empty: no role assignment.')
 param principalId string = '%s'
 
 resource account 'Microsoft.DocumentDB/databaseAccounts@%s' existing = {
@@ -221,7 +255,7 @@ var containers = json('''
 %s
 ''')
 
-// One at a time, in the order of migrations/containers.go, as shop migrate creates them.
+// One at a time, in the order of %s.
 @batchSize(1)
 resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@%s' = [for c in containers: {
   parent: database
@@ -240,7 +274,8 @@ resource dataContributor 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignmen
     scope: account.id
   }
 }
-`, throughputNote(tp), account, database, principal, armAPIVersion, armAPIVersion, options, js, armAPIVersion, armAPIVersion,
+`, src.what, src.from, src.file, throughputNote(tp), account, src.user, database, src.user, principal, armAPIVersion, armAPIVersion, options, js,
+		src.from, armAPIVersion, armAPIVersion,
 		dataContributorRole, dataContributorRole)
 	return nil
 }
@@ -257,8 +292,8 @@ func throughputNote(tp sharedThroughput) string {
 
 // writeAz writes the same as az commands, one per line group, each
 // argument quoted for a POSIX shell.
-func writeAz(w io.Writer, defs []store.ContainerDef, database, account, group, principal string, tp sharedThroughput) error {
-	fmt.Fprintf(w, "# The shop's database and containers, generated by `shop containers -format az` from migrations/containers.go.\n")
+func writeAz(w io.Writer, src containerSet, database, account, group, principal string, tp sharedThroughput) error {
+	fmt.Fprintf(w, "# %s, generated by `shop containers -format az` from %s.\n", src.what, src.from)
 	fmt.Fprintf(w, "# Database throughput: %s.\n", throughputNote(tp))
 	fmt.Fprintf(w, "az cosmosdb sql database create --account-name %s --resource-group %s --name %s", shq(account), shq(group), shq(database))
 	switch {
@@ -268,7 +303,7 @@ func writeAz(w io.Writer, defs []store.ContainerDef, database, account, group, p
 		fmt.Fprintf(w, " --throughput %d", tp.Manual)
 	}
 	fmt.Fprintln(w)
-	for _, def := range defs {
+	for _, def := range src.defs {
 		c := toARM(def)
 		idx, err := json.Marshal(c.IndexingPolicy)
 		if err != nil {

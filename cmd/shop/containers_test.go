@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 
 	"shop/migrations"
 	"shop/store"
+	"shop/store/storetest/suite"
 )
 
 func runContainers(t *testing.T, args ...string) string {
@@ -97,19 +101,7 @@ var emptyIsNil = cmp.FilterValues(func(a, b []string) bool { return len(a) == 0 
 // TTL and unique keys, and nothing else.
 func TestContainersBicepIsTheMigrations(t *testing.T) {
 	out := runContainers(t, "-format", "bicep", "-database", "shop-test", "-account", "acct", "-principal-id", "1111-2222")
-	m := regexp.MustCompile(`(?s)var containers = json\('''\n(.*?)\n'''\)`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no containers array in the Bicep:\n%s", out)
-	}
-	var got []provisioned
-	if err := json.Unmarshal([]byte(m[1]), &got); err != nil {
-		t.Fatalf("the containers' JSON: %v", err)
-	}
-	var defs []store.ContainerDef
-	for _, c := range got {
-		defs = append(defs, c.def(t))
-	}
-	if diff := cmp.Diff(migrations.Containers, defs, emptyIsNil); diff != "" {
+	if diff := cmp.Diff(migrations.Containers, bicepContainers(t, out), emptyIsNil); diff != "" {
 		t.Errorf("Bicep containers differ from migrations.Containers (-want +got):\n%s", diff)
 	}
 	for _, want := range []string{
@@ -135,6 +127,24 @@ func TestContainersBicepIsTheMigrations(t *testing.T) {
 	}
 }
 
+// bicepContainers reads back the containers a generated Bicep declares.
+func bicepContainers(t *testing.T, out string) []store.ContainerDef {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)var containers = json\('''\n(.*?)\n'''\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no containers array in the Bicep:\n%s", out)
+	}
+	var got []provisioned
+	if err := json.Unmarshal([]byte(m[1]), &got); err != nil {
+		t.Fatalf("the containers' JSON: %v", err)
+	}
+	var defs []store.ContainerDef
+	for _, c := range got {
+		defs = append(defs, c.def(t))
+	}
+	return defs
+}
+
 // TestContainersAzIsTheMigrations: the az commands create the database
 // and every container of migrations.Containers with its partition key,
 // --ttl and --idx, and assign the data role when given a principal.
@@ -145,7 +155,23 @@ func TestContainersAzIsTheMigrations(t *testing.T) {
 	if !strings.Contains(text, "az cosmosdb sql database create --account-name acct --resource-group rg --name shop-test --max-throughput 1000\n") {
 		t.Errorf("no database create with --max-throughput 1000:\n%s", out)
 	}
-	re := regexp.MustCompile(`(?m)^az cosmosdb sql container create --account-name acct --resource-group rg --database-name shop-test\s+--name (\S+) --partition-key-path (\S+)( --ttl (-?\d+))?\s+--idx '([^']*)'$`)
+	if diff := cmp.Diff(migrations.Containers, azContainers(t, text, "shop-test"), emptyIsNil); diff != "" {
+		t.Errorf("az containers differ from migrations.Containers (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(text, "az cosmosdb sql role assignment create --account-name acct --resource-group rg   --role-definition-id 00000000-0000-0000-0000-000000000002 --principal-id 1111-2222 --scope /") {
+		t.Errorf("no role assignment for the principal:\n%s", out)
+	}
+	if strings.Contains(runContainers(t, "-format", "az"), "role assignment") {
+		t.Error("a role assignment without -principal-id")
+	}
+}
+
+// azContainers reads back the containers the az commands of text (lines
+// joined) create in database, with acct and rg as the account and group.
+func azContainers(t *testing.T, text, database string) []store.ContainerDef {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^az cosmosdb sql container create --account-name acct --resource-group rg --database-name ` + regexp.QuoteMeta(database) +
+		`\s+--name (\S+) --partition-key-path (\S+)( --ttl (-?\d+))?( --unique-key-policy '([^']*)')?\s+--idx '([^']*)'$`)
 	var defs []store.ContainerDef
 	for _, m := range re.FindAllStringSubmatch(text, -1) {
 		d := store.ContainerDef{ID: m[1], PartitionKeyPath: m[2]}
@@ -153,8 +179,21 @@ func TestContainersAzIsTheMigrations(t *testing.T) {
 			n, _ := strconv.Atoi(m[4])
 			d.DefaultTTL = &n
 		}
+		if m[6] != "" {
+			var uk struct {
+				UniqueKeys []struct {
+					Paths []string `json:"paths"`
+				} `json:"uniqueKeys"`
+			}
+			if err := json.Unmarshal([]byte(m[6]), &uk); err != nil {
+				t.Fatalf("%s --unique-key-policy: %v", m[1], err)
+			}
+			for _, k := range uk.UniqueKeys {
+				d.UniqueKeys = append(d.UniqueKeys, k.Paths)
+			}
+		}
 		var ix indexing
-		if err := json.Unmarshal([]byte(m[5]), &ix); err != nil {
+		if err := json.Unmarshal([]byte(m[7]), &ix); err != nil {
 			t.Fatalf("%s --idx: %v", m[1], err)
 		}
 		d.IndexingPolicy = ix.def(t, m[1])
@@ -163,20 +202,64 @@ func TestContainersAzIsTheMigrations(t *testing.T) {
 	if n := strings.Count(text, "az cosmosdb sql container create"); n != len(defs) {
 		t.Errorf("%d container commands, %d of the expected form", n, len(defs))
 	}
-	want := migrations.Containers
-	for _, d := range want {
-		if len(d.UniqueKeys) > 0 {
-			t.Fatalf("%s declares unique keys: extend this test to read --unique-key-policy", d.ID)
+	return defs
+}
+
+// TestContainersContract: -contract prints the contract suite's
+// containers (suite.Containers, unique keys and composite indexes
+// included) instead of the shop's, in both formats, under the database
+// suite.Database unless -database names another, and says how many
+// they are. A database of shared throughput holds at most 25 containers,
+// fewer than the suite's, so -contract refuses shared throughput.
+func TestContainersContract(t *testing.T) {
+	want := suite.Containers()
+	count := fmt.Sprintf("The contract suite's %d containers", len(want))
+	out := runContainers(t, "-contract", "-account", "acct")
+	if diff := cmp.Diff(want, bicepContainers(t, out), emptyIsNil); diff != "" {
+		t.Errorf("-contract Bicep containers differ from suite.Containers (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"param databaseName string = '" + suite.Database + "'", count, "store/storetest/suite"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the -contract Bicep lacks %q:\n%s", s, out)
 		}
 	}
-	if diff := cmp.Diff(want, defs, emptyIsNil); diff != "" {
-		t.Errorf("az containers differ from migrations.Containers (-want +got):\n%s", diff)
+	if strings.Contains(out, "migrations/containers.go") {
+		t.Errorf("the -contract Bicep speaks of the shop's migrations:\n%s", out)
 	}
-	if !strings.Contains(text, "az cosmosdb sql role assignment create --account-name acct --resource-group rg   --role-definition-id 00000000-0000-0000-0000-000000000002 --principal-id 1111-2222 --scope /") {
-		t.Errorf("no role assignment for the principal:\n%s", out)
+	if out := runContainers(t, "-contract", "-database", "st-other"); !strings.Contains(out, "param databaseName string = 'st-other'") {
+		t.Errorf("-contract -database st-other: not the database:\n%s", out)
 	}
-	if strings.Contains(runContainers(t, "-format", "az"), "role assignment") {
-		t.Error("a role assignment without -principal-id")
+
+	out = runContainers(t, "-contract", "-format", "az", "-account", "acct", "-resource-group", "rg")
+	text := strings.ReplaceAll(out, "\\\n", "")
+	if diff := cmp.Diff(want, azContainers(t, text, suite.Database), emptyIsNil); diff != "" {
+		t.Errorf("-contract az containers differ from suite.Containers (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(text, count) || strings.Contains(text, "migrations/containers.go") {
+		t.Errorf("the -contract az commands do not say how many containers, or name the shop's:\n%s", out)
+	}
+
+	if len(want) <= 25 {
+		t.Fatalf("the suite has %d containers: a shared-throughput database holds them, so -contract may allow shared throughput", len(want))
+	}
+	for _, tp := range []string{"autoscale:1000", "manual:400"} {
+		err := run(context.Background(), []string{"shop", "containers", "-contract", "-throughput", tp}, envOf(), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "25") {
+			t.Errorf("-contract -throughput %s: %v, want a refusal naming the limit of 25 containers", tp, err)
+		}
+	}
+}
+
+// TestBinaryHasNoTestingPackage: the binary links no testing package,
+// although `shop containers -contract` prints the contract suite's
+// containers (store/storetest/suite holds them as data, for this).
+func TestBinaryHasNoTestingPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	if slices.Contains(strings.Fields(string(out)), "testing") {
+		t.Error("cmd/shop depends on the testing package")
 	}
 }
 

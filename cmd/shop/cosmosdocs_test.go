@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"shop/domain"
 	"shop/store"
 	"shop/store/embedded"
+	"shop/store/storetest/suite"
 )
 
 // The path to Cosmos in docs/cosmos.md must work as written. These tests
@@ -171,5 +173,23 @@ func TestCosmosDocsContainersCommandsRun(t *testing.T) {
 	}
 	if params == 0 {
 		t.Error("no az deployment group create of docs/cosmos.md passes accountName: the Bicep's default is a placeholder")
+	}
+}
+
+// TestCosmosDocsContractContainerCount: every figure docs/cosmos.md gives
+// as "the contract suite's N containers" is the count of the list `shop
+// containers -contract` deploys (suite.Containers), so the page's advice
+// on throughput (a shared-throughput database holds at most 25) follows
+// the suite as it grows.
+func TestCosmosDocsContractContainerCount(t *testing.T) {
+	doc := readDoc(t, "cosmos.md")
+	ms := regexp.MustCompile(`(?i)the contract suite's\s+(\d+)\s+containers`).FindAllStringSubmatch(doc, -1)
+	if len(ms) == 0 {
+		t.Fatal(`docs/cosmos.md does not say how many containers the contract needs ("the contract suite's N containers")`)
+	}
+	for _, m := range ms {
+		if n, _ := strconv.Atoi(m[1]); n != len(suite.Containers()) {
+			t.Errorf("docs/cosmos.md: %q, but suite.Containers holds %d", m[0], len(suite.Containers()))
+		}
 	}
 }

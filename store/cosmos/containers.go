@@ -2,12 +2,9 @@ package cosmos
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"slices"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"shop/domain"
@@ -21,6 +18,12 @@ const etagPath = `/"_etag"/?`
 // and the container if missing, or brings an existing container's
 // indexing policy and default TTL up to def. Applying the same def twice
 // changes nothing and reports changed=false.
+//
+// Keyless (Entra ID) it only reads and compares, since the data-plane
+// roles may neither create nor change a database or container: a missing
+// container is ENOTFOUND and one that differs from def ECONFLICT, each
+// saying that the account's owner deploys it from `shop containers`; no
+// create or replace is sent (to be refused with a 403).
 func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bool, error) {
 	if err := checkDef(def); err != nil {
 		return false, err
@@ -33,6 +36,11 @@ func (s *Store) EnsureContainer(ctx context.Context, def store.ContainerDef) (bo
 	if err != nil {
 		if !domain.IsCode(mapError("", err), domain.ENOTFOUND) {
 			return false, mapError("read container "+def.ID, err)
+		}
+		if s.cfg.UseEntraID {
+			return false, domain.Errorf(domain.ENOTFOUND, "database %q has no container %s, and Entra ID data-plane roles cannot create one: "+
+				"the account's owner deploys it from `shop containers -database %s` (Bicep or az commands; docs/cosmos.md, section 2)",
+				s.cfg.Database, def.ID, s.cfg.Database)
 		}
 		created, err := s.create(ctx, def)
 		if created || err != nil {
@@ -58,7 +66,7 @@ func (s *Store) create(ctx context.Context, def store.ContainerDef) (bool, error
 	}
 	_, err := s.shared.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.cfg.Database}, dbOpts)
 	if err != nil && !domain.IsCode(mapError("", err), domain.ECONFLICT) {
-		return false, s.managementError("create database "+s.cfg.Database, err)
+		return false, mapError("create database "+s.cfg.Database, err)
 	}
 	// No throughput of its own: it shares the database's, or, with none
 	// (serverless, or COSMOS_AUTOSCALE_MAX_RU unset), Cosmos decides:
@@ -68,7 +76,7 @@ func (s *Store) create(ctx context.Context, def store.ContainerDef) (bool, error
 		if domain.IsCode(mapError("", err), domain.ECONFLICT) {
 			return false, nil
 		}
-		return false, s.managementError("create container "+def.ID, err)
+		return false, mapError("create container "+def.ID, err)
 	}
 	return true, nil
 }
@@ -97,28 +105,20 @@ func (s *Store) update(ctx context.Context, c *azcosmos.ContainerClient, def sto
 	if sameTTL(want.DefaultTimeToLive, live.DefaultTimeToLive) && sameIndexing(want.IndexingPolicy, live.IndexingPolicy) {
 		return false, nil
 	}
+	if s.cfg.UseEntraID {
+		return false, domain.Errorf(domain.ECONFLICT, "container %s differs from its definition (indexing policy or default TTL), "+
+			"and Entra ID data-plane roles cannot change it: the account's owner deploys `shop containers -database %s` again "+
+			"(docs/cosmos.md, section 2)", def.ID, s.cfg.Database)
+	}
 	next := *live
 	next.DefaultTimeToLive = want.DefaultTimeToLive
 	next.IndexingPolicy = want.IndexingPolicy
 	// Reindexing after a policy change runs in the background and uses
 	// spare throughput; queries see the old index until it finishes.
 	if _, err := c.Replace(ctx, next, nil); err != nil {
-		return false, s.managementError("replace container "+def.ID, err)
+		return false, mapError("replace container "+def.ID, err)
 	}
 	return true, nil
-}
-
-// managementError maps err, and says what to do when keyless access is
-// the cause: Cosmos's data-plane roles (Entra ID) cover items and queries,
-// never creating or changing databases and containers (security-rbac).
-func (s *Store) managementError(op string, err error) error {
-	mapped := mapError(op, err)
-	if re, ok := errors.AsType[*azcore.ResponseError](err); ok && s.cfg.UseEntraID && re.StatusCode == http.StatusForbidden {
-		return domain.Errorf(domain.EINTERNAL, "%s: Entra ID data-plane roles cannot create or change databases and containers; "+
-			"the account's owner creates them from `shop containers` (Bicep or az commands; docs/cosmos.md, section 2), "+
-			"after which `shop migrate` finds them up to date", op)
-	}
-	return mapped
 }
 
 // containerProperties converts a definition. The partition key is

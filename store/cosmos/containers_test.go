@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -143,21 +145,6 @@ func TestCheckDefRefuses(t *testing.T) {
 	}
 }
 
-func TestManagementErrorExplainsKeylessLimits(t *testing.T) {
-	forbidden := responseError(t, http.StatusForbidden, nil)
-	keyless := &Store{cfg: Config{UseEntraID: true}}
-	withKey := &Store{cfg: Config{Key: "k"}}
-	if msg := domain.ErrorMessage(keyless.managementError("create container carts", forbidden)); !strings.Contains(msg, "shop migrate") {
-		t.Errorf("keyless 403 message %q does not say how to create containers", msg)
-	}
-	if msg := domain.ErrorMessage(withKey.managementError("create container carts", forbidden)); strings.Contains(msg, "Entra ID") {
-		t.Errorf("a 403 with a key is not an Entra ID matter: %q", msg)
-	}
-	if got, want := domain.ErrorCode(keyless.managementError("create container carts", responseError(t, 409, nil))), domain.ECONFLICT; got != want {
-		t.Errorf("keyless 409 code = %q, want %q", got, want)
-	}
-}
-
 // TestCheckContainersKeyless: keyless, a database lacking containers is
 // reported at once, every missing one named, with `shop containers` as
 // the way to provision them (`shop migrate` cannot: Entra ID data-plane
@@ -207,3 +194,96 @@ func TestCheckContainersKeyless(t *testing.T) {
 		}
 	}
 }
+
+// TestEnsureContainerKeylessCreatesNothing: keyless, EnsureContainer only
+// reads and compares. A container of the same definition is up to date
+// (changed=false); a missing one is ENOTFOUND and one that differs is
+// ECONFLICT, each naming `shop containers`, and no request to create or
+// change a database or container is sent, since Entra ID's data-plane
+// roles may send none (the contract suite's Provisioned run relies on
+// it). With a key the same calls create and replace.
+func TestEnsureContainerKeylessCreatesNothing(t *testing.T) {
+	def := store.ContainerDef{ID: "orders", PartitionKeyPath: "/userId", DefaultTTL: ttlOf(-1),
+		IndexingPolicy: store.IndexingPolicy{IncludedPaths: []string{"/*"}}}
+	live, err := containerProperties(def).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var writes []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		if r.Method != http.MethodGet {
+			mu.Lock()
+			writes = append(writes, r.Method+" "+r.URL.Path)
+			mu.Unlock()
+		}
+		switch {
+		case r.URL.Path == "/":
+			region := []map[string]string{{"name": "Local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
+			writeJSON(w, http.StatusOK, map[string]any{"id": "acct", "writableLocations": region, "readableLocations": region,
+				"userConsistencyPolicy": map[string]string{"defaultConsistencyLevel": "Session"}})
+		case r.Method == http.MethodGet && len(segs) == 4 && segs[2] == "colls" && segs[3] == def.ID:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(live)
+		case r.Method == http.MethodGet:
+			writeJSON(w, http.StatusNotFound, map[string]any{"code": "NotFound", "message": "Resource Not Found"})
+		default:
+			writeJSON(w, http.StatusForbidden, map[string]any{"code": "Forbidden", "message": "blocked by the data-plane role"})
+		}
+	}))
+	defer srv.Close()
+	key := base64.StdEncoding.EncodeToString([]byte("keyless-test-key"))
+	s, err := Open(t.Context(), Config{Endpoint: srv.URL, Key: key, Database: "shop-x", Emulator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// What the behaviour depends on; the wire signs with the key, and
+	// Emulator (plain http) would skip the indexing comparison.
+	s.cfg.UseEntraID, s.cfg.Emulator = true, false
+	sent := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := writes
+		writes = nil
+		return out
+	}
+
+	changed, err := s.EnsureContainer(t.Context(), def)
+	if err != nil || changed {
+		t.Errorf("the same definition: changed %v, %v; want false, nil", changed, err)
+	}
+	missing := def
+	missing.ID = "carts"
+	_, err = s.EnsureContainer(t.Context(), missing)
+	if !domain.IsCode(err, domain.ENOTFOUND) || !strings.Contains(err.Error(), "`shop containers") {
+		t.Errorf("a missing container: %v, want ENOTFOUND naming `shop containers`", err)
+	}
+	differs := def
+	differs.IndexingPolicy.ExcludedPaths = []string{"/body/?"}
+	_, err = s.EnsureContainer(t.Context(), differs)
+	if !domain.IsCode(err, domain.ECONFLICT) || !strings.Contains(err.Error(), "`shop containers") {
+		t.Errorf("a container that differs: %v, want ECONFLICT naming `shop containers`", err)
+	}
+	otherKey := def
+	otherKey.PartitionKeyPath = "/other"
+	_, err = s.EnsureContainer(t.Context(), otherKey)
+	if !domain.IsCode(err, domain.ECONFLICT) {
+		t.Errorf("another partition key: %v, want ECONFLICT", err)
+	}
+	if w := sent(); len(w) != 0 {
+		t.Errorf("keyless EnsureContainer sent %v, want reads only", w)
+	}
+
+	s.cfg.UseEntraID = false
+	_, _ = s.EnsureContainer(t.Context(), missing)
+	_, _ = s.EnsureContainer(t.Context(), differs)
+	// (The server refuses the database's create, so the container's is
+	// not tried.)
+	if w, want := sent(), []string{"POST /dbs", "PUT /dbs/shop-x/colls/orders"}; !slices.Equal(w, want) {
+		t.Errorf("with a key: sent %v, want %v: the database's create and the replace", w, want)
+	}
+}
+
+func ttlOf(seconds int) *int { return &seconds }

@@ -4,16 +4,20 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/modules/azure/cosmosdb"
 
+	"shop/domain"
 	"shop/store"
 	"shop/store/storetest"
+	"shop/store/storetest/suite"
 )
 
 // emulatorImage is the Cosmos Linux emulator (vNext) the contract runs on
@@ -25,6 +29,9 @@ const howToRun = "no Cosmos: set COSMOS_ENDPOINT and COSMOS_KEY (or COSMOS_USE_E
 // TestContract runs the store contract against a real Cosmos: the account
 // or emulator the COSMOS_* variables name, else the vNext emulator in a
 // container started here. Nothing fakes Cosmos: with neither, it skips.
+// Keyless (COSMOS_USE_ENTRA_ID=1) it creates and deletes nothing: it runs
+// in COSMOS_DATABASE on the containers the account's owner deployed from
+// `shop containers -contract` (storetest.Options.Provisioned).
 func TestContract(t *testing.T) {
 	cfg := contractConfig(t)
 	if os.Getenv("SHOP_WIRE_RECORD") != "" {
@@ -33,9 +40,11 @@ func TestContract(t *testing.T) {
 		wrapTransport = func(next http.RoundTripper) http.RoundTripper { return recorder{next: next, w: os.Stdout} }
 		t.Cleanup(func() { wrapTransport = nil })
 	}
-	// One database per run, unique containers per test (storetest names
-	// them): runs on a shared account do not collide.
-	cfg.Database = "shoptest-" + randomHex(t)
+	database, provisioned, err := contractDatabase(cfg, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = database
 	ctx := context.Background()
 	admin, err := Open(ctx, cfg)
 	if err != nil {
@@ -44,17 +53,24 @@ func TestContract(t *testing.T) {
 	if err := admin.Ping(ctx); err != nil {
 		t.Fatalf("Ping %s: %v", cfg.Endpoint, err)
 	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := admin.DeleteDatabase(cctx); err != nil {
-			t.Errorf("delete test database %s: %v", cfg.Database, err)
+	if provisioned {
+		t.Cleanup(func() { admin.Close() })
+		if err := checkProvisioned(ctx, admin, database); err != nil {
+			t.Fatal(err)
 		}
-		admin.Close()
-	})
+	} else {
+		t.Cleanup(func() {
+			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := admin.DeleteDatabase(cctx); err != nil {
+				t.Errorf("delete test database %s: %v", cfg.Database, err)
+			}
+			admin.Close()
+		})
+	}
 	// A real account is held to everything; the emulator to everything
 	// but what its feature-support table says it lacks.
-	opts := storetest.Options{Elsewhere: elsewhere}
+	opts := storetest.Options{Elsewhere: elsewhere, Provisioned: provisioned}
 	if cfg.Emulator {
 		opts.Lacks = emulatorGaps
 	}
@@ -91,6 +107,66 @@ var emulatorGaps = map[storetest.Capability]string{
 		"it computes no charge",
 	storetest.CompositeIndexes: "the vNext emulator's feature table lists custom indexing policies as not yet implemented: " +
 		"no declared composite index serves an ORDER BY, so what such an index leaves out is not given",
+}
+
+// checkProvisioned reports an error unless every container of the
+// contract exists in database as suite.Containers defines it. Keyless,
+// EnsureContainer only reads and compares; every container missing or
+// different is named at once, with the command that deploys them, before
+// a test fails on the first.
+func checkProvisioned(ctx context.Context, s *Store, database string) error {
+	defs := suite.Containers()
+	var missing, differ []string
+	for _, def := range defs {
+		_, err := s.EnsureContainer(ctx, def)
+		switch {
+		case err == nil:
+		case domain.IsCode(err, domain.ENOTFOUND):
+			missing = append(missing, def.ID)
+		case domain.IsCode(err, domain.ECONFLICT):
+			differ = append(differ, def.ID)
+		default:
+			return fmt.Errorf("read the contract's container %s in %s: %w", def.ID, database, err)
+		}
+	}
+	var wrong []string
+	if len(missing) > 0 {
+		wrong = append(wrong, fmt.Sprintf("lacks %d (%s)", len(missing), strings.Join(missing, ", ")))
+	}
+	if len(differ) > 0 {
+		wrong = append(wrong, fmt.Sprintf("holds %d that differ from their definitions (%s)", len(differ), strings.Join(differ, ", ")))
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("of the contract's %d containers, database %q %s: keyless, the run creates and changes none; "+
+			"the account's owner deploys them with `go run ./cmd/shop containers -contract -database %s` (docs/cosmos.md, section 5)",
+			len(defs), database, strings.Join(wrong, " and "), database)
+	}
+	return nil
+}
+
+// contractDatabase is the database a run works in, and whether its
+// containers are provisioned. With a key (or on the emulator): a database
+// of its own, "shoptest-<random>", made by the run and deleted after it,
+// since storetest names each test's containers the same on every run and
+// runs on a shared account would collide without it. Keyless: Entra ID's
+// data-plane roles create no database or container, so the run works in
+// COSMOS_DATABASE, on the containers its owner deployed (the default
+// "shop" is the shop's: the run must be told).
+func contractDatabase(cfg Config, getenv func(string) string) (database string, provisioned bool, err error) {
+	if cfg.UseEntraID {
+		database = strings.TrimSpace(getenv("COSMOS_DATABASE"))
+		if database == "" {
+			return "", false, fmt.Errorf("COSMOS_USE_ENTRA_ID=1: set COSMOS_DATABASE to the database holding the contract's containers; "+
+				"keyless, the run creates none: the account's owner deploys them with `go run ./cmd/shop containers -contract -database %s` "+
+				"(docs/cosmos.md, section 5)", suite.Database)
+		}
+		return database, true, nil
+	}
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", false, err
+	}
+	return "shoptest-" + hex.EncodeToString(b), false, nil
 }
 
 // contractConfig finds a Cosmos to test against, or skips.
@@ -137,13 +213,4 @@ func dockerAvailable() (ok bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return p.Health(ctx) == nil
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }

@@ -62,6 +62,15 @@ type Options struct {
 	// The subtest is then skipped with that text. A target without the
 	// hook that names nothing here fails the subtest: no skip is silent.
 	Elsewhere map[string]string
+	// Provisioned says the target can neither create nor change a
+	// container (Cosmos with Entra ID, whose data-plane roles do
+	// neither): the suite's containers exist already, deployed from
+	// suite.Containers (`shop containers -contract`), and may hold what
+	// an earlier run left. Each test checks that its containers are as
+	// listed (EnsureContainer reports no change) and empties them before
+	// it starts. The one test of creating a container runs what it can
+	// and logs which runs cover the create; nothing else is loosened.
+	Provisioned bool
 }
 
 // The subtests that need a hook a real account does not have.
@@ -97,14 +106,7 @@ func (o Options) check() error {
 // Options name nothing.
 func withoutHook(t *testing.T, name, hook string) {
 	t.Helper()
-	var what string
-	targets.Range(func(k, v any) bool {
-		if p := k.(string); t.Name() == p || strings.HasPrefix(t.Name(), p+"/") {
-			what = v.(Options).Elsewhere[name]
-			return false
-		}
-		return true
-	})
+	what := optionsOf(t).Elsewhere[name]
 	if what == "" {
 		t.Fatalf("the store implements no %s and its Options.Elsewhere names nothing for %s: say what covers it", hook, name)
 	}
@@ -116,15 +118,28 @@ func withoutHook(t *testing.T, name, hook string) {
 // (charged) finds the target's from the test it is given.
 var targets sync.Map
 
-// lacks reports whether the target of the Run that t belongs to lacks c.
-func lacks(t *testing.T, c Capability) bool {
-	name, gap := t.Name(), false
+// provisioned reports whether the target of the Run that t belongs to
+// is Provisioned.
+func provisioned(t *testing.T) bool {
+	return optionsOf(t).Provisioned
+}
+
+// optionsOf returns the Options of the Run that t belongs to (the zero
+// Options outside a Run).
+func optionsOf(t *testing.T) Options {
+	name, opts := t.Name(), Options{}
 	targets.Range(func(k, v any) bool {
 		if p := k.(string); name == p || strings.HasPrefix(name, p+"/") {
-			_, gap = v.(Options).Lacks[c]
+			opts = v.(Options)
 			return false
 		}
 		return true
 	})
+	return opts
+}
+
+// lacks reports whether the target of the Run that t belongs to lacks c.
+func lacks(t *testing.T, c Capability) bool {
+	_, gap := optionsOf(t).Lacks[c]
 	return gap
 }

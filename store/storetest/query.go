@@ -11,6 +11,7 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/storetest/suite"
 )
 
 // seeded is one document of the query fixture.
@@ -102,7 +103,7 @@ func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s
 
 // queryOrders are the orders testQuery runs: each needs its composite
 // index (property, id) in the same direction on Cosmos (index-composite).
-var queryOrders = []order{{"n", false}, {"n", true}, {"createdAt", true}, {"kind", false}}
+var queryOrders = []suite.Order{{Path: "n"}, {Path: "n", Desc: true}, {Path: "createdAt", Desc: true}, {Path: "kind"}}
 
 func testQuery(t *testing.T, s store.Store) {
 	c := newOrderedContainer(t, s, queryOrders)
@@ -270,7 +271,7 @@ func testQuery(t *testing.T, s store.Store) {
 // two cross from the undefined items to the defined ones, so the
 // continuation carries an undefined value.
 func testOrderByKeepsMissing(t *testing.T, s store.Store) {
-	c := newOrderedContainer(t, s, []order{{"n", false}, {"n", true}})
+	c := newOrderedContainer(t, s, []suite.Order{{Path: "n"}, {Path: "n", Desc: true}})
 	mustCreate(t, c, "p", item("p", "a", "n", 2, "g", 1))
 	mustCreate(t, c, "p", item("p", "b", "n", 1))
 	mustCreate(t, c, "p", item("p", "c", "g", 1))

@@ -11,21 +11,29 @@
 // it lacks, and those tests are skipped with the reason instead of
 // failing (store/cosmos/cosmos_test.go, emulatorGaps).
 //
-// The suite creates its own containers with unique names, so it can run
-// against a shared Cosmos account. What only the embedded store can show
-// (TTL purge timing, the number of simulated partitions, durability across
-// kill -9, the Request Unit formula) is tested in store/embedded.
+// Each test ensures containers of its own, named from the test and their
+// ordinal within it (suite.Name), the same on every run, and listed in
+// store/storetest/suite: a keyed run on a Cosmos account isolates itself
+// in a database of its own, while a keyless one runs on containers the
+// account's owner deployed from that list. What only the embedded store
+// can show (TTL purge timing, the number of simulated partitions,
+// durability across kill -9, the Request Unit formula) is tested in
+// store/embedded.
 package storetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/storetest/suite"
 )
 
 // Run runs the contract suite. newStore returns a store for one subtest;
@@ -90,57 +98,134 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts Options) {
 }
 
 // pkPath is the partition key path of the suite's containers.
-const pkPath = "/pk"
+const pkPath = suite.PartitionKeyPath
 
 func ttl(seconds int) *int { return &seconds }
 
-// newContainer creates a container with a unique name and the /pk key.
+// newContainer ensures the test's next container: the /pk key, every path
+// indexed, and the default TTL given.
 func newContainer(t *testing.T, s store.Store, defaultTTL *int) store.Container {
 	t.Helper()
-	return ensure(t, s, store.ContainerDef{
-		ID:               uniqueName(),
-		PartitionKeyPath: pkPath,
-		DefaultTTL:       defaultTTL,
-		IndexingPolicy:   store.IndexingPolicy{IncludedPaths: []string{"/*"}},
-	})
-}
-
-// order is one ORDER BY a test runs: a property and a direction.
-type order struct {
-	Path string
-	Desc bool
+	return ensure(t, s, suite.Plain(defaultTTL))
 }
 
 // newOrderedContainer is newContainer with the composite index every
-// given order needs. Adapters break ties by id, so ORDER BY x renders as
-// ORDER BY c.x, c.id in one direction: a real account refuses it without
-// a composite index (x, id) in that direction (index-composite).
-func newOrderedContainer(t *testing.T, s store.Store, orders []order) store.Container {
+// given order needs (suite.Ordered).
+func newOrderedContainer(t *testing.T, s store.Store, orders []suite.Order) store.Container {
 	t.Helper()
-	policy := store.IndexingPolicy{IncludedPaths: []string{"/*"}}
-	for _, o := range orders {
-		dir := "ascending"
-		if o.Desc {
-			dir = "descending"
-		}
-		policy.CompositeIndexes = append(policy.CompositeIndexes,
-			[]store.CompositePath{{Path: "/" + o.Path, Order: dir}, {Path: "/id", Order: dir}})
-	}
-	return ensure(t, s, store.ContainerDef{ID: uniqueName(), PartitionKeyPath: pkPath, IndexingPolicy: policy})
+	return ensure(t, s, suite.Ordered(orders...))
 }
 
+// ensure names def as the test's next container and ensures it.
 func ensure(t *testing.T, s store.Store, def store.ContainerDef) store.Container {
 	t.Helper()
-	if _, err := s.EnsureContainer(context.Background(), def); err != nil {
-		t.Fatalf("EnsureContainer(%s): %v", def.ID, err)
-	}
-	return s.Container(def.ID)
+	return ensureDefined(t, s, define(t, def))
 }
 
-func uniqueName() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return "storetest-" + hex.EncodeToString(b)
+// ensureDefined ensures def, named by define. On a Provisioned target
+// the container exists already, deployed from suite.Containers, and
+// perhaps holds what an earlier run left: EnsureContainer must find it
+// as def says (changed=false; a keyless Cosmos store reads and compares
+// only), and it is emptied before the test uses it.
+func ensureDefined(t *testing.T, s store.Store, def store.ContainerDef) store.Container {
+	t.Helper()
+	changed, err := s.EnsureContainer(context.Background(), def)
+	if err != nil {
+		t.Fatalf("EnsureContainer(%s): %v", def.ID, err)
+	}
+	c := s.Container(def.ID)
+	if provisioned(t) {
+		if changed {
+			t.Fatalf("EnsureContainer(%s) created or changed the container on a Provisioned target, "+
+				"whose containers exist already as suite.Containers defines them", def.ID)
+		}
+		empty(t, c)
+	}
+	return c
+}
+
+// empty deletes every item of c: the whole container queried for ids and
+// partition keys, each deleted (one expired meanwhile is gone already).
+// A drained container is as good as a new one to every test: queries
+// find nothing, and its change feed read from the beginning in
+// latest-version mode holds no deleted item.
+func empty(t *testing.T, c store.Container) {
+	t.Helper()
+	for _, it := range queryAll(t, c, store.Query{Select: []string{"id", "pk"}, Limit: store.MaxQueryPageSize}) {
+		id, _ := it["id"].(string)
+		pk, ok := it["pk"].(string)
+		if !ok {
+			t.Fatalf("emptying the container: item %q has no string pk: %v", id, it)
+		}
+		if _, err := c.Delete(ctx, pk, id, nil); err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
+			t.Fatalf("emptying the container: Delete(%s, %s): %v", pk, id, err)
+		}
+	}
+	if left := queryAll(t, c, store.Query{Select: []string{"id", "pk"}}); len(left) > 0 {
+		t.Fatalf("the container still holds %d items after it was emptied: %v", len(left), left)
+	}
+}
+
+// define names def (whose ID is ignored) as the next container of t,
+// suite.Name(its path below the Run, its ordinal within t): the same on
+// every run, so that an account's owner can deploy it beforehand. It
+// fails the test unless suite lists that container with that definition:
+// a container the list lacks is one `shop containers -contract` would not
+// deploy.
+func define(t *testing.T, def store.ContainerDef) store.ContainerDef {
+	t.Helper()
+	path := suitePath(t)
+	ordinals.Lock()
+	n, ok := ordinals.next[t]
+	if !ok {
+		t.Cleanup(func() {
+			ordinals.Lock()
+			delete(ordinals.next, t)
+			ordinals.Unlock()
+		})
+	}
+	n++
+	ordinals.next[t] = n
+	ordinals.Unlock()
+	def.ID = suite.Name(path, n)
+	listed, ok := suite.Lookup(path, n)
+	if !ok {
+		t.Fatalf("%s ensures a container #%d that store/storetest/suite does not list: add it there, "+
+			"so that `shop containers -contract` deploys it for a run that may create none", path, n)
+	}
+	if diff := cmp.Diff(listed, def, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("%s's container #%d differs from the one store/storetest/suite lists, which `shop containers -contract` deploys "+
+			"(-listed +ensured):\n%s", path, n, diff)
+	}
+	return def
+}
+
+// ordinals counts the containers each running test has defined.
+var ordinals = struct {
+	sync.Mutex
+	next map[*testing.T]int
+}{next: map[*testing.T]int{}}
+
+// missingContainer is a container no run creates: suite lists no such
+// name.
+const missingContainer = "storetest-missing"
+
+// suitePath is t's name below the Run it belongs to ("TTL/PerItem"), the
+// same whichever test calls Run.
+func suitePath(t *testing.T) string {
+	t.Helper()
+	name, path := t.Name(), ""
+	targets.Range(func(k, _ any) bool {
+		if p := k.(string); strings.HasPrefix(name, p+"/") {
+			path = strings.TrimPrefix(name, p+"/")
+			return false
+		}
+		return true
+	})
+	if path == "" {
+		t.Fatalf("%s is not a test of storetest.Run", name)
+	}
+	return path
 }
 
 // item builds a document with id, pk and the given property pairs.

@@ -5,19 +5,11 @@ import (
 
 	"shop/domain"
 	"shop/store"
+	"shop/store/storetest/suite"
 )
 
 func testUniqueKeys(t *testing.T, s store.Store) {
-	def := store.ContainerDef{
-		ID:               uniqueName(),
-		PartitionKeyPath: pkPath,
-		IndexingPolicy:   store.IndexingPolicy{IncludedPaths: []string{"/*"}},
-		UniqueKeys:       [][]string{{"/email"}},
-	}
-	if _, err := s.EnsureContainer(ctx, def); err != nil {
-		t.Fatalf("EnsureContainer: %v", err)
-	}
-	c := s.Container(def.ID)
+	c := ensure(t, s, suite.UniqueKeysDef())
 	mustCreate(t, c, "p", item("p", "a", "email", "x@example.com"))
 	_, err := c.Create(ctx, "p", item("p", "b", "email", "x@example.com"))
 	wantCode(t, "Create with a used unique value in the same partition", err, domain.ECONFLICT)
