@@ -1,4 +1,4 @@
-module shop
+module github.com/reference-shop/shop
 
 go 1.26.0
 

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // DeletedProductTTL is how long a soft-deleted product stays, so the feed

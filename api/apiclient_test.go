@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 // client is the generated Go client of the API, signed in with tok (none

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // benchScreen measures one screen through the whole server (router, cost

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/domain"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // TestCachedPagesUnderThrottle: on a store whose clock stands still, so no

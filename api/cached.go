@@ -11,9 +11,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"shop/domain"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // cached serves next's responses through c, under the key key gives the

@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // handleCartGet is the cart screen: ONE point read in carts by (userId,

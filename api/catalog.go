@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // handleCategories is the home screen: a point read of the categories

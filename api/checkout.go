@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"shop/domain"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // MaxIdempotencyKey bounds the Idempotency-Key header.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"shop/api/client"
-	"shop/domain"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TestCheckout: through the generated client, as a Go caller checks out.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // MaxBodyBytes bounds every request body (413 beyond it).

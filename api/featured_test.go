@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TestHomeShowsFeaturedFromTheOneRead: the home page's featured products

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
+	"github.com/reference-shop/shop/api"
 )
 
 // The fuzz targets drive the real handlers (NewServer over an embedded

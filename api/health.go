@@ -5,7 +5,7 @@ import (
 	_ "embed"
 	"net/http"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // spec is openapi.yaml, the one copy: the repository root's openapi.yaml

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // handleProductImage draws a product's picture (GET

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"testing"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TestProductImage: a product's picture is drawn by the shop from its

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 type stockBody struct {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"shop/api"
+	"github.com/reference-shop/shop/api"
 )
 
 // TestTokenTimeClaims: a token issued in the future (beyond the clock-skew

@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-chi/httprate"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // The API's middleware, in the order routes.go installs it: the logger

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/migrations"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 func TestOps(t *testing.T) {

@@ -3,9 +3,9 @@ package api
 import (
 	"net/http"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // handleSummary is the account screen: ONE point read of the user's

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // placeOrder fills the user's cart with quantity x book-1 and checks out.

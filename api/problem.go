@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Codes the HTTP layer adds to the domain's: they only exist on the wire.

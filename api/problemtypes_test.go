@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/api"
+	"github.com/reference-shop/shop/api"
 )
 
 // TestEveryProblemTypeHasAClientConstant: a Go caller compares an error's

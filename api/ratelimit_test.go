@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // limitedShop is a server whose callers get `user` requests per hour when

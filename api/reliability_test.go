@@ -7,16 +7,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"shop/domain/payments/paymentstest"
 	"strconv"
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // faultyShop is the fixture shop served over a store that injects cfg's

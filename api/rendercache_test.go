@@ -14,10 +14,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // renderedAt is what the product page serves from c for product id when

@@ -6,7 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"shop/api/telemetry"
+	"github.com/reference-shop/shop/api/telemetry"
 )
 
 // surface is the whole HTTP surface, outermost layer first. The trace and

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/api"
-	"shop/domain"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TestScreensReadOnce is the shop's first rule (docs/workshop/01-model-around-screens.md):

@@ -3,8 +3,8 @@ package api
 import (
 	"net/http"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // handleSearch is product search: ONE single-partition query on

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // indexProducts runs the products feed handler over the current version

@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"time"
 
-	"shop/api/telemetry"
-	"shop/domain/payments"
-	"shop/feedworkers/changefeed"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // FeedStatus reports the change-feed workers' state for GET /v1/admin/feeds.

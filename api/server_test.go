@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"shop/domain/payments/paymentstest"
 	"strings"
 	"sync"
 	"testing"
@@ -22,12 +21,13 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
-	"shop/api"
-	"shop/api/telemetry"
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 var testSecret = []byte("test-secret-of-at-least-32-bytes!!")

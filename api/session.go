@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // sessionHeader carries a client's session between the shop and the

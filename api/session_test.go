@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // X-Session-Token on the embedded store: it is strongly consistent and

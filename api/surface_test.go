@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"shop/api"
-	"shop/api/telemetry"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/telemetry"
 )
 
 // TestSurface checks the layers around the routes (routes.go's surface):

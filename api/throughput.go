@@ -4,8 +4,8 @@ import (
 	"math"
 	"net/http"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // handleThroughput reports each container's physical partitions: the

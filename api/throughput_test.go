@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // throughputBody is the part of GET /v1/admin/throughput tests look at.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // validate checks the struct's `validate` tags; each failure names its

@@ -3,9 +3,9 @@ package api
 import (
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // The response bodies. Every view is its own type with explicit fields,

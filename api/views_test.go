@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // populated returns a T with every field set, embedded documents and system

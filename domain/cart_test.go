@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 var now = time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 func TestValidateID(t *testing.T) {

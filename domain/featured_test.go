@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 func TestRatingScore(t *testing.T) {

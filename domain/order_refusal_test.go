@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TestSetStatusRefusalReadsAsWords: a refused transition says where the

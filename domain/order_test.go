@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 func ptr[T any](v T) *T { return &v }

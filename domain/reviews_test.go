@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // review returns a stored review of p1 by user, daysAgo days before now.

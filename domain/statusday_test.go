@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 func TestStatusDayKeyPutsEveryOrderInExactlyOneBucketOfItsDay(t *testing.T) {

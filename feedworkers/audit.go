@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // The audit is the convergence checker of the shop: it derives every copy

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments/paymentstest"
-	"shop/feedworkers"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // convergedSample is a store with the sample catalog, carts and orders,

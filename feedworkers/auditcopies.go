@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Each check derives one copy from the sources the audit read and

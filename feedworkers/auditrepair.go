@@ -5,8 +5,8 @@ import (
 	"errors"
 	"slices"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // The audit's repairs: each is the feed's own write for one source, from

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/feedworkers"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // BenchmarkPriceFanout measures one price change fanned out by the

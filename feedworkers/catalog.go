@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // productToView keeps the product's copy in productsByCategory. p should

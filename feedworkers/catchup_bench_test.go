@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations/sample"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // BenchmarkCatchUp measures the workers reading the whole change feed of

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // workersConfig runs the shop's workers with test timings.

@@ -13,10 +13,10 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"shop/api"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // TestPriceChangeThroughTheAPI is the whole path: an admin PATCHes a

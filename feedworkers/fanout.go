@@ -3,7 +3,7 @@ package feedworkers
 import (
 	"context"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // syncCarts runs the cart fan-out of p only when a cart copy may be stale.

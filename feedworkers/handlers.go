@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/feedworkers/changefeed"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // Handlers holds what the handlers write through: the typed repositories.

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // newStore opens a migrated embedded store in a temp dir, metered so the

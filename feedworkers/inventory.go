@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // Inventory is the handler of the inventory feed: a product whose stock

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments/paymentstest"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 func stockOf(t *testing.T, repos *store.Repos, productID string) int64 {

@@ -3,7 +3,7 @@ package feedworkers
 import (
 	"context"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // OrdersCarryOut brings each delivered order's stock, money and cart in

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // ProductToSearch keeps p's entries in productsByTerm, the inverted index

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // Processor names: each names the leases of one watched container.

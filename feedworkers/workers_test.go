@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // TestStartWaitsForAnUnavailableStore: a process starting while the store

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // Database is the name of the shop's database.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // BucketOrderSummaries moves every order summary that is not under its

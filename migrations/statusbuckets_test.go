@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Carts is the repository of `carts` (pk /userId, one cart per user with

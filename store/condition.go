@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Comparison operators of a Condition: Cosmos SQL's. OpEqual ("=") is

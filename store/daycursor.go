@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // dayCursor is the continuation of OrderSummaries.DayPage: where each

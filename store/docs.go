@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // The generic helpers below are the only place the repositories touch

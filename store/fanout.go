@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TypeFanout is the discriminator of a fan-out record in `leases`.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Inventory is the repository of `inventory` (pk /productId): each

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Orders is the repository of `orders` (pk /userId). A user's orders, the

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // MaxPatience is how many times a Patient store sends one call again

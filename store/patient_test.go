@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // throttling is a container whose first calls fail with err.

@@ -34,7 +34,7 @@ import (
 	"errors"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Store is a database: a set of containers.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Container names: the repositories open these, and migrations defines

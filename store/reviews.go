@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Reviews is the repository of `reviews` (pk /productId): the unbounded

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // This file is the one read-modify-write of the shop. Every write that

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"slices"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // SearchIndex is the repository of `productsByTerm` (pk /term), the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // A session token is what lets a client read its own writes on a store

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 func TestCheckSessionToken(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Operation names of the OpenTelemetry semantic conventions for Azure
@@ -70,7 +70,7 @@ var durationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
 // and shop.store.throttled (429s) counters and db.client.operation.duration,
 // all by container and operation.
 func Traced(s Store, tp trace.TracerProvider, mp metric.MeterProvider, adapter string) Store {
-	const scope = "shop/store"
+	const scope = "github.com/reference-shop/shop/store"
 	meter := mp.Meter(scope)
 	var errs [4]error
 	in := &instruments{

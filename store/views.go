@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // ProductSummaries is the repository of the `productsByCategory` view

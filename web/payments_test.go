@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain/payments"
-	"shop/web"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/web"
 )
 
 // paymentMethodEntry is one entry of the storefront's paymentMethods, in

@@ -5,17 +5,17 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
-	"shop/domain/payments/paymentstest"
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store/embedded"
-	"shop/web"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/web"
 )
 
 // newShop serves the whole shop in process, as `shop serve` does: the API

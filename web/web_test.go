@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/web"
+	"github.com/reference-shop/shop/web"
 )
 
 func TestHandlerServesFiles(t *testing.T) {

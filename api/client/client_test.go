@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 var address = client.Address{Name: "Ada Lovelace", Line1: "1 Analytical St", City: "London", PostalCode: "N1 9GU", Country: "GB"}

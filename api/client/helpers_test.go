@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 // TestSessionsKeepTheLastToken: a token replaces the one held, an empty one

@@ -5,14 +5,14 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
-	"shop/domain/payments/paymentstest"
 	"testing"
 
-	"shop/api"
-	"shop/api/client"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // startShop serves the API in dev mode over HTTP on a fresh embedded

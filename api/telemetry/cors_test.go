@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/api/telemetry"
+	"github.com/reference-shop/shop/api/telemetry"
 )
 
 func TestCORS(t *testing.T) {

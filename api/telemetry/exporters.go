@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // traceExporters reads OTEL_TRACES_EXPORTER (a comma-separated list, per

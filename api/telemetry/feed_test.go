@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/api/telemetry"
-	"shop/domain"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/domain"
 )
 
 func TestFeedBatchSpan(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // opsBuckets fit store operations per request: one for a screen (one read

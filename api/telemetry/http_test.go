@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/api/telemetry"
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 const productRoute = "/v1/products/{productId}"

@@ -11,7 +11,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"shop/api/telemetry"
+	"github.com/reference-shop/shop/api/telemetry"
 )
 
 func TestLoggerAddsTraceIDs(t *testing.T) {

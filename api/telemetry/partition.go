@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // PartitionKey labels a measurement of one physical partition: its feed

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"shop/api/telemetry"
-	"shop/store"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/store"
 )
 
 var partitions = []store.PartitionThroughput{

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/api/telemetry"
+	"github.com/reference-shop/shop/api/telemetry"
 )
 
 func TestRequestLog(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"shop/api/telemetry"
-	"shop/domain"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/domain"
 )
 
 func env(vars map[string]string) func(string) string {

@@ -12,9 +12,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/api/telemetry"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // fixture is Telemetry over an in-memory span recorder and a manual metric

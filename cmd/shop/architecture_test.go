@@ -64,11 +64,11 @@ func documentedMap(t *testing.T) map[string][]string {
 		if len(cells) != 3 || !strings.Contains(cells[0], "`") {
 			continue
 		}
-		pkg := "shop/" + strings.Trim(strings.TrimSpace(cells[0]), "`")
+		pkg := "github.com/reference-shop/shop/" + strings.Trim(strings.TrimSpace(cells[0]), "`")
 		imports := []string{}
 		for _, f := range strings.Split(cells[2], ",") {
 			if f = strings.Trim(strings.TrimSpace(f), "`"); f != "" && f != "—" {
-				imports = append(imports, "shop/"+f)
+				imports = append(imports, "github.com/reference-shop/shop/"+f)
 			}
 		}
 		slices.Sort(imports)
@@ -85,7 +85,7 @@ func TestPackageMapMatchesTheImports(t *testing.T) {
 	for _, p := range listPackages(t) {
 		shop := []string{}
 		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, "shop/") {
+			if strings.HasPrefix(imp, "github.com/reference-shop/shop/") {
 				shop = append(shop, imp)
 			}
 		}
@@ -109,17 +109,17 @@ func TestDependencyRules(t *testing.T) {
 	for _, p := range strings.Fields(string(out)) {
 		std[p] = true
 	}
-	adapters := []string{"shop/store/embedded", "shop/store/cosmos"}
+	adapters := []string{"github.com/reference-shop/shop/store/embedded", "github.com/reference-shop/shop/store/cosmos"}
 	for _, p := range pkgs {
 		for _, imp := range p.Imports {
 			switch {
-			case p.ImportPath == "shop/domain" && !std[imp] && !strings.HasPrefix(imp, "golang.org/x/text/"):
+			case p.ImportPath == "github.com/reference-shop/shop/domain" && !std[imp] && !strings.HasPrefix(imp, "golang.org/x/text/"):
 				t.Errorf("domain imports %s: it may import only the standard library and golang.org/x/text", imp)
-			case strings.HasPrefix(imp, "github.com/Azure/") && p.ImportPath != "shop/store/cosmos":
+			case strings.HasPrefix(imp, "github.com/Azure/") && p.ImportPath != "github.com/reference-shop/shop/store/cosmos":
 				t.Errorf("%s imports %s: only store/cosmos speaks to the Azure SDK", p.ImportPath, imp)
-			case p.ImportPath == "shop/api/client" && strings.HasPrefix(imp, "shop/"):
+			case p.ImportPath == "github.com/reference-shop/shop/api/client" && strings.HasPrefix(imp, "github.com/reference-shop/shop/"):
 				t.Errorf("api/client imports %s: a program outside the shop must be able to use it, so it knows the API only through openapi.yaml", imp)
-			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "shop/api") || strings.HasPrefix(p.ImportPath, "shop/feedworkers") || strings.HasPrefix(p.ImportPath, "shop/store/writes")):
+			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/api") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/feedworkers") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/store/writes")):
 				t.Errorf("%s imports the adapter %s: it must work on the port alone", p.ImportPath, imp)
 			}
 		}

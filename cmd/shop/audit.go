@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"shop/feedworkers"
-	"shop/store"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
 )
 
 // DefaultAuditBudget is the Request Units per second `shop audit` spends

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // TestShopAuditFindsAndRepairsDrift runs the command as an operator

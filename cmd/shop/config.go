@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"shop/api"
-	"shop/domain"
-	"shop/feedworkers"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
 )
 
 // config is every setting of `shop serve`, from flags first, then the

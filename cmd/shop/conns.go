@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"shop/api"
-	"shop/domain"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
 )
 
 // connLimits bounds the connections the server holds open. Each open

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // limitedShop serves the shop's API with serve's server on 127.0.0.1,

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"shop/migrations"
-	"shop/store"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 // armAPIVersion is the Microsoft.DocumentDB API version the Bicep uses: a

@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/migrations"
-	"shop/store"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 func runContainers(t *testing.T, args ...string) string {

@@ -16,9 +16,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"shop/feedworkers"
-	"shop/store"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // TestEveryCopyConverges is the shop's convergence property: random

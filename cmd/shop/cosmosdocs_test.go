@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 // The path to Cosmos in docs/cosmos.md must work as written. These tests

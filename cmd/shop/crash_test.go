@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // child is the shop binary running as a separate process.

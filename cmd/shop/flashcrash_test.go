@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	payembedded "shop/domain/payments/embedded"
-	"shop/store/embedded"
-	"shop/store/writes/writestest"
+	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/writes/writestest"
 )
 
 // buildShop builds the shop binary into a temporary directory.

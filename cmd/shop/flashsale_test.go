@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"shop/api/client"
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 const outOfStockType = "https://shop.example/problems/out-of-stock"

@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/domain/payments/paymentstest"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 var long = flag.Bool("long", false, "run the long reliability tests (also SHOP_LONG=1)")

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/writes/writestest"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes/writestest"
 )
 
 // ledger is one product's units as the store holds them, read straight

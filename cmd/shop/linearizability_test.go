@@ -16,8 +16,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"shop/domain"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // TestCartIsLinearizable: a few clients share ONE user's cart, setting,

@@ -12,15 +12,15 @@ import (
 	"strings"
 	"time"
 
-	"shop/api"
-	"shop/domain"
-	payembedded "shop/domain/payments/embedded"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
+	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // tester is what the live shop needs of a test: a *testing.T and a

@@ -16,9 +16,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"shop/cmd/shop/internal/costlab"
-	"shop/cmd/shop/internal/loadbench"
-	"shop/cmd/shop/internal/scale"
+	"github.com/reference-shop/shop/cmd/shop/internal/costlab"
+	"github.com/reference-shop/shop/cmd/shop/internal/loadbench"
+	"github.com/reference-shop/shop/cmd/shop/internal/scale"
 )
 
 func main() {

@@ -19,11 +19,11 @@ import (
 
 	"pgregory.net/rapid"
 
-	"shop/domain"
-	"shop/domain/payments"
-	payembedded "shop/domain/payments/embedded"
-	"shop/store/faults"
-	"shop/store/writes/writestest"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/writes/writestest"
 )
 
 // TestShopAgainstModel drives one customer's shop with random sequences

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"shop/api/telemetry"
-	"shop/feedworkers"
-	"shop/store"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
 )
 
 // setupTelemetry builds the process's traces and metrics from the standard

@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"shop/domain/payments"
-	"shop/domain/payments/embedded"
-	"shop/domain/payments/stripe"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/domain/payments/stripe"
 )
 
 // openPayments opens the payment provider cfg selects: Stripe with

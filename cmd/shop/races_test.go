@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/store/faults"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // TestConcurrentCheckoutsOfOneCartMakeOneOrder: a user with two lines in

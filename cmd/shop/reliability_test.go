@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
+	"github.com/reference-shop/shop/api"
 )
 
 // The end-to-end reliability tests (shutdown, crash, invariants, slow

@@ -14,12 +14,12 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/api"
-	"shop/api/telemetry"
-	"shop/cmd/shop/internal/shopstore"
-	"shop/feedworkers"
-	"shop/store"
-	"shop/web"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/web"
 )
 
 // openStore opens the shop's store as cfg says (shopstore.Open).

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // TestGracefulShutdownUnderLoad cancels run's context (what SIGTERM does

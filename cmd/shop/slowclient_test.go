@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // TestServerTimeoutsAreSet: the server serve runs bounds what a slow or

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // TestABusyAddressFailsBeforeTheStore: a first `go run ./cmd/shop` on a

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 func TestStatusBucketsSetting(t *testing.T) {

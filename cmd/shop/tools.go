@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"shop/api"
-	"shop/cmd/shop/internal/progress"
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/cmd/shop/internal/progress"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
 )
 
 // migrate creates the database's containers, or updates their indexing

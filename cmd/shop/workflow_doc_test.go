@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // workflowDoc renders the order workflow (domain.States, domain.Moves) as

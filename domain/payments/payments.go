@@ -22,7 +22,7 @@ import (
 	"errors"
 	"slices"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Payment states. A payment is authorized (the amount is held on the

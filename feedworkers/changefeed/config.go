@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Config configures one processor: a name that scopes its leases, and

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // TypeDeadLetter is the discriminator of a dead-letter record in the

@@ -3,8 +3,8 @@ package changefeed
 import (
 	"context"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // docs is the repository of the processor's own documents in the lease

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Follow places a position at the present end of every feed range of

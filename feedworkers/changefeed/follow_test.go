@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // TestFollow: two followers of one container (two processes) each see

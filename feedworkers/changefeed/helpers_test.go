@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // newStore opens a migrated embedded store in a temp dir, metered as the

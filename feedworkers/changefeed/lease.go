@@ -3,7 +3,7 @@ package changefeed
 import (
 	"time"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // TypeLease is the discriminator of a lease document in the lease

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // The lease set follows the watched container's feed ranges through

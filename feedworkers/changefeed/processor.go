@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Batch is one page of changed documents, as read from the feed.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // feedCounter counts the change-feed reads of a watched container, the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
 )
 
 // idle reports whether every lease of p has read its feed to the end.

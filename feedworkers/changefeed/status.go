@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // ProcessorStatus is the state of one processor (GET /v1/admin/feeds

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 func TestSummarize(t *testing.T) {

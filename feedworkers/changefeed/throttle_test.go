@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TestThrottledBatchIsRetriedAfterTheWaitAskedFor: a batch that failed

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // leaseWorker is the loop of one owned lease: read a page, hand it to the

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // The fixed seed of the sample catalog: the same options give the same shop.

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // The catalog of a first start: enough to browse every screen.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // A transactional batch that failed is a 207 whose body has one result

@@ -8,7 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // EmulatorKey is the Cosmos DB emulator's well-known account key. It is

@@ -8,7 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 func env(m map[string]string) func(string) string {

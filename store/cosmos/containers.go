@@ -7,8 +7,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // etagPath is the path Cosmos adds to every excluded list on its own.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
 )
 
 func TestContainerPropertiesOfEveryMigration(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Continuations leave the store sealed: Cosmos's token, untouched, plus a

@@ -5,7 +5,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Cosmos's token goes back to the SDK byte for byte; anything altered or

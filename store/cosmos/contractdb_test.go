@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 // TestContractDatabase: with a key or on the emulator, TestContract works

@@ -14,10 +14,10 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/modules/azure/cosmosdb"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/storetest"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/storetest"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 // emulatorImage is the Cosmos Linux emulator (vNext) the contract runs on

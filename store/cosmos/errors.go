@@ -11,7 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // statusCodes is THE mapping of Cosmos status codes to the shop's error

@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // responseError builds the *azcore.ResponseError the SDK returns for a

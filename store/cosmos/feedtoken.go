@@ -8,8 +8,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // A change-feed continuation, once unsealed (continuation.go), is one of:

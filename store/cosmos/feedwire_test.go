@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // feedGateway answers, as a Cosmos gateway does, what azcosmos sends for a

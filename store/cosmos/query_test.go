@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

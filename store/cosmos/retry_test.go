@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // openWithBudget opens a Store on g whose throttling budget is budget.

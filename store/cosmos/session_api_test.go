@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/api"
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Read-your-writes across two instances of the shop, end to end: a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // The Go SDK keeps no session tokens, where the .NET, Java and Python SDKs

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 func mustToken(t *testing.T, s string) rangeToken {

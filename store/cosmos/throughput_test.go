@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"shop/migrations"
+	"github.com/reference-shop/shop/migrations"
 )
 
 // TestThroughputOfCreatedContainers: what docs/cosmos.md says

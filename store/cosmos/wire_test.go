@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
 )
 
 // The wire check (.ci/wire) runs the store contract against

@@ -7,8 +7,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // errRolledBack aborts the bbolt transaction of a batch that failed after

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // seedCategory fills logical partition "shoes" of a productsByCategory-like

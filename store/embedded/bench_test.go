@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // product2KB is a product document of about 2 KB, the size of the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the table of published Request Unit figures in docs/cosmos.md")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 func TestChargeFormulas(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Group commit: concurrent writes share one bbolt transaction and so one

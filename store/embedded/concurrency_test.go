@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // TestManyGoroutines runs readers, writers, patchers, batches, queries and

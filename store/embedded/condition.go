@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // holds evaluates a checked condition (store.Condition.Check) on a decoded

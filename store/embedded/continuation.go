@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Continuation tokens are opaque to callers (as on Cosmos): base64url of a

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // validateID applies the port's id rule (domain.ValidateID), the same

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 const durabilityEnv = "EMBEDDED_DURABILITY_DB"

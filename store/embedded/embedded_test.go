@@ -14,11 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/storetest"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/storetest"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 // open returns a store in a fresh file, closed when t ends.

@@ -8,7 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // defaultFeedPage is the page size when the caller gives none (Cosmos's

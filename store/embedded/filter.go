@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // filter is one compiled query condition: the wanted value both decoded

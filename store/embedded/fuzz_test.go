@@ -3,7 +3,7 @@ package embedded
 import (
 	"testing"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // fuzzSecret signs the tokens the fuzzer starts from.

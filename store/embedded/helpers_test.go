@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 var bg = context.Background()

@@ -3,7 +3,7 @@ package embedded
 import (
 	"strings"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // indexPolicy decides, per property path, whether a write indexes it. Only

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // indexTerms are the index terms of a document, each counted, by a hash of

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // The bbolt file holds these top-level buckets:

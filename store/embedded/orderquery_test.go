@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // randomValue returns an ORDER BY value of a random type, with many ties,

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // TestCrossPartitionPagesAreFull: the contract lets a cross-partition page

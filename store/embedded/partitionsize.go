@@ -6,7 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // DefaultMaxLogicalPartitionBytes is Cosmos's limit on the data of one

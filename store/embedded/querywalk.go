@@ -7,8 +7,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // orderIndexFor returns the order index bucket that serves cq and the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // TestStatusBucketsSpreadOverPhysicalPartitions: the keys of one status

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Provisioned throughput, as Cosmos enforces it: a container's Request

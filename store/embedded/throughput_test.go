@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // throttled opens a store of 4 partitions on a clock at a whole second,

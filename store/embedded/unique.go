@@ -7,7 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Unique keys (Cosmos unique key policy): each set of paths must hold a

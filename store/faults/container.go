@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // container injects the store's faults into one container's calls. A

@@ -7,10 +7,10 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/faults"
-	"shop/store/storetest"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/storetest"
 )
 
 // The decorators of the port change nothing a call means: the whole

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // TestFeedWorkersConvergeThroughFaults runs the feed workers on a store

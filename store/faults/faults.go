@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Op names one kind of store operation, the unit a Rule selects.

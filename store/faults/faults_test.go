@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 func openStore(t *testing.T) store.Store {

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/faults"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/faults"
 )
 
 // TestCrossPartitionReadersReadPastShortPages: the shop's two

@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 func testEnsureContainer(t *testing.T, s store.Store) {

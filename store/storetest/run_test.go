@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/storetest"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/storetest"
 )
 
 // TestRunWithADeclaredGap runs the whole contract on a target that

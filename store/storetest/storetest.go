@@ -31,9 +31,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 // Run runs the contract suite. newStore returns a store for one subtest;

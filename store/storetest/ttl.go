@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // expiryDeadline bounds how long the suite waits for a 1 s ttl to take

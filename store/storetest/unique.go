@@ -3,9 +3,9 @@ package storetest
 import (
 	"testing"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/storetest/suite"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
 func testUniqueKeys(t *testing.T, s store.Store) {

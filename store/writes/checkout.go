@@ -7,8 +7,8 @@ import (
 	"errors"
 	"sync"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // CheckoutRequest is one checkout as the API received it.

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments/paymentstest"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // waitLong is how long a hook waits for what the test expects to happen

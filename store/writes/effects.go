@@ -6,9 +6,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/store"
 )
 
 // CarryOut brings the order's stock, money and cart in line with its

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"testing"
 
-	"shop/domain"
-	"shop/domain/payments/paymentstest"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestCheckoutOfAProductWithoutStock: a product created since the shop

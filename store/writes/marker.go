@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // This file is the claim's side of the checkout (claim): how a change or

@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"shop/domain/payments/paymentstest"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // stepIn is a store that lets a test step in around the inventory's

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/store"
 )
 
 // This file is the checkout's workflow, one function per move of

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments"
-	payembedded "shop/domain/payments/embedded"
-	"shop/domain/payments/paymentstest"
-	"shop/store"
-	"shop/store/writes"
-	"shop/store/writes/writestest"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
+	"github.com/reference-shop/shop/store/writes/writestest"
 )
 
 // shop is a store with products stocked for the workflow tests, the

@@ -13,9 +13,9 @@ import (
 	"errors"
 	"time"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/store"
 )
 
 // Writes runs the write protocols over the repositories.

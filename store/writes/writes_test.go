@@ -4,16 +4,16 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"shop/domain/payments/paymentstest"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
-	"shop/store/embedded"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // batchFault makes the next order batch of the orders container fail

@@ -1,5 +1,5 @@
 // Command example calls the shop through its generated Go client
-// (shop/api/client): it browses the categories, walks a category page by
+// (github.com/reference-shop/shop/api/client): it browses the categories, walks a category page by
 // page, reads a product and asks for one that does not exist, fills a cart,
 // checks out with an Idempotency-Key, sends the same checkout again to show
 // that the key gives back the same order, and prints what each call cost
@@ -20,7 +20,7 @@ import (
 	"os"
 	"time"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 func main() {

@@ -8,14 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"shop/domain/payments/paymentstest"
 	"strings"
 	"testing"
 
-	"shop/api"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // startShop serves the API as a first start of `go run ./cmd/shop` does:

@@ -7,7 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments"
 )
 
 // Payments answers every payment the provider keeps, declined ones

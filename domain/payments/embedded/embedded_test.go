@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"shop/domain/payments"
-	"shop/domain/payments/embedded"
-	"shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
 )
 
 var ctx = context.Background()

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // Fault is what an injected fault does to one call.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments/embedded"
 )
 
 // on injects fault into the calls of op only.

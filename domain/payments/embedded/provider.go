@@ -24,8 +24,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"shop/domain"
-	"shop/domain/payments"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
 )
 
 var _ payments.Provider = (*Provider)(nil)

@@ -3,7 +3,7 @@ package paymentstest
 import (
 	"testing"
 
-	"shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/domain/payments/embedded"
 )
 
 // Embedded is the embedded provider in a temporary file, closed (and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments"
 )
 
 func testCapture(t *testing.T, p payments.Provider) {

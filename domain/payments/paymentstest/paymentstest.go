@@ -22,7 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments"
 )
 
 // Options say what the target is held to. The zero value: everything.

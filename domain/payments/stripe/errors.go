@@ -7,8 +7,8 @@ import (
 
 	stripego "github.com/stripe/stripe-go/v82"
 
-	"shop/domain"
-	"shop/domain/payments"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
 )
 
 // metadataOrderID is the PaymentIntent's metadata key holding the order

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/domain/payments/stripe"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments/stripe"
 )
 
 // TestAuthorizeRequest: Authorize creates and confirms a PaymentIntent

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"shop/domain/payments"
-	"shop/domain/payments/stripe"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments/stripe"
 )
 
 var ctx = context.Background()

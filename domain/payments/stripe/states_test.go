@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments"
 )
 
 // TestStatusMapping: each PaymentIntent status the shop can meet maps

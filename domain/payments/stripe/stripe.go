@@ -27,7 +27,7 @@ import (
 
 	stripego "github.com/stripe/stripe-go/v82"
 
-	"shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments"
 )
 
 var _ payments.Provider = (*Provider)(nil)

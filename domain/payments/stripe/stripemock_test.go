@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain/payments"
-	"shop/domain/payments/paymentstest"
-	"shop/domain/payments/stripe"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/domain/payments/stripe"
 )
 
 const installStripeMock = "go install github.com/stripe/stripe-mock@latest"

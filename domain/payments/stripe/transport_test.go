@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"shop/domain/payments"
-	"shop/domain/payments/stripe"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/domain/payments/stripe"
 )
 
 // TestNoAnswerIsAnError: a connection dropped before Stripe answered is

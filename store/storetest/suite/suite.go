@@ -18,7 +18,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // Database is the database `shop containers -contract` deploys the

@@ -9,9 +9,9 @@ import (
 	"context"
 	"fmt"
 
-	"shop/domain"
-	"shop/domain/payments"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/domain/payments"
+	"github.com/reference-shop/shop/store"
 )
 
 // Payments is a provider that lists an order's payments, as the embedded

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"shop/cmd/shop/internal/progress"
-	"shop/cmd/shop/internal/report"
-	"shop/cmd/shop/internal/shopstore"
-	"shop/store"
+	"github.com/reference-shop/shop/cmd/shop/internal/progress"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
+	"github.com/reference-shop/shop/store"
 )
 
 // costOptions are the settings of `shop cost`.

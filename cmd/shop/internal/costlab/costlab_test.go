@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"shop/cmd/shop/internal/report"
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 func noEnv(string) string { return "" }

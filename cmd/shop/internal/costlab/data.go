@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"shop/domain"
-	"shop/migrations"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
 )
 
 // The cost lab compares the shop's denormalized documents with the

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"shop/cmd/shop/internal/report"
-	"shop/domain"
-	payembedded "shop/domain/payments/embedded"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
+	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // partitionRUs is what Cosmos serves one physical partition at most, and

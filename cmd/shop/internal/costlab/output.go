@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // ruLabel says what the Request Unit figures are.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // This file is the store wrapper the workflow measure runs on: it writes

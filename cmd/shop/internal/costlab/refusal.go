@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"shop/domain"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // refusalLines are the cart sizes of the refused checkouts the lab

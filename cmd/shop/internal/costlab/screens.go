@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"shop/cmd/shop/internal/report"
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Page sizes of the screens the lab renders.

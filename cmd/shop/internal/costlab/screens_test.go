@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"shop/cmd/shop/internal/shopstore"
-	"shop/store"
+	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
+	"github.com/reference-shop/shop/store"
 )
 
 // newBenchLab builds the cost lab's data set for the benchmarks. The

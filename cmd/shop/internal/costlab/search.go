@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 
-	"shop/cmd/shop/internal/report"
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/store"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
 )
 
 // searchPageSize is the page a search shows.

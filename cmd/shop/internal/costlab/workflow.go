@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"shop/cmd/shop/internal/report"
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/store"
-	"shop/store/writes"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // This file measures the checkout move by move (domain.Moves): a

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"shop/cmd/shop/internal/report"
-	"shop/domain"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/store"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 )
 
 // readMix is the share of each screen in the workload's reads: the shape of

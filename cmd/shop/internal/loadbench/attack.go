@@ -12,7 +12,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // runResult is one load run.

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // benchOptions are the settings of `shop bench`.

@@ -193,7 +193,7 @@ func runTestBench(t *testing.T, extra ...string) benchReport {
 		t.Skip("builds and runs the shop: skipped with -short")
 	}
 	bin := filepath.Join(t.TempDir(), "shop")
-	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/reference-shop/shop/cmd/shop").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	var out bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 // benchClient makes the bench's own calls to the shop under test (the

@@ -13,11 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"shop/cmd/shop/internal/progress"
-	"shop/cmd/shop/internal/report"
-	"shop/feedworkers"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/cmd/shop/internal/progress"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // `shop bench --convergence` measures, from outside, how long the copies

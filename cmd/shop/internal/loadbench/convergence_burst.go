@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"shop/api/client"
-	"shop/domain"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // The burst of `shop bench --convergence`: few admin writes, each of which

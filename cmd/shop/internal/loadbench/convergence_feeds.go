@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 // How `shop bench --convergence` decides that the feeds have caught up:

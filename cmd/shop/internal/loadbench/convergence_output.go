@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 func seconds(ms float64) string { return fmt.Sprintf("%.1f s", ms/1000) }

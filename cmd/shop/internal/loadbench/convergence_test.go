@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"shop/api/client"
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 func TestReadPoll(t *testing.T) {
@@ -169,7 +169,7 @@ func TestConvergence(t *testing.T) {
 		t.Skip("builds and runs the shop: skipped with -short")
 	}
 	bin := filepath.Join(t.TempDir(), "shop")
-	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/reference-shop/shop/cmd/shop").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	var out bytes.Buffer

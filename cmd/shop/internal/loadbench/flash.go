@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"shop/api/client"
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // flashGenerator names the load of the flash sale: not vegeta's constant

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"shop/api/client"
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // `shop bench --hotspots` measures the read hot spots of this design on a

@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 func cacheText(on bool) string {

@@ -79,7 +79,7 @@ func TestHotspots(t *testing.T) {
 		t.Skip("wrk is not on PATH: shop bench --hotspots refuses to run without it")
 	}
 	bin := filepath.Join(t.TempDir(), "shop")
-	if out, err := exec.Command("go", "build", "-o", bin, "shop/cmd/shop").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/reference-shop/shop/cmd/shop").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	var out bytes.Buffer

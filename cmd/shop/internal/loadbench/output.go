@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // statusText renders a status histogram, e.g. "200×4999 201×250".

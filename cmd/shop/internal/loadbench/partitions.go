@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"shop/api/client"
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // maxPartitionThroughput is the most RU/s one physical partition of

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // breakdown is where a shop's CPU went while wrk loaded its product page:
@@ -44,16 +44,16 @@ var profileParts = []struct {
 		"runtime.wbBuf", "gcWriteBarrier", "runtime.(*mheap)", "runtime.(*mcache)", "runtime.(*mcentral)", "runtime.(*gcWork)",
 		"runtime.greyobject", "runtime.memclrNoHeapPointers", "runtime.concatstring", "runtime.rawstring", "runtime.slicebytetostring",
 	}},
-	{"store read (embedded store, bbolt)", []string{"shop/store/embedded.", "go.etcd.io/bbolt."}},
-	{"store tracing and metrics", []string{"shop/store.tracedContainer", "shop/store.operation", "shop/store.meteredContainer", "shop/store.(*instruments)"}},
-	{"encoding the response", []string{"encoding/json.", "shop/api.writeBody", "shop/api.encode"}},
-	{"telemetry: server span and request metrics", []string{"shop/api/telemetry.", "go.opentelemetry.io/"}},
+	{"store read (embedded store, bbolt)", []string{"github.com/reference-shop/shop/store/embedded.", "go.etcd.io/bbolt."}},
+	{"store tracing and metrics", []string{"github.com/reference-shop/shop/store.tracedContainer", "github.com/reference-shop/shop/store.operation", "github.com/reference-shop/shop/store.meteredContainer", "github.com/reference-shop/shop/store.(*instruments)"}},
+	{"encoding the response", []string{"encoding/json.", "github.com/reference-shop/shop/api.writeBody", "github.com/reference-shop/shop/api.encode"}},
+	{"telemetry: server span and request metrics", []string{"github.com/reference-shop/shop/api/telemetry.", "go.opentelemetry.io/"}},
 	{"router (chi)", []string{"github.com/go-chi/"}},
-	{"API middleware and handlers", []string{"shop/api.", "shop/domain.", "shop/store.", "github.com/golang-jwt/"}},
+	{"API middleware and handlers", []string{"github.com/reference-shop/shop/api.", "github.com/reference-shop/shop/domain.", "github.com/reference-shop/shop/store.", "github.com/golang-jwt/"}},
 	{"net/http: reading requests, writing responses (system calls included)", []string{
 		"net/http.", "net.", "net/textproto.", "net/url.", "internal/poll.", "syscall.", "internal/runtime/syscall.", "bufio.",
 	}},
-	{"feed workers", []string{"shop/feedworkers"}},
+	{"feed workers", []string{"github.com/reference-shop/shop/feedworkers"}},
 }
 
 const otherPart = "scheduler and the rest of the runtime"

@@ -23,11 +23,11 @@ func TestBreakDown(t *testing.T) {
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		Sample: []*profile.Sample{
 			// An allocation inside the telemetry is the allocator's.
-			stack(30, "runtime.mallocgc", "shop/api/telemetry.Middleware.func1", "net/http.(*conn).serve"),
+			stack(30, "runtime.mallocgc", "github.com/reference-shop/shop/api/telemetry.Middleware.func1", "net/http.(*conn).serve"),
 			// A write the handler makes is net/http's.
-			stack(20, "internal/runtime/syscall.Syscall6", "net.(*conn).Write", "shop/api.writeBody", "net/http.(*conn).serve"),
-			stack(10, "go.etcd.io/bbolt.(*Cursor).search", "shop/store/embedded.(*Container).Read", "shop/api.handleProduct"),
-			stack(15, "shop/api/telemetry.(*httpInstruments).recordDuration", "net/http.(*conn).serve"),
+			stack(20, "internal/runtime/syscall.Syscall6", "net.(*conn).Write", "github.com/reference-shop/shop/api.writeBody", "net/http.(*conn).serve"),
+			stack(10, "go.etcd.io/bbolt.(*Cursor).search", "github.com/reference-shop/shop/store/embedded.(*Container).Read", "github.com/reference-shop/shop/api.handleProduct"),
+			stack(15, "github.com/reference-shop/shop/api/telemetry.(*httpInstruments).recordDuration", "net/http.(*conn).serve"),
 			stack(25, "runtime.futex", "runtime.schedule"),
 		},
 	}

@@ -18,8 +18,8 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"shop/cmd/shop/internal/progress"
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/progress"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // memSample is a process's resident memory, from /proc/PID/status.

@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"time"
 
-	"shop/api/client"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api/client"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // benchShop is the shop under test: started here as a child process, or

@@ -12,7 +12,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 // Kinds of request in the mix.

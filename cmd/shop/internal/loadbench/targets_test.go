@@ -7,7 +7,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"shop/api/client"
+	"github.com/reference-shop/shop/api/client"
 )
 
 // preparedMix is a mix over n products and users as prepareMix builds it,

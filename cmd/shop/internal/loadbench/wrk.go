@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
 )
 
 // wrkTarget is one server wrk loads in the throughput comparison: the

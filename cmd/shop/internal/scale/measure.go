@@ -10,14 +10,14 @@ import (
 	"reflect"
 	"time"
 
-	"shop/api"
-	"shop/domain"
-	payembedded "shop/domain/payments/embedded"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store"
+	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
+	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
 )
 
 // Charges are the Request Units of each operation of the model, split by

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 func TestMeasureChargesSplitsEachOperationByContainer(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Cosmos DB's limits the model holds the design against.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"shop/domain"
-	"shop/store"
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // charges are made-up inputs, round enough to check the arithmetic by

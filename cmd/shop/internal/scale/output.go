@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"shop/domain"
+	"github.com/reference-shop/shop/domain"
 )
 
 // writeMarkdown is the generated section of docs/scale.md.

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"shop/cmd/shop/internal/report"
-	"shop/cmd/shop/internal/shopstore"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
 )
 
 // Report is what `shop scale` prints (--json).

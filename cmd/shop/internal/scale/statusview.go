@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"shop/cmd/shop/internal/report"
-	"shop/domain"
+	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
 )
 
 // StatusViewReport is what `shop scale --status-view` prints (--json).

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"sync"
 
-	"shop/store"
+	"github.com/reference-shop/shop/store"
 )
 
 // tally wraps a store and adds up, per container, the store operations

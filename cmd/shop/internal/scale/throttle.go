@@ -11,14 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"shop/api"
-	payembedded "shop/domain/payments/embedded"
-	"shop/feedworkers"
-	"shop/feedworkers/changefeed"
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/api"
+	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
+	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // ThrottleOptions are the load of the status view's before and after:

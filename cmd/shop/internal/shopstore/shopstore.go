@@ -14,11 +14,11 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"shop/migrations"
-	"shop/migrations/sample"
-	"shop/store"
-	"shop/store/cosmos"
-	"shop/store/embedded"
+	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/cosmos"
+	"github.com/reference-shop/shop/store/embedded"
 )
 
 // Location is where the shop's own store is.
