@@ -155,9 +155,7 @@ func TestCheckContainersKeyless(t *testing.T) {
 		segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 		switch {
 		case r.URL.Path == "/":
-			region := []map[string]string{{"name": "Local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
-			writeJSON(w, http.StatusOK, map[string]any{"id": "acct", "writableLocations": region, "readableLocations": region,
-				"userConsistencyPolicy": map[string]string{"defaultConsistencyLevel": "Session"}})
+			writeAccount(w, r)
 		case len(segs) == 4 && segs[2] == "colls" && present[segs[3]]:
 			writeJSON(w, http.StatusOK, map[string]any{"id": segs[3], "_rid": "cRid=",
 				"partitionKey": map[string]any{"paths": []string{"/userId"}, "kind": "Hash", "version": 2}})
@@ -166,12 +164,7 @@ func TestCheckContainersKeyless(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	key := base64.StdEncoding.EncodeToString([]byte("keyless-test-key"))
-	s, err := Open(t.Context(), Config{Endpoint: srv.URL, Key: key, Database: "shop-x", Emulator: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOnFake(t, srv.URL, "shop-x")
 	defs := []store.ContainerDef{{ID: "orders"}, {ID: "carts"}, {ID: "products"}}
 	for _, keyless := range []bool{false, true} {
 		s.cfg.UseEntraID = keyless // what the message depends on; the wire signs with the key
@@ -220,9 +213,7 @@ func TestEnsureContainerKeylessCreatesNothing(t *testing.T) {
 		}
 		switch {
 		case r.URL.Path == "/":
-			region := []map[string]string{{"name": "Local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
-			writeJSON(w, http.StatusOK, map[string]any{"id": "acct", "writableLocations": region, "readableLocations": region,
-				"userConsistencyPolicy": map[string]string{"defaultConsistencyLevel": "Session"}})
+			writeAccount(w, r)
 		case r.Method == http.MethodGet && len(segs) == 4 && segs[2] == "colls" && segs[3] == def.ID:
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(live)
@@ -233,12 +224,7 @@ func TestEnsureContainerKeylessCreatesNothing(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	key := base64.StdEncoding.EncodeToString([]byte("keyless-test-key"))
-	s, err := Open(t.Context(), Config{Endpoint: srv.URL, Key: key, Database: "shop-x", Emulator: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOnFake(t, srv.URL, "shop-x")
 	// What the behaviour depends on; the wire signs with the key, and
 	// Emulator (plain http) would skip the indexing comparison.
 	s.cfg.UseEntraID, s.cfg.Emulator = true, false
@@ -287,3 +273,25 @@ func TestEnsureContainerKeylessCreatesNothing(t *testing.T) {
 }
 
 func ttlOf(seconds int) *int { return &seconds }
+
+// writeAccount answers a fake gateway's account read ("/"): one region,
+// this server, session consistency.
+func writeAccount(w http.ResponseWriter, r *http.Request) {
+	region := []map[string]string{{"name": "Local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
+	writeJSON(w, http.StatusOK, map[string]any{"id": "acct", "writableLocations": region, "readableLocations": region,
+		"userConsistencyPolicy": map[string]string{"defaultConsistencyLevel": "Session"}})
+}
+
+// openOnFake opens the store on the fake gateway at url, signing with a
+// test key (a test sets cfg.UseEntraID for what depends on keyless), and
+// closes it when the test ends.
+func openOnFake(t *testing.T, url, database string) *Store {
+	t.Helper()
+	key := base64.StdEncoding.EncodeToString([]byte("keyless-test-key"))
+	s, err := Open(t.Context(), Config{Endpoint: url, Key: key, Database: database, Emulator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -1,7 +1,6 @@
 package cosmos
 
 import (
-	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -66,9 +65,7 @@ func TestCheckProvisioned(t *testing.T) {
 		mu.Unlock()
 		switch {
 		case r.URL.Path == "/":
-			region := []map[string]string{{"name": "Local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
-			writeJSON(w, http.StatusOK, map[string]any{"id": "acct", "writableLocations": region, "readableLocations": region,
-				"userConsistencyPolicy": map[string]string{"defaultConsistencyLevel": "Session"}})
+			writeAccount(w, r)
 		case r.Method == http.MethodGet && ok:
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(b)
@@ -79,12 +76,7 @@ func TestCheckProvisioned(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	key := base64.StdEncoding.EncodeToString([]byte("keyless-test-key"))
-	s, err := Open(t.Context(), Config{Endpoint: srv.URL, Key: key, Database: "shoptest", Emulator: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOnFake(t, srv.URL, "shoptest")
 	s.cfg.UseEntraID, s.cfg.Emulator = true, false // as in TestEnsureContainerKeylessCreatesNothing
 
 	if err := checkProvisioned(t.Context(), s, "shoptest"); err != nil {

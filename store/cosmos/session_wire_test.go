@@ -48,32 +48,20 @@ func TestSessionTokensOnTheWire(t *testing.T) {
 	item := []byte(`{"id":"p1","name":"Lamp"}`)
 
 	t.Run("AReadSendsTheWritesToken", func(t *testing.T) {
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", item))
+		g, c, ok := writtenAt12(t)
 		ok(c.Read(ctx, "p1", "p1"))
 		// The write carries none: the write region's primary has every write.
 		wantSent(t, g, "POST ", "GET 0:1#12#0=5")
 	})
 	t.Run("ALaggingAnswerDoesNotLowerIt", func(t *testing.T) {
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", item))
+		g, c, ok := writtenAt12(t)
 		g.respond("0:1#10#0=4")
 		ok(c.Read(ctx, "p1", "p1"))
 		ok(c.Read(ctx, "p1", "p1"))
 		wantSent(t, g, "POST ", "GET 0:1#12#0=5", "GET 0:1#12#0=5")
 	})
 	t.Run("EveryRangeOfTheContainer", func(t *testing.T) {
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", item))
+		g, c, ok := writtenAt12(t)
 		g.respond("1:1#7#0=3")
 		ok(c.Upsert(ctx, "p2", []byte(`{"id":"p2"}`), nil))
 		g.respond("")
@@ -109,11 +97,7 @@ func TestSessionTokensOnTheWire(t *testing.T) {
 		wantSent(t, g, "POST ", "PUT ", "GET 0:1#30#0=9")
 	})
 	t.Run("TheChangeFeedSendsIt", func(t *testing.T) {
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", item))
+		g, c, _ := writtenAt12(t)
 		ranges, err := c.ReadFeedRanges(ctx)
 		if err != nil || len(ranges) != 1 {
 			t.Fatalf("ReadFeedRanges = %v, %v; want one range", ranges, err)
@@ -138,11 +122,7 @@ func TestSessionTokensOnTheWire(t *testing.T) {
 func TestSessionTokenOfTheClient(t *testing.T) {
 	ctx := context.Background()
 	t.Run("SentOnTheReadAndIssuedBack", func(t *testing.T) {
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", []byte(`{"id":"p1"}`)))
+		g, c, ok := writtenAt12(t)
 
 		rctx, sess := store.WithSession(ctx, "products/0:1#20#0=9,products/3:1#2#0=1,carts/0:1#4#0=2")
 		g.respond("0:1#21#0=9")
@@ -181,11 +161,7 @@ func TestSessionTokenOfTheClient(t *testing.T) {
 		// client's entries for the container are dropped from what it
 		// is issued, and the instance keeps its tokens for every other
 		// request.
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", []byte(`{"id":"p1"}`)))
+		g, c, ok := writtenAt12(t)
 
 		rctx, sess := store.WithSession(ctx, "products/0:1#999999#0=999999,carts/0:1#4#0=2")
 		g.failWhenSent("999999", http.StatusNotFound, substatusReadSessionNotAvailable)
@@ -199,11 +175,7 @@ func TestSessionTokenOfTheClient(t *testing.T) {
 		wantSent(t, g, "POST ", "GET 0:1#999999#0=999999", "GET 0:1#999999#0=999999", "GET 0:1#12#0=5", "GET 0:1#12#0=5")
 	})
 	t.Run("AQueryIsTriedAgainWithItsBody", func(t *testing.T) {
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", []byte(`{"id":"p1"}`)))
+		g, c, _ := writtenAt12(t)
 
 		rctx, _ := store.WithSession(ctx, "products/0:1#999999#0=999999")
 		g.failWhenSent("999999", http.StatusNotFound, substatusReadSessionNotAvailable)
@@ -217,11 +189,7 @@ func TestSessionTokenOfTheClient(t *testing.T) {
 		// The instance's own token ahead of every replica: the container
 		// was deleted and created again under its name. Only then are
 		// the instance's tokens dropped.
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", []byte(`{"id":"p1"}`)))
+		g, c, ok := writtenAt12(t)
 
 		rctx, sess := store.WithSession(ctx, "carts/0:1#4#0=2")
 		g.fail(http.StatusNotFound, substatusReadSessionNotAvailable)
@@ -237,11 +205,7 @@ func TestSessionTokenOfTheClient(t *testing.T) {
 		wantSent(t, g, "POST ", "GET 0:1#12#0=5", "GET 0:1#12#0=5", "GET ")
 	})
 	t.Run("BothAheadTheInstancesTooAreForgotten", func(t *testing.T) {
-		ok := noError(t)
-		g := newGateway(t)
-		c := g.open("").Container("products")
-		g.respond("0:1#12#0=5")
-		ok(c.Create(ctx, "p1", []byte(`{"id":"p1"}`)))
+		g, c, ok := writtenAt12(t)
 
 		rctx, _ := store.WithSession(ctx, "products/0:1#999999#0=999999")
 		g.fail(http.StatusNotFound, substatusReadSessionNotAvailable)
@@ -253,4 +217,18 @@ func TestSessionTokenOfTheClient(t *testing.T) {
 		wantSent(t, g, "POST ", "GET 0:1#999999#0=999999", "GET 0:1#999999#0=999999",
 			"GET 0:1#12#0=5", "GET 0:1#12#0=5", "GET ")
 	})
+}
+
+// writtenAt12 is the start of most tests here: a fake gateway, its store's
+// products container, and item p1 created there at the session token
+// 0:1#12#0=5 (the instance's own from then on). ok fails the test on an
+// error.
+func writtenAt12(t *testing.T) (*gateway, store.Container, func(any, error)) {
+	t.Helper()
+	ok := noError(t)
+	g := newGateway(t)
+	c := g.open("").Container("products")
+	g.respond("0:1#12#0=5")
+	ok(c.Create(t.Context(), "p1", []byte(`{"id":"p1"}`)))
+	return g, c, ok
 }
