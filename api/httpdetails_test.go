@@ -20,24 +20,30 @@ func TestHTTPDetails(t *testing.T) {
 	}
 
 	t.Run("HEAD is served wherever GET is", func(t *testing.T) {
-		srv := httptest.NewServer(s.handler)
-		defer srv.Close()
-		for _, path := range []string{"/healthz", "/v1/categories", "/v1/products/book-1", "/v1/products/book-1/image.svg", "/openapi.yaml"} {
-			get, err := http.Get(srv.URL + path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			get.Body.Close()
-			head, err := http.Head(srv.URL + path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			head.Body.Close()
-			if head.StatusCode != get.StatusCode {
-				t.Errorf("HEAD %s = %d; GET = %d", path, head.StatusCode, get.StatusCode)
-			}
-			if h, g := head.Header.Get("Content-Type"), get.Header.Get("Content-Type"); h != g {
-				t.Errorf("HEAD %s: Content-Type %q, GET's %q", path, h, g)
+		// As the tests build the server, and as shop serve does: with
+		// telemetry around the router and the storefront on /*.
+		served := newShop(t, func(o *options) { o.served, o.web = true, true })
+		served.fixture()
+		for name, shop := range map[string]*shop{"bare": s, "served": served} {
+			srv := httptest.NewServer(shop.handler)
+			defer srv.Close()
+			for _, path := range []string{"/healthz", "/readyz", "/", "/openapi.yaml", "/v1/categories", "/v1/products/book-1", "/v1/products/book-1/image.svg"} {
+				get, err := http.Get(srv.URL + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				get.Body.Close()
+				head, err := http.Head(srv.URL + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				head.Body.Close()
+				if head.StatusCode != get.StatusCode {
+					t.Errorf("%s: HEAD %s = %d; GET = %d", name, path, head.StatusCode, get.StatusCode)
+				}
+				if h, g := head.Header.Get("Content-Type"), get.Header.Get("Content-Type"); h != g {
+					t.Errorf("%s: HEAD %s: Content-Type %q, GET's %q", name, path, h, g)
+				}
 			}
 		}
 	})

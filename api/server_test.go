@@ -28,6 +28,7 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/web"
 )
 
 var testSecret = []byte("test-secret-of-at-least-32-bytes!!")
@@ -82,6 +83,9 @@ type options struct {
 	estimated bool
 	// now is the server's clock (Deps.Now; nil: time.Now).
 	now func() time.Time
+	// web serves the storefront beside the API (Deps.Web), as shop serve
+	// does.
+	web bool
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -105,6 +109,9 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	d := api.Deps{Store: served, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated, Now: o.now}
 	if o.throughput {
 		d.Throughput = st
+	}
+	if o.web {
+		d.Web = web.Handler()
 	}
 	if o.served {
 		tel, err := telemetry.Setup(context.Background(), func(string) string { return "" }, io.Discard, "shop")
