@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/httprate"
 
 	"github.com/reference-shop/shop/domain"
@@ -54,6 +55,24 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.Default()
+}
+
+// headAsGet routes a HEAD request as the GET of its path, so the GET's
+// handler answers it; net/http's ResponseWriter sends no body for a
+// HEAD, whatever the handler writes. The shop declares no HEAD route of
+// its own. (chi's middleware.GetHead asks the router first whether a HEAD
+// route matches: the storefront's /* does for every path, and behind
+// telemetry, whose routing context chi leaves without its router, it
+// panicked.)
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			if rctx := chi.RouteContext(r.Context()); rctx != nil {
+				rctx.RouteMethod = http.MethodGet
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // withRecover turns a handler's panic into a logged 500 problem instead of

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/reference-shop/shop/api/telemetry"
 )
@@ -41,8 +40,8 @@ func (s *server) routes(d Deps) http.Handler {
 	r.Use(telemetry.RequestLog(s.log), telemetry.CORS(d.CORSOrigins), withContext(s.log, d.RequestTimeout), withRecover)
 	// HEAD wherever GET is served, as HTTP asks (RFC 9110 §9.3.2): the
 	// GET's handler answers, and net/http sends its headers without the
-	// body.
-	r.Use(middleware.GetHead)
+	// body (headAsGet).
+	r.Use(headAsGet)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed())
 	r.Get("/healthz", handleHealth())
