@@ -38,14 +38,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(defaultGCPercent))
 	}
-	// The address first: a busy port must fail before the store is
+	// The addresses first: a busy port must fail before the store is
 	// opened, migrated and seeded (a first run would leave a new data
 	// directory behind it).
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := listen(cfg.Addr, "SHOP_ADDR (--addr)", "SHOP_ADDR=127.0.0.1:8081")
 	if err != nil {
-		return fmt.Errorf("%w: pick another address with SHOP_ADDR (--addr), e.g. SHOP_ADDR=127.0.0.1:8081", err)
+		return err
 	}
 	defer ln.Close() // on the way out before Serve, which closes it itself
+	var metricsLn, pprofLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = listen(cfg.MetricsAddr, "SHOP_METRICS_ADDR (--metrics-addr)", "SHOP_METRICS_ADDR=127.0.0.1:9465"); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
+	if cfg.PprofAddr != "" {
+		if pprofLn, err = listen(cfg.PprofAddr, "SHOP_PPROF_ADDR (--pprof-addr)", "SHOP_PPROF_ADDR=127.0.0.1:6061"); err != nil {
+			return err
+		}
+		defer pprofLn.Close()
+	}
 	tel, logger, err := setupTelemetry(ctx, cfg, getenv, stdout)
 	if err != nil {
 		return err
@@ -136,12 +149,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if deps.DevMode && !isLoopback(ln.Addr()) {
 		logger.Warn("dev tokens are served to anyone who can reach this address, admin ones included; set SHOP_DEV=false or listen on loopback", "addr", ln.Addr().String())
 	}
-	if cfg.MetricsAddr != "" {
-		stop, err := serveMetrics(cfg.MetricsAddr, tel.MetricsHandler(), stdout)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	if metricsLn != nil {
+		defer serveMetrics(metricsLn, tel.MetricsHandler(), stdout)()
 		deps.MetricsElsewhere = true
 	}
 	srv := newHTTPServer(ctx, cfg.Addr, api.NewServer(deps))
@@ -154,12 +163,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		s := lim.stats()
 		return telemetry.ConnGauge{Open: int64(s.Open), Evicted: s.Evicted, Refused: s.Refused}
 	})
-	if cfg.PprofAddr != "" {
-		stop, err := servePprof(cfg.PprofAddr, stdout)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	if pprofLn != nil {
+		defer servePprof(pprofLn, stdout)()
 	}
 	fmt.Fprintf(stdout, "shop: store %s; dev mode %v; dev tokens %v; feed workers %v\n", desc, cfg.Dev, deps.DevMode, cfg.Workers)
 	fmt.Fprintf(stdout, "shop: listening on http://%s\n", displayAddr(ln.Addr()))
@@ -265,28 +270,30 @@ func displayAddr(a net.Addr) string {
 // heap.
 const defaultGCPercent = 400
 
-// servePprof serves Go's profiles on addr, a listener apart from the API
-// so that no route of the shop exposes them.
-// serveMetrics serves h at /metrics on a listener of its own at addr,
-// until stop.
-func serveMetrics(addr string, h http.Handler, stdout io.Writer) (stop func(), err error) {
+// listen binds addr, or says which setting picks another (setting, and
+// an example of it) when it cannot.
+func listen(addr, setting, example string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("metrics-addr: %w", err)
+		return nil, fmt.Errorf("%w: pick another address with %s, e.g. %s", err, setting, example)
 	}
+	return ln, nil
+}
+
+// serveMetrics serves h at /metrics on ln, a listener of its own, until
+// stop.
+func serveMetrics(ln net.Listener, h http.Handler, stdout io.Writer) (stop func()) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "shop: metrics on http://%s/metrics\n", ln.Addr())
-	return func() { _ = srv.Close() }, nil
+	return func() { _ = srv.Close() }
 }
 
-func servePprof(addr string, stdout io.Writer) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("pprof-addr: %w", err)
-	}
+// servePprof serves Go's profiles on ln, a listener apart from the API
+// so that no route of the shop exposes them, until stop.
+func servePprof(ln net.Listener, stdout io.Writer) (stop func()) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -295,5 +302,5 @@ func servePprof(addr string, stdout io.Writer) (stop func(), err error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "shop: profiles on http://%s/debug/pprof/\n", ln.Addr())
-	return func() { _ = srv.Close() }, nil
+	return func() { _ = srv.Close() }
 }
