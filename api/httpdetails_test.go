@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -56,10 +57,15 @@ func TestHTTPDetails(t *testing.T) {
 		}
 	})
 	t.Run("image version at most 64 characters", func(t *testing.T) {
-		for n, want := range map[int]int{64: http.StatusOK, 65: http.StatusBadRequest} {
-			rec := serve(httptest.NewRequest(http.MethodGet, "/v1/products/book-1/image.svg?v="+strings.Repeat("a", n), nil))
-			if rec.Code != want {
-				t.Errorf("v of %d characters = %d, want %d", n, rec.Code, want)
+		// Characters, as JSON Schema's maxLength counts them: 64 é are
+		// 128 bytes and still within it.
+		for _, c := range []string{"a", "é"} {
+			for n, want := range map[int]int{64: http.StatusOK, 65: http.StatusBadRequest} {
+				v := url.QueryEscape(strings.Repeat(c, n))
+				rec := serve(httptest.NewRequest(http.MethodGet, "/v1/products/book-1/image.svg?v="+v, nil))
+				if rec.Code != want {
+					t.Errorf("v of %d %q = %d, want %d", n, c, rec.Code, want)
+				}
 			}
 		}
 	})
