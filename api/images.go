@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
@@ -28,7 +29,7 @@ func handleProductImage(products *store.Products) http.HandlerFunc {
 			return
 		}
 		v := r.URL.Query().Get("v")
-		if len(v) > maxImageVersion {
+		if utf8.RuneCountInString(v) > maxImageVersion {
 			writeProblem(w, r, domain.Errorf(domain.EINVALID, "v: at most %d characters (the image's version, as the product's imageUrl gives it)", maxImageVersion))
 			return
 		}
