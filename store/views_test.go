@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -142,5 +143,58 @@ func TestOrderSummariesPutVersionGuard(t *testing.T) {
 	}
 	if len(page) != 1 || page[0].ID != "o1" {
 		t.Errorf("placed orders of the day = %+v, want o1", page)
+	}
+}
+
+// TestCategoryPagesKeepTheirPlace: a client walking a category page by
+// page meets every product nobody touched exactly once, whatever the sort,
+// even when a product it was already shown is deleted and another is
+// added before its place between two pages.
+func TestCategoryPagesKeepTheirPlace(t *testing.T) {
+	for _, sort := range []string{store.SortByName, store.SortByPrice, store.SortByRating} {
+		t.Run(sort, func(t *testing.T) {
+			ctx := t.Context()
+			views := store.NewProductSummaries(newStore(t))
+			put := func(id string, price int64, rating float64) {
+				pr := newProduct(id, price)
+				pr.Name = "Product " + id
+				pr.ReviewStats.Average = rating
+				if _, err := views.Put(ctx, domain.SummaryOfProduct(pr)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, rating := range []float64{4.9, 4.5, 4.1, 3.7, 3.3, 2.9} {
+				put(fmt.Sprintf("p%d", i+1), int64(1000+100*i), rating)
+			}
+			page, next, err := views.Page(ctx, "coffee", sort, 2, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]int{}
+			for _, s := range page {
+				seen[s.ID]++
+			}
+			// After the first page the first product shown goes; after
+			// the second a new one that sorts first comes.
+			if err := views.Delete(ctx, "coffee", page[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			for n := 2; next != ""; n++ {
+				if page, next, err = views.Page(ctx, "coffee", sort, 2, next); err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range page {
+					seen[s.ID]++
+				}
+				if n == 2 {
+					put("a0", 500, 5)
+				}
+			}
+			for i := 1; i <= 6; i++ {
+				if id := fmt.Sprintf("p%d", i); seen[id] != 1 {
+					t.Errorf("%s seen %d times, want once (seen: %v)", id, seen[id], seen)
+				}
+			}
+		})
 	}
 }
