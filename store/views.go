@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/reference-shop/shop/domain"
 )
@@ -52,21 +53,24 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 // list's score, another property), and Cosmos refuses an ORDER BY of two
 // properties without one (index-composite). So it reads every summary of
 // the category (one single-partition query, unordered), sorts them here
-// (averageRating descending, ties by id descending) and cuts the page at
-// an offset, its continuation. Every page pays for the whole category:
-// the exercise of docs/workshop/05-a-table-per-read-pattern.md makes it
-// an index walk.
+// (averageRating descending, ties by id descending) and returns the page
+// after the continuation, the last product shown as "rating:id": a
+// keyset, as an index walk's continuation is, so a product added or
+// removed before it moves no other across the page boundary. Every page
+// pays for the whole category: the exercise of
+// docs/workshop/05-a-table-per-read-pattern.md makes it an index walk.
 func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limit int, continuation string) ([]domain.ProductSummary, string, error) {
 	if limit <= 0 {
 		limit = DefaultPageSize
 	}
-	offset := 0
+	var after *domain.ProductSummary
 	if continuation != "" {
-		n, err := strconv.Atoi(continuation)
-		if err != nil || n < 0 {
+		rating, id, ok := strings.Cut(continuation, ":")
+		avg, err := strconv.ParseFloat(rating, 64)
+		if !ok || err != nil || id == "" {
 			return nil, "", domain.Errorf(domain.EINVALID, "continuation is not one this server issued")
 		}
-		offset = n
+		after = &domain.ProductSummary{Meta: domain.Meta{ID: id}, AverageRating: avg}
 	}
 	var all []domain.ProductSummary
 	cont := ""
@@ -86,18 +90,24 @@ func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limi
 		}
 		cont = next
 	}
-	slices.SortFunc(all, func(a, b domain.ProductSummary) int {
+	byRating := func(a, b domain.ProductSummary) int {
 		return cmp.Or(cmp.Compare(b.AverageRating, a.AverageRating), cmp.Compare(b.ID, a.ID))
-	})
-	if offset >= len(all) {
-		return nil, "", nil
 	}
-	end := min(offset+limit, len(all))
+	slices.SortFunc(all, byRating)
+	start := 0
+	if after != nil {
+		start = len(all)
+		if i := slices.IndexFunc(all, func(s domain.ProductSummary) bool { return byRating(s, *after) > 0 }); i >= 0 {
+			start = i
+		}
+	}
+	end := min(start+limit, len(all))
 	next := ""
 	if end < len(all) {
-		next = strconv.Itoa(end)
+		last := all[end-1]
+		next = strconv.FormatFloat(last.AverageRating, 'g', -1, 64) + ":" + last.ID
 	}
-	return all[offset:end], next, nil
+	return all[start:end], next, nil
 }
 
 // Best returns the n best-rated products of a category (by ratingScore,
