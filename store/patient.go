@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/reference-shop/shop/domain"
 )
@@ -94,4 +95,17 @@ func (p patientContainer) ReadFeedRanges(ctx context.Context) ([]FeedRange, erro
 
 func (p patientContainer) ReadChangeFeed(ctx context.Context, r FeedRange, continuation string, maxItems int) (ChangeFeedPage, error) {
 	return patiently(ctx, func() (ChangeFeedPage, error) { return p.c.ReadChangeFeed(ctx, r, continuation, maxItems) })
+}
+
+// Sleep waits d or until ctx ends, and then returns ctx's error: the one
+// pause of every retry and pacing loop.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

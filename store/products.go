@@ -7,20 +7,6 @@ import (
 	"github.com/reference-shop/shop/domain"
 )
 
-// Container names: the repositories open these, and migrations defines
-// each container under the same constant.
-const (
-	ProductsContainer           = "products"
-	ReviewsContainer            = "reviews"
-	CartsContainer              = "carts"
-	OrdersContainer             = "orders"
-	ProductsByCategoryContainer = "productsByCategory"
-	ProductsByTermContainer     = "productsByTerm"
-	OrdersByStatusContainer     = "ordersByStatus"
-	LeasesContainer             = "leases"
-	InventoryContainer          = "inventory"
-)
-
 // Products is the repository of `products` (pk /id): products and the
 // categories index document.
 type Products struct{ c Container }

@@ -64,19 +64,6 @@ func backoff(ctx context.Context, attempt int) error {
 	return nil
 }
 
-// Sleep waits d or until ctx ends, and then returns ctx's error: the one
-// pause of every retry and pacing loop.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // MaxPersistAttempts bounds Persist: the tries of a write that must finish
 // while the store is throttled or unavailable.
 const MaxPersistAttempts = 5
