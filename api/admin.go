@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -35,7 +35,7 @@ const DefaultCurrency = "USD"
 // handleProductCreate stores a new product. Its categoryName is copied
 // from the categories index (model-denormalize-reads), so the product page
 // never needs a second read.
-func handleProductCreate(products *store.Products, ws *writes.Writes, now func() time.Time) http.HandlerFunc {
+func handleProductCreate(products *repo.Products, ws *writes.Writes, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[productCreateRequest](r)
 		if err != nil {
@@ -97,7 +97,7 @@ func (productPatch) mediaType() string { return mediaMergePatch }
 // handleProductPatch changes a product with If-Match (412 when stale); a
 // price change increments priceVersion, the version guard of every cart
 // line copy the products feed then updates.
-func handleProductPatch(products *store.Products, now func() time.Time) http.HandlerFunc {
+func handleProductPatch(products *repo.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
@@ -140,7 +140,7 @@ func handleProductPatch(products *store.Products, now func() time.Time) http.Han
 // handleProductDelete soft-deletes: deletes are absent from the change
 // feed (latest-version mode), so the feed workers must see deleted=true to
 // remove the copies; the document's ttl then removes it.
-func handleProductDelete(products *store.Products, now func() time.Time) http.HandlerFunc {
+func handleProductDelete(products *repo.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
@@ -165,7 +165,7 @@ type categoryRequest struct {
 // handleCategoryPut creates or renames a category in the categories index
 // (its read-modify-write); the products feed pushes a rename out to the
 // products' categoryName copies.
-func handleCategoryPut(products *store.Products, now func() time.Time) http.HandlerFunc {
+func handleCategoryPut(products *repo.Products, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "categoryId")
 		if err != nil {
@@ -234,7 +234,7 @@ func viewStock(s domain.Stock) stockView {
 
 // handleStockGet is the admin's count of a product: one point read in
 // `inventory`. A product whose stock is not tracked is a 404 that says so.
-func handleStockGet(inventory *store.Inventory) http.HandlerFunc {
+func handleStockGet(inventory *repo.Inventory) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {

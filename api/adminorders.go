@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // MaxOrderDays bounds a from/to admin query: one partition per day.
@@ -23,7 +23,7 @@ const MaxOrderDays = 31
 // each bucket's position. With from and to it does that for each day and
 // merges the days, returning at most limit orders and no continuation;
 // the cost headers count every partition touched.
-func handleAdminOrders(summaries *store.OrderSummaries, now func() time.Time) http.HandlerFunc {
+func handleAdminOrders(summaries *repo.OrderSummaries, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		status := q.Get("status")
@@ -79,7 +79,7 @@ const daysAtOnce = 4
 // acrossDays reads each day's first page concurrently (daysAtOnce at a
 // time): every query is single-partition and cheap, and they do not wait
 // on each other.
-func acrossDays(r *http.Request, summaries *store.OrderSummaries, status string, days []time.Time, limit int) ([]domain.OrderSummary, error) {
+func acrossDays(r *http.Request, summaries *repo.OrderSummaries, status string, days []time.Time, limit int) ([]domain.OrderSummary, error) {
 	pages := make([][]domain.OrderSummary, len(days))
 	g, ctx := errgroup.WithContext(r.Context())
 	g.SetLimit(daysAtOnce)

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -31,7 +31,7 @@ type cartItemRequest struct {
 // writes.SetCartLine (the PUT: the line holds quantity) or
 // writes.AddCartLine (the POST, the storefront's "Add to cart": the line
 // grows by quantity).
-type cartLineWrite func(ctx context.Context, userID, productID string, quantity int, ifMatch store.Precondition) (domain.Cart, error)
+type cartLineWrite func(ctx context.Context, userID, productID string, quantity int, ifMatch repo.Precondition) (domain.Cart, error)
 
 // handleCartLine writes one line of the caller's cart: with the client's
 // If-Match a stale cart is 412; without it the server retries its own

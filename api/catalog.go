@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // handleCategories is the home screen: a point read of the categories
 // index document (query-point-reads), the cheapest call there is, instead
 // of a query.
-func handleCategories(products *store.Products) http.HandlerFunc {
+func handleCategories(products *repo.Products) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := products.Categories(r.Context())
 		if err != nil {
@@ -27,7 +27,7 @@ func handleCategories(products *store.Products) http.HandlerFunc {
 // on productsByCategory (pk = categoryId), never a fan-out over products.
 // Only an empty first page costs a second read, of the categories index,
 // to tell an unknown category (404) from an empty one.
-func handleCategoryPage(summaries *store.ProductSummaries, products *store.Products) http.HandlerFunc {
+func handleCategoryPage(summaries *repo.ProductSummaries, products *repo.Products) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		categoryID, err := pathID(r, "categoryId")
 		if err != nil {
@@ -69,8 +69,8 @@ func categoryPageParams(r *http.Request) (sort string, limit int, continuation s
 	}
 	switch sort = r.URL.Query().Get("sort"); sort {
 	case "":
-		sort = store.SortByName
-	case store.SortByName, store.SortByPrice, store.SortByRating:
+		sort = repo.SortByName
+	case repo.SortByName, repo.SortByPrice, repo.SortByRating:
 	default:
 		return "", 0, "", domain.Errorf(domain.EINVALID, "sort must be name, price or rating")
 	}
@@ -81,7 +81,7 @@ func categoryPageParams(r *http.Request) (sort string, limit int, continuation s
 // reviews and review stats embedded (model-embed-related). The body of a
 // product whose _etag the cache has seen is the cached one: the same
 // bytes, without decoding the document or encoding the view again.
-func handleProduct(products *store.Products, cache *renderCache) http.HandlerFunc {
+func handleProduct(products *repo.Products, cache *renderCache) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
@@ -99,7 +99,7 @@ func handleProduct(products *store.Products, cache *renderCache) http.HandlerFun
 			writeBody(w, http.StatusOK, mediaJSON, body)
 			return
 		}
-		p, err := store.DecodeProduct(id, it)
+		p, err := repo.DecodeProduct(id, it)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -122,7 +122,7 @@ func handleProduct(products *store.Products, cache *renderCache) http.HandlerFun
 // single-partition query on reviews (pk = productId). An unknown product
 // has no reviews partition, so it answers an empty page rather than
 // spending a second read to say 404.
-func handleReviews(reviews *store.Reviews) http.HandlerFunc {
+func handleReviews(reviews *repo.Reviews) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
@@ -152,7 +152,7 @@ type reviewRequest struct {
 // handleReviewCreate stores the caller's review; the reviews feed then
 // recomputes the product's embedded stats. The review's id comes from the
 // user, so a second review is a 409 (one per user per product).
-func handleReviewCreate(products *store.Products, reviews *store.Reviews, now func() time.Time) http.HandlerFunc {
+func handleReviewCreate(products *repo.Products, reviews *repo.Reviews, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 type orderBody struct {
@@ -228,7 +228,7 @@ func TestCheckoutVoidsAMarkerWithoutOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.repos.Orders.Open(t.Context(), late, domain.Idempotency{Key: "late", RequestHash: "h"}); !errors.Is(err, store.ErrOrderExists) {
+	if _, err := s.repos.Orders.Open(t.Context(), late, domain.Idempotency{Key: "late", RequestHash: "h"}); !errors.Is(err, repo.ErrOrderExists) {
 		t.Errorf("late batch of the voided checkout = %v, want ErrOrderExists", err)
 	}
 	checkout(s, alice, "k2", address).want(409)

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // handleProductImage draws a product's picture (GET
@@ -21,7 +21,7 @@ import (
 // may be cached for a year and never revalidated (immutable), so a
 // browser or a CDN in front of the shop reads the product for its picture
 // once per version. Any other v gets the current picture, not cached.
-func handleProductImage(products *store.Products) http.HandlerFunc {
+func handleProductImage(products *repo.Products) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {

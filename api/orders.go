@@ -4,14 +4,14 @@ import (
 	"net/http"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
 // handleSummary is the account screen: ONE point read of the user's
 // pre-computed customerSummary (model-denormalize-reads: pre-computed
 // aggregates), not a query over their orders.
-func handleSummary(orders *store.Orders) http.HandlerFunc {
+func handleSummary(orders *repo.Orders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sum, err := orders.Summary(r.Context(), userFrom(r.Context()).ID)
 		if err != nil {
@@ -24,7 +24,7 @@ func handleSummary(orders *store.Orders) http.HandlerFunc {
 
 // handleOrders is the order history: ONE single-partition query in orders
 // (pk = the token's sub), newest first, projected to what the list shows.
-func handleOrders(orders *store.Orders) http.HandlerFunc {
+func handleOrders(orders *repo.Orders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		limit, cont, err := pageParams(r)
 		if err != nil {
@@ -43,7 +43,7 @@ func handleOrders(orders *store.Orders) http.HandlerFunc {
 // handleOrder is the order detail: ONE point read by (the token's sub,
 // orderId). Another user's order id is not in the caller's partition, so
 // it is a 404, never a 403 that would confirm it exists.
-func handleOrder(orders *store.Orders) http.HandlerFunc {
+func handleOrder(orders *repo.Orders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "orderId")
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // placeOrder fills the user's cart with quantity x book-1 and checks out.
@@ -197,7 +197,7 @@ func (f feedStatus) FeedStatus(context.Context) ([]changefeed.ProcessorStatus, e
 	return f.v, f.err
 }
 
-func (f feedStatus) FanoutStats() store.FanoutStats { return store.FanoutStats{} }
+func (f feedStatus) FanoutStats() repo.FanoutStats { return repo.FanoutStats{} }
 
 type panicking struct{}
 
@@ -205,7 +205,7 @@ func (panicking) FeedStatus(context.Context) ([]changefeed.ProcessorStatus, erro
 	panic("nil map in the lease table")
 }
 
-func (panicking) FanoutStats() store.FanoutStats { return store.FanoutStats{} }
+func (panicking) FanoutStats() repo.FanoutStats { return repo.FanoutStats{} }
 
 func TestAdminFeeds(t *testing.T) {
 	admin := token(t, "boss", true)

@@ -14,9 +14,9 @@ import (
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
 	"github.com/reference-shop/shop/migrations"
-	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // faultyShop is the fixture shop served over a store that injects cfg's
@@ -37,7 +37,7 @@ func faultyShop(t *testing.T, cfg faults.Config, opts ...func(*api.Deps)) (*shop
 	for _, o := range opts {
 		o(&d)
 	}
-	s := &shop{t: t, store: st, repos: store.NewRepos(st), handler: api.NewServer(d)}
+	s := &shop{t: t, store: st, repos: repo.NewRepos(st), handler: api.NewServer(d)}
 	s.fixture()
 	return s, f
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // renderedAt is what the product page serves from c for product id when
@@ -124,7 +125,7 @@ func TestProductPageCache(t *testing.T) {
 	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	repos := store.NewRepos(store.Metered(st))
+	repos := repo.NewRepos(store.Metered(st))
 	when := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	if _, err := repos.Products.Create(ctx, domain.Product{
 		Meta: domain.Meta{ID: "p-1"}, Name: "Coffee & Tea <mugs>", Description: "Two mugs.",
@@ -252,7 +253,7 @@ func TestProductPageReadsIfNoneMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recordingStore{Store: st}
-	repos := store.NewRepos(store.Metered(rec))
+	repos := repo.NewRepos(store.Metered(rec))
 	if _, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p-1"}, Name: "Mug",
 		CategoryID: "kitchen", CategoryName: "Kitchen", PriceCents: 1299, Currency: "EUR"}); err != nil {
 		t.Fatal(err)

@@ -4,15 +4,15 @@ import (
 	"net/http"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // handleSearch is product search: ONE single-partition query on
 // productsByTerm, in the partition of the query's rarest-looking term
-// (store.PickTerm), whatever the number of words; the other words filter
+// (repo.PickTerm), whatever the number of words; the other words filter
 // on the entry's copy of the product's terms. Every word must match (AND).
 // Results are best rated first, then by name, ties by id (domain.SearchRank).
-func handleSearch(index *store.SearchIndex) http.HandlerFunc {
+func handleSearch(index *repo.SearchIndex) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		terms, err := domain.ParseQuery(r.URL.Query().Get("q"))
 		if err != nil {

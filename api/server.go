@@ -13,6 +13,7 @@ import (
 	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -21,7 +22,7 @@ type FeedStatus interface {
 	// FeedStatus reports each processor's leases.
 	FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus, error)
 	// FanoutStats reports what the cart fan-out has cost so far.
-	FanoutStats() store.FanoutStats
+	FanoutStats() repo.FanoutStats
 }
 
 // Deps is everything the API needs from the outside.
@@ -83,7 +84,7 @@ type Deps struct {
 // server holds what the handlers share: the repositories built once over
 // the metered store, and the write protocols over them.
 type server struct {
-	repos  *store.Repos
+	repos  *repo.Repos
 	writes *writes.Writes
 	log    *slog.Logger
 	secret []byte
@@ -105,8 +106,8 @@ func NewServer(d Deps) http.Handler {
 	}
 	// Metered: every store call adds its Request Units to the request's
 	// Meter, which the cost middleware turns into response headers.
-	repos := store.NewRepos(store.Metered(d.Store))
-	repos.OrderSummaries = store.NewOrderSummariesIn(store.Metered(d.Store), d.StatusBuckets)
+	repos := repo.NewRepos(store.Metered(d.Store))
+	repos.OrderSummaries = repo.NewOrderSummariesIn(store.Metered(d.Store), d.StatusBuckets)
 	s := &server{
 		repos:  repos,
 		writes: writes.New(repos, d.Payments, d.Now),

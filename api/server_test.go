@@ -28,6 +28,7 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/web"
 )
 
@@ -57,7 +58,7 @@ type shop struct {
 	t       testing.TB
 	handler http.Handler
 	store   store.Store
-	repos   *store.Repos
+	repos   *repo.Repos
 	feeds   api.FeedStatus
 	cache   *api.ReadCache
 }
@@ -125,7 +126,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 		d.RequestTimeout = 10 * time.Second
 	}
 	h := api.NewServer(d)
-	return &shop{t: t, handler: h, store: st, repos: store.NewRepos(st), cache: o.cache}
+	return &shop{t: t, handler: h, store: st, repos: repo.NewRepos(st), cache: o.cache}
 }
 
 // req is one request of a test.

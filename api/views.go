@@ -5,7 +5,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // The response bodies. Every view is its own type with explicit fields,
@@ -331,7 +331,7 @@ type orderListView struct {
 	TotalCents int64     `json:"totalCents"`
 }
 
-func viewOrderListItem(o store.OrderListItem) orderListView {
+func viewOrderListItem(o repo.OrderListItem) orderListView {
 	return orderListView{ID: o.ID, CreatedAt: o.CreatedAt, Status: o.Status, ItemCount: o.ItemCount, TotalCents: o.TotalCents}
 }
 
@@ -354,10 +354,10 @@ func viewOrderSummary(s domain.OrderSummary) orderSummaryView {
 // and its leases, and the cart fan-out's totals.
 type feedsView struct {
 	Processors []changefeed.ProcessorStatus `json:"processors"`
-	Fanout     store.FanoutStats            `json:"fanout"`
+	Fanout     repo.FanoutStats             `json:"fanout"`
 }
 
-func viewFeeds(processors []changefeed.ProcessorStatus, fanout store.FanoutStats) feedsView {
+func viewFeeds(processors []changefeed.ProcessorStatus, fanout repo.FanoutStats) feedsView {
 	if processors == nil {
 		processors = []changefeed.ProcessorStatus{}
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // populated returns a T with every field set, embedded documents and system
@@ -68,7 +68,7 @@ func viewsOfPopulated() map[string]any {
 		"review":         viewReview(populated[domain.Review]()),
 		"cart":           viewCart(populated[domain.Cart]()),
 		"order":          viewOrder(populated[domain.Order]()),
-		"orderListItem":  viewOrderListItem(populated[store.OrderListItem]()),
+		"orderListItem":  viewOrderListItem(populated[repo.OrderListItem]()),
 		"summary":        viewSummary(populated[domain.CustomerSummary]()),
 		"orderSummary":   viewOrderSummary(populated[domain.OrderSummary]()),
 	}

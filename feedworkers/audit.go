@@ -10,6 +10,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // The audit is the convergence checker of the shop: it derives every copy
@@ -316,7 +317,7 @@ func (a *audit) scan(ctx context.Context, container string, fn func(ctx context.
 			return fmt.Errorf("audit %s: %w", container, err)
 		}
 		for _, it := range page.Items {
-			hd, err := store.Decode[struct {
+			hd, err := repo.Decode[struct {
 				head
 				ETag string `json:"_etag"`
 			}](it)
@@ -349,19 +350,19 @@ func (a *audit) scan(ctx context.Context, container string, fn func(ctx context.
 func (a *audit) source(_ context.Context, typ string, item []byte) error {
 	switch typ {
 	case domain.TypeProduct:
-		p, err := store.Decode[domain.Product](item)
+		p, err := repo.Decode[domain.Product](item)
 		if err != nil {
 			return err
 		}
 		a.products[p.ID] = p
 	case domain.TypeStock:
-		s, err := store.Decode[domain.Stock](item)
+		s, err := repo.Decode[domain.Stock](item)
 		if err != nil {
 			return err
 		}
 		a.stock[s.ProductID] = s
 	case domain.TypeOrder:
-		o, err := store.Decode[domain.Order](item)
+		o, err := repo.Decode[domain.Order](item)
 		if err != nil {
 			return err
 		}
@@ -372,7 +373,7 @@ func (a *audit) source(_ context.Context, typ string, item []byte) error {
 		// (0.17 RU a review against about 3 RU a query on the sample
 		// shop), at the price of holding them until the products are
 		// checked.
-		r, err := store.Decode[domain.Review](item)
+		r, err := repo.Decode[domain.Review](item)
 		if err != nil {
 			return err
 		}

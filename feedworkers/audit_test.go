@@ -16,19 +16,20 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
 // convergedSample is a store with the sample catalog, carts and orders,
 // whose feeds have caught up.
-func convergedSample(t *testing.T) (store.Store, *store.Repos) {
+func convergedSample(t *testing.T) (store.Store, *repo.Repos) {
 	t.Helper()
 	st := openStore(t)
 	ctx := t.Context()
 	if _, err := sample.Load(ctx, st, sample.Options{Products: 40, Reviews: 120, Users: 12, Categories: 4}); err != nil {
 		t.Fatal(err)
 	}
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	pay := paymentstest.Embedded(t)
 	wc := workersConfig("audit")
 	wc.Payments = pay

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Each check derives one copy from the sources the audit read and
@@ -153,7 +154,7 @@ func featuredIDs(fs []domain.FeaturedProduct) []string {
 // checkSummaryDoc checks one productsByCategory summary: its product is
 // live and in that category, and the summary is what the product gives.
 func (a *audit) checkSummaryDoc(ctx context.Context, _ string, item []byte) error {
-	s, err := store.Decode[domain.ProductSummary](item)
+	s, err := repo.Decode[domain.ProductSummary](item)
 	if err != nil {
 		return err
 	}
@@ -188,7 +189,7 @@ func (a *audit) checkSummaryDoc(ctx context.Context, _ string, item []byte) erro
 func (a *audit) checkSearchDoc(ctx context.Context, typ string, item []byte) error {
 	switch typ {
 	case domain.TypeSearchLedger:
-		l, err := store.Decode[domain.SearchLedger](item)
+		l, err := repo.Decode[domain.SearchLedger](item)
 		if err != nil {
 			return err
 		}
@@ -197,7 +198,7 @@ func (a *audit) checkSearchDoc(ctx context.Context, typ string, item []byte) err
 	case domain.TypeSearchTombstone:
 		return nil
 	}
-	e, err := store.Decode[domain.SearchEntry](item)
+	e, err := repo.Decode[domain.SearchEntry](item)
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (a *audit) checkSearchDoc(ctx context.Context, typ string, item []byte) err
 // checkCartDoc checks the copies in one cart's lines against their
 // products, and the totals against the lines.
 func (a *audit) checkCartDoc(ctx context.Context, _ string, item []byte) error {
-	c, err := store.Decode[domain.Cart](item)
+	c, err := repo.Decode[domain.Cart](item)
 	if err != nil {
 		return err
 	}
@@ -311,7 +312,7 @@ func (a *audit) checkOrdersDoc(ctx context.Context, typ string, item []byte) err
 	if typ != domain.TypeCustomerSummary {
 		return nil
 	}
-	s, err := store.Decode[domain.CustomerSummary](item)
+	s, err := repo.Decode[domain.CustomerSummary](item)
 	if err != nil {
 		return err
 	}
@@ -368,7 +369,7 @@ func (a *audit) checkInventoryDoc(ctx context.Context, typ string, item []byte) 
 	if typ != domain.TypeReservation {
 		return nil
 	}
-	r, err := store.Decode[domain.Reservation](item)
+	r, err := repo.Decode[domain.Reservation](item)
 	if err != nil {
 		return err
 	}
@@ -399,7 +400,7 @@ func (a *audit) checkInventoryDoc(ctx context.Context, typ string, item []byte) 
 // checkOrderSummaryDoc checks one ordersByStatus summary: its order
 // exists, and the summary is what it gives, in its status's partition.
 func (a *audit) checkOrderSummaryDoc(ctx context.Context, _ string, item []byte) error {
-	s, err := store.Decode[domain.OrderSummary](item)
+	s, err := repo.Decode[domain.OrderSummary](item)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // The audit's repairs: each is the feed's own write for one source, from
@@ -134,14 +134,14 @@ func (h *Handlers) repairCartLine(ctx context.Context, c domain.Cart, productID 
 	_, err = h.repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
 		i := slices.IndexFunc(c.Items, func(l domain.CartLine) bool { return l.ProductID == productID })
 		if i < 0 || c.Items[i].ProductVersion > p.Version || c.Items[i].PriceVersion > p.PriceVersion {
-			return store.ErrUnchanged
+			return repo.ErrUnchanged
 		}
 		c.Items[i] = copyLine(c.Items[i], p)
 		c.Items[i].ProductVersion = p.Version
 		c.Recompute(h.now())
 		return nil
 	})
-	if errors.Is(err, store.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
+	if errors.Is(err, repo.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
 		return nil
 	}
 	return err

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/feedworkers"
-	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // BenchmarkPriceFanout measures one price change fanned out by the
@@ -26,7 +26,7 @@ func BenchmarkPriceFanout(b *testing.B) {
 func benchmarkPriceFanout(b *testing.B, opts embedded.Options) {
 	const carts = 10_000
 	st := openStoreWith(b, opts)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	p := createProduct(b, repos, "p1", "coffee", 1000)
 	for i := range carts {
 		addToCart(b, repos, userID(i), p, 1)

@@ -8,16 +8,17 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // fanoutCounters are the running totals of every fan-out of one Handlers.
 type fanoutCounters struct {
 	mu sync.Mutex
-	s  store.FanoutStats
+	s  repo.FanoutStats
 }
 
 // FanoutStats returns the totals of every fan-out these handlers ran.
-func (h *Handlers) FanoutStats() store.FanoutStats {
+func (h *Handlers) FanoutStats() repo.FanoutStats {
 	h.stats.mu.Lock()
 	defer h.stats.mu.Unlock()
 	return h.stats.s
@@ -32,8 +33,8 @@ func (h *Handlers) FanoutStats() store.FanoutStats {
 // only ever takes a newer product version, so applying twice, or v3 then
 // v2, leaves v3. p should be the product's current version (Products
 // reads it): a line whose copies already match it is not rewritten.
-func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (store.FanoutStats, error) {
-	res := store.FanoutStats{Products: 1}
+func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (repo.FanoutStats, error) {
+	res := repo.FanoutStats{Products: 1}
 	var mu sync.Mutex
 	// The cart writes count their lost races on the Meter.
 	meter := store.MeterFrom(ctx)

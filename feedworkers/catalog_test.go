@@ -12,13 +12,14 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // catalog is a small shop: two categories, two coffee products, two carts
 // holding them, two reviews of p1, and the view built by the handler.
 type catalog struct {
 	st    store.Store
-	repos *store.Repos
+	repos *repo.Repos
 	h     *feedworkers.Handlers
 }
 
@@ -26,7 +27,7 @@ func newCatalog(t *testing.T) catalog {
 	t.Helper()
 	ctx := t.Context()
 	st := newStore(t)
-	c := catalog{st: st, repos: store.NewRepos(st), h: feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})}
+	c := catalog{st: st, repos: repo.NewRepos(st), h: feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})}
 	if _, err := c.repos.Products.UpdateCategories(ctx, "", func(cs *domain.Categories) error {
 		cs.Items = []domain.Category{{ID: "coffee", Name: "Name of coffee"}, {ID: "tea", Name: "Name of tea"}}
 		return nil
@@ -216,7 +217,7 @@ func TestCartLinesTakeOnlyNewerVersions(t *testing.T) {
 	v3 := c.raw(t, "products", "p1")
 
 	decode := func(b []byte) domain.Product {
-		p, err := store.Decode[domain.Product](b)
+		p, err := repo.Decode[domain.Product](b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // BenchmarkCatchUp measures the workers reading the whole change feed of
@@ -112,7 +113,7 @@ func BenchmarkReviewOnlyChange(b *testing.B) {
 	if _, err := sample.Load(ctx, st, sample.Options{Products: n, Reviews: n, Users: n}); err != nil {
 		b.Fatal(err)
 	}
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
 	const id = "p-0001"
 	change := func() (ops int, ru float64) {

@@ -12,6 +12,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // workersConfig runs the shop's workers with test timings.
@@ -24,7 +25,7 @@ func workersConfig(instance string) feedworkers.Config {
 
 // linesAt counts the open carts holding productID, and those whose line
 // is at priceVersion with the price cents.
-func linesAt(tb testing.TB, repos *store.Repos, productID string, priceVersion, cents int64) (at, total int) {
+func linesAt(tb testing.TB, repos *repo.Repos, productID string, priceVersion, cents int64) (at, total int) {
 	tb.Helper()
 	cont := ""
 	for {
@@ -52,7 +53,7 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 	const carts = 2000
 	ctx := t.Context()
 	st := openStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	p := createProduct(t, repos, "p1", "coffee", 1000)
 	var placed []domain.Order
 	for i := range 5 {
@@ -91,7 +92,7 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 		batch := [][]byte{versions[0], versions[1], versions[2], versions[1]}
 		r.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
 		for _, it := range batch {
-			pv, err := store.Decode[domain.Product](it)
+			pv, err := repo.Decode[domain.Product](it)
 			if err == nil {
 				_, err = h.ProductToCarts(ctx, pv)
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TestPriceChangeThroughTheAPI is the whole path: an admin PATCHes a
@@ -25,7 +25,7 @@ import (
 func TestPriceChangeThroughTheAPI(t *testing.T) {
 	secret := []byte("e2e-secret-of-at-least-32-bytes!!!")
 	st := openStore(t)
-	createProduct(t, store.NewRepos(st), "p1", "coffee", 1000)
+	createProduct(t, repo.NewRepos(st), "p1", "coffee", 1000)
 	w, err := feedworkers.Start(t.Context(), st, workersConfig("e2e"))
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestPriceChangeThroughTheAPI(t *testing.T) {
 		rec := do(http.MethodGet, "/v1/admin/feeds", admin, "", "", nil)
 		var status struct {
 			Processors []changefeed.ProcessorStatus `json:"processors"`
-			Fanout     store.FanoutStats            `json:"fanout"`
+			Fanout     repo.FanoutStats             `json:"fanout"`
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil || rec.Code != http.StatusOK {
 			return false, fmt.Sprintf("%d %s (%v)", rec.Code, rec.Body, err)

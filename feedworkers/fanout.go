@@ -13,7 +13,7 @@ import (
 //
 //   - p.Version <= 1: the product never changed since it was created, and
 //     a cart copies the product as it is when the line is added.
-//   - Otherwise the fan-out record (store.FanoutRecord) is point-read
+//   - Otherwise the fan-out record (repo.FanoutRecord) is point-read
 //     (one point read, vs a query fanned out to every partition) and the
 //     fan-out skipped when it already pushed this copy: the same
 //     domain.CartCopyOf, at the same CopyVersion. The copy alone is not

@@ -16,6 +16,7 @@ import (
 	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -24,7 +25,7 @@ import (
 // directly, twice, shuffled or duplicated, without a processor.
 type Handlers struct {
 	st     store.Store
-	repos  *store.Repos
+	repos  *repo.Repos
 	writes *writes.Writes
 	now    func() time.Time
 	// fanout bounds the concurrent cart writes of one product change.
@@ -63,8 +64,8 @@ func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	repos := store.NewRepos(st)
-	repos.OrderSummaries = store.NewOrderSummariesIn(st, cfg.StatusBuckets)
+	repos := repo.NewRepos(st)
+	repos.OrderSummaries = repo.NewOrderSummariesIn(st, cfg.StatusBuckets)
 	return &Handlers{
 		st: st, repos: repos, writes: writes.New(repos, cfg.Payments, cfg.Now),
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
@@ -88,12 +89,12 @@ type head struct {
 	Type string `json:"type"`
 }
 
-// decodeItem decodes one changed document of a batch with store.Decode.
+// decodeItem decodes one changed document of a batch with repo.Decode.
 // A change that does not decode is refused as EINVALID, not EINTERNAL: it
 // is a poison document for the processor, retried and then parked in a
 // dead letter, and the code says so in the batch's logs and spans.
 func decodeItem[T any](item []byte) (T, error) {
-	v, err := store.Decode[T](item)
+	v, err := repo.Decode[T](item)
 	if err != nil {
 		return v, domain.Errorf(domain.EINVALID, "feed item: %s", domain.ErrorMessage(err))
 	}

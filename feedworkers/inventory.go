@@ -8,6 +8,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Inventory is the handler of the inventory feed: a product whose stock
@@ -51,11 +52,11 @@ func (h *Handlers) InventoryToProducts(ctx context.Context, productID string) er
 	}
 	_, err = h.repos.Products.UpdateAny(ctx, productID, func(p *domain.Product) error {
 		if !p.ApplyStock(s, h.now()) {
-			return store.ErrUnchanged
+			return repo.ErrUnchanged
 		}
 		return nil
 	})
-	if errors.Is(err, store.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
+	if errors.Is(err, repo.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
 		return nil
 	}
 	return err

@@ -11,9 +11,10 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
-func stockOf(t *testing.T, repos *store.Repos, productID string) int64 {
+func stockOf(t *testing.T, repos *repo.Repos, productID string) int64 {
 	t.Helper()
 	s, err := repos.Inventory.Stock(t.Context(), productID)
 	if err != nil {
@@ -24,7 +25,7 @@ func stockOf(t *testing.T, repos *store.Repos, productID string) int64 {
 
 func reservationOf(t *testing.T, st store.Store, productID, orderID string) domain.Reservation {
 	t.Helper()
-	r, err := store.ReadDoc[domain.Reservation](t.Context(), st.Container(store.InventoryContainer), productID, domain.ReservationID(orderID))
+	r, err := repo.ReadDoc[domain.Reservation](t.Context(), st.Container(store.InventoryContainer), productID, domain.ReservationID(orderID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func reservationOf(t *testing.T, st store.Store, productID, orderID string) doma
 // Stall + Every; the old one it expires, its units back once.
 func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 	st := openStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	pay := paymentstest.Embedded(t)
 	sweeper := feedworkers.Sweeper{Every: 50 * time.Millisecond, Stall: 300 * time.Millisecond, Expiry: time.Hour}
 	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", time.Now()); err != nil {
@@ -122,7 +123,7 @@ func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 // once. The units come back exactly once.
 func TestOrdersFeedReplayReleasesACancelledOrderOnce(t *testing.T) {
 	st := newStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
 	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", now); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // testProcessor is one processor of the products feed with its handler.
@@ -48,7 +49,7 @@ func startProcessor(t *testing.T, ctx context.Context, st store.Store, cfg testP
 func ids(items [][]byte) []string {
 	var out []string
 	for _, it := range items {
-		d, _ := store.Decode[struct {
+		d, _ := repo.Decode[struct {
 			ID string `json:"id"`
 		}](it)
 		out = append(out, d.ID)
@@ -58,7 +59,7 @@ func ids(items [][]byte) []string {
 
 func TestProcessorReplaysABatchCutBeforeItsCheckpoint(t *testing.T) {
 	st := newStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	p := createProduct(t, repos, "p1", "coffee", 1000)
 	for i := range 20 {
 		addToCart(t, repos, userID(i), p, 1)
@@ -127,7 +128,7 @@ func TestProcessorReplaysABatchCutBeforeItsCheckpoint(t *testing.T) {
 	}
 }
 
-func cartLine(t *testing.T, repos *store.Repos, userID, productID string) (domain.Cart, domain.CartLine) {
+func cartLine(t *testing.T, repos *repo.Repos, userID, productID string) (domain.Cart, domain.CartLine) {
 	t.Helper()
 	c, err := repos.Carts.Get(t.Context(), userID)
 	if err != nil {

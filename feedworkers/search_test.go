@@ -20,6 +20,7 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // searchWords are the words the model draws names, category names, tags
@@ -39,7 +40,7 @@ var searchCategories = []domain.Category{
 // searchModel is the shop as the test changed it: every version of every
 // product it wrote, as the change feed could deliver them.
 type searchModel struct {
-	repos    *store.Repos
+	repos    *repo.Repos
 	h        *feedworkers.Handlers
 	versions [][]byte                    // every product version written, raw
 	pending  int                         // versions[pending:] are not delivered yet
@@ -134,7 +135,7 @@ func (m *searchModel) expected(tb fataler, terms []string) []string {
 }
 
 // search reads every page of q, checking each is one store operation.
-func search(tb fataler, idx *store.SearchIndex, terms []string, limit int) []string {
+func search(tb fataler, idx *repo.SearchIndex, terms []string, limit int) []string {
 	tb.Helper()
 	ids := []string{}
 	cont := ""
@@ -176,7 +177,7 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 		if err := migrations.Apply(ctx, st, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		repos := store.NewRepos(store.Metered(st))
+		repos := repo.NewRepos(store.Metered(st))
 		if _, err := repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
 			c.Items = slices.Clone(searchCategories)
 			return nil
@@ -260,7 +261,7 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 // as the first application wrote it, the second a read per product.
 func TestSearchReplayWritesNothing(t *testing.T) {
 	st := newStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	ctx := context.Background()
 	if _, err := repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		// Named as the product's copy names it (createProduct): a copy
@@ -296,7 +297,7 @@ func TestSearchReplayWritesNothing(t *testing.T) {
 // then v2 reaches the handler late. The word must not come back.
 func TestSearchIgnoresAVersionOlderThanTheIndexed(t *testing.T) {
 	st := newStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	ctx := context.Background()
 	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{Now: func() time.Time { return now }})
 	v1 := createProduct(t, repos, "p-1", "kitchen", 500)

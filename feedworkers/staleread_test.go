@@ -10,6 +10,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // pausedRead is a store whose first read of one document, once armed,
@@ -72,7 +73,7 @@ func (p *pausedRead) pause() {
 // must end with the one delivered summary, not a shipped one besides it.
 func TestStatusViewOvertakenByANewerStatusConverges(t *testing.T) {
 	st := newStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	ctx := t.Context()
 	p := createProduct(t, repos, "p1", "coffee", 1000)
 	addToCart(t, repos, "u1", p, 1)
@@ -119,7 +120,7 @@ func TestStatusViewOvertakenByANewerStatusConverges(t *testing.T) {
 // must end with the one summary, in the new category.
 func TestCategoryViewOvertakenByAMoveConverges(t *testing.T) {
 	st := newStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	ctx := t.Context()
 	createProduct(t, repos, "p1", "coffee", 1000)
 	name := "Tea"
@@ -160,7 +161,7 @@ func TestCategoryViewOvertakenByAMoveConverges(t *testing.T) {
 // of one. The product must keep the stats of its two reviews.
 func TestReviewStatsOvertakenByANewerReviewConverge(t *testing.T) {
 	st := newStore(t)
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	ctx := t.Context()
 	createProduct(t, repos, "p1", "coffee", 1000)
 	review := func(user string, rating int) domain.Review {

@@ -10,6 +10,7 @@ import (
 	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Processor names: each names the leases of one watched container.
@@ -195,4 +196,4 @@ func (w *Workers) FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus,
 
 // FanoutStats reports what the cart fan-out of the products processor
 // has cost in this process so far.
-func (w *Workers) FanoutStats() store.FanoutStats { return w.handlers.FanoutStats() }
+func (w *Workers) FanoutStats() repo.FanoutStats { return w.handlers.FanoutStats() }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // BucketOrderSummaries moves every order summary that is not under its
@@ -26,8 +27,8 @@ import (
 // shop's requests.
 func BucketOrderSummaries(ctx context.Context, s store.Store, n int, log io.Writer) (moved int, err error) {
 	c := s.Container(store.OrdersByStatusContainer)
-	repos := store.NewRepos(s)
-	repos.OrderSummaries = store.NewOrderSummariesIn(s, n)
+	repos := repo.NewRepos(s)
+	repos.OrderSummaries = repo.NewOrderSummariesIn(s, n)
 	cont := ""
 	for {
 		page, err := c.Query(ctx, store.Query{
@@ -40,7 +41,7 @@ func BucketOrderSummaries(ctx context.Context, s store.Store, n int, log io.Writ
 			return moved, err
 		}
 		for _, raw := range page.Items {
-			sum, err := store.Decode[domain.OrderSummary](raw)
+			sum, err := repo.Decode[domain.OrderSummary](raw)
 			if err != nil {
 				return moved, err
 			}
@@ -63,7 +64,7 @@ func BucketOrderSummaries(ctx context.Context, s store.Store, n int, log io.Writ
 
 // rebucket projects the summary's current order into its bucket, then
 // deletes the misplaced copy (an order deleted since leaves no copy).
-func rebucket(ctx context.Context, repos *store.Repos, sum domain.OrderSummary) error {
+func rebucket(ctx context.Context, repos *repo.Repos, sum domain.OrderSummary) error {
 	o, err := repos.Orders.Get(ctx, sum.UserID, sum.ID)
 	switch {
 	case err == nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
@@ -24,7 +25,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	repos := store.NewRepos(s)
+	repos := repo.NewRepos(s)
 	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	place := func(userID, id string) domain.Order {
 		c := domain.NewCart(userID)
@@ -106,7 +107,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 	if moved, err := migrations.BucketOrderSummaries(ctx, s, 3, io.Discard); err != nil || moved != differ {
 		t.Errorf("run with 3 buckets moved %d, %v; want %d, nil", moved, err, differ)
 	}
-	three := store.NewOrderSummariesIn(s, 3)
+	three := repo.NewOrderSummariesIn(s, 3)
 	for status, want := range map[string]string{domain.StatusPlaced: "o-placed", domain.StatusShipped: "o-shipped"} {
 		items, _, err := three.DayPage(ctx, status, at, 100, "")
 		if err != nil || len(items) != 1 || items[0].ID != want {

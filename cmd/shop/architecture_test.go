@@ -109,6 +109,7 @@ func TestDependencyRules(t *testing.T) {
 	for _, p := range strings.Fields(string(out)) {
 		std[p] = true
 	}
+	const shop = "github.com/reference-shop/shop/"
 	adapters := []string{"github.com/reference-shop/shop/store/embedded", "github.com/reference-shop/shop/store/cosmos"}
 	for _, p := range pkgs {
 		for _, imp := range p.Imports {
@@ -119,6 +120,10 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("%s imports %s: only store/cosmos speaks to the Azure SDK", p.ImportPath, imp)
 			case p.ImportPath == "github.com/reference-shop/shop/api/client" && strings.HasPrefix(imp, "github.com/reference-shop/shop/"):
 				t.Errorf("api/client imports %s: a program outside the shop must be able to use it, so it knows the API only through openapi.yaml", imp)
+			case p.ImportPath == shop+"store" && strings.HasPrefix(imp, shop) && imp != shop+"domain":
+				t.Errorf("store imports %s: the port, its limits and its decorators know only domain; the repositories (store/repo) are built on the port, not inside it", imp)
+			case p.ImportPath == shop+"store/repo" && strings.HasPrefix(imp, shop) && imp != shop+"domain" && imp != shop+"store":
+				t.Errorf("store/repo imports %s: the repositories speak to the port (store) alone, so either adapter serves them", imp)
 			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/api") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/feedworkers") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/store/writes")):
 				t.Errorf("%s imports the adapter %s: it must work on the port alone", p.ImportPath, imp)
 			}

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
@@ -67,7 +67,7 @@ func TestCosmosDocsSeedWhatTheWorkshopUses(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			repos := store.NewRepos(st)
+			repos := repo.NewRepos(st)
 			ctx := context.Background()
 			for _, id := range products {
 				if _, err := repos.Products.Get(ctx, id); err != nil {

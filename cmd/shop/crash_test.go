@@ -18,6 +18,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // child is the shop binary running as a separate process.
@@ -273,7 +274,7 @@ func TestCrashDuringBurstLosesNothing(t *testing.T) {
 		}
 		byKey := map[string]int{}
 		for _, it := range page.Items {
-			o, err := store.Decode[struct{ IdempotencyKey string }](it)
+			o, err := repo.Decode[struct{ IdempotencyKey string }](it)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +306,7 @@ func leasesWithCheckpoint(t *testing.T, dir string) int {
 	}
 	n := 0
 	for _, it := range page.Items {
-		l, err := store.Decode[struct {
+		l, err := repo.Decode[struct {
 			Continuation string `json:"continuation"`
 		}](it)
 		if err != nil {

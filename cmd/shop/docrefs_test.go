@@ -24,7 +24,7 @@ import (
 //   - a Go file path, `api/middleware.go` (it has a slash and ends in
 //     .go): the file exists;
 //   - an identifier right after a file, `api/session.go`: `withSession`,
-//     `store/views.go` (`byRating`), and the identifiers listed right after
+//     `store/repo/views.go` (`byRating`), and the identifiers listed right after
 //     it (`domain/featured.go`: `FeaturedPerCategory`, `MaxFeatured`), or
 //     right before one, `handleCategories` (`api/catalog.go`): declared
 //     in that file (a top-level func, type, var or const, a method, a
@@ -423,22 +423,22 @@ func TestDocReferenceForms(t *testing.T) {
 	ix := &goIndex{
 		files: map[string]*fileDecls{
 			"api/session.go": {pkg: "api", names: map[string]bool{"withSession": true}},
-			"store/views.go": {pkg: "store", names: map[string]bool{"byRating": true, "Repos": true}},
+			"store/repo/views.go": {pkg: "store", names: map[string]bool{"byRating": true, "Repos": true}},
 		},
 		pkgs:    map[string]map[string]bool{"writes": {"CreateProduct": true}, "payments": {}},
-		members: map[string]map[string]bool{"store.Products": {"Read": true}},
-		types:   map[string][]string{"Products": {"store.Products"}},
+		members: map[string]map[string]bool{"repo.Products": {"Read": true}},
+		types:   map[string][]string{"Products": {"repo.Products"}},
 		tests:   map[string]bool{"TestScreensReadOnce": true},
-		strs:    map[string]map[string]bool{"store/views.go": {"ttl": true}},
+		strs:    map[string]map[string]bool{"store/repo/views.go": {"ttl": true}},
 	}
 	doc := strings.Join([]string{
-		"`api/session.go`: `withSession`, `store/views.go` (`byRating`, `ttl`)",
+		"`api/session.go`: `withSession`, `store/repo/views.go` (`byRating`, `ttl`)",
 		"`Products.Read` and `writes.CreateProduct`, `TestScreensReadOnce`",
 		"`SHOP_ADDR`, `placed`, `payments.db`, `/v1/cart`, `curl -s`, `productIds`",
 		"```sh",
 		"`Nope.Gone`",
 		"```",
-		"`api/gone.go`, `Products.Get`, `writes.Gone`, `store/views.go`: `Gone`, `TestGone`",
+		"`api/gone.go`, `Products.Get`, `writes.Gone`, `store/repo/views.go`: `Gone`, `TestGone`",
 	}, "\n")
 	var got []string
 	for _, r := range resolveDocRefs(ix, "d.md", doc) {
@@ -447,18 +447,18 @@ func TestDocReferenceForms(t *testing.T) {
 	want := []string{
 		"d.md:1 api/session.go true",
 		"d.md:1 `withSession` in `api/session.go` true",
-		"d.md:1 store/views.go true",
-		"d.md:1 `byRating` in `store/views.go` true",
-		"d.md:1 `ttl` in `store/views.go` true",
+		"d.md:1 store/repo/views.go true",
+		"d.md:1 `byRating` in `store/repo/views.go` true",
+		"d.md:1 `ttl` in `store/repo/views.go` true",
 		"d.md:2 Products.Read true",
 		"d.md:2 writes.CreateProduct true",
 		"d.md:2 TestScreensReadOnce true",
 		"d.md:7 api/gone.go false",
 		"d.md:7 Products.Get false",
 		"d.md:7 writes.Gone false",
-		"d.md:7 store/views.go true",
-		"d.md:7 `Gone` in `store/views.go` false",
-		"d.md:7 `TestGone` in `store/views.go` false",
+		"d.md:7 store/repo/views.go true",
+		"d.md:7 `Gone` in `store/repo/views.go` false",
+		"d.md:7 `TestGone` in `store/repo/views.go` false",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("references:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

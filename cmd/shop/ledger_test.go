@@ -6,6 +6,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes/writestest"
 )
 
@@ -51,7 +52,7 @@ func (l ledger) String() string {
 func readLedger(ctx context.Context, st store.Store, productID string) (ledger, error) {
 	var l ledger
 	inv := st.Container(store.InventoryContainer)
-	stock, err := store.ReadDoc[domain.Stock](ctx, inv, productID, domain.StockID)
+	stock, err := repo.ReadDoc[domain.Stock](ctx, inv, productID, domain.StockID)
 	if err != nil {
 		return l, fmt.Errorf("stock of %s: %w", productID, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TestGracefulShutdownUnderLoad cancels run's context (what SIGTERM does
@@ -137,7 +138,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 		t.Error("no leases: the feed workers never ran")
 	}
 	for _, it := range page.Items {
-		l, err := store.Decode[struct {
+		l, err := repo.Decode[struct {
 			ID    string `json:"id"`
 			Owner string `json:"owner"`
 		}](it)

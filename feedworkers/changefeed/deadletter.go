@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TypeDeadLetter is the discriminator of a dead-letter record in the
@@ -46,7 +46,7 @@ func deadLetterID(processor, docID string, doc []byte) string {
 // A document that is not even JSON is parked as a JSON string, under the
 // id "unknown".
 func (p *Processor) park(ctx context.Context, lease string, doc []byte, reason error) error {
-	head, _ := store.Decode[struct {
+	head, _ := repo.Decode[struct {
 		ID string `json:"id"`
 	}](doc)
 	if head.ID == "" {

@@ -5,12 +5,13 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // docs is the repository of the processor's own documents in the lease
 // container (pk /id, so each document is its own partition): the leases
 // and the dead letters. It writes through the port's typed helpers
-// (store.ReadDoc and friends), like every repository of the shop.
+// (repo.ReadDoc and friends), like every repository of the shop.
 //
 // A lease's life:
 //
@@ -30,7 +31,7 @@ type docs struct {
 }
 
 func (d docs) readLease(ctx context.Context, id string) (lease, error) {
-	return store.ReadDoc[lease](ctx, d.c, id, id)
+	return repo.ReadDoc[lease](ctx, d.c, id, id)
 }
 
 // ensureLease creates the lease of a feed range no lease covers yet
@@ -60,7 +61,7 @@ func (d docs) ensureLease(ctx context.Context, processor, watched string, r stor
 // createLease creates l unless a lease of its id exists, and returns the
 // one stored: a lease that exists keeps its owner and checkpoint.
 func (d docs) createLease(ctx context.Context, l lease) (lease, error) {
-	_, err := store.CreateDoc(ctx, d.c, l.ID, l)
+	_, err := repo.CreateDoc(ctx, d.c, l.ID, l)
 	if err != nil && !domain.IsCode(err, domain.ECONFLICT) {
 		return lease{}, err
 	}
@@ -85,7 +86,7 @@ func (d docs) listLeases(ctx context.Context, processor string) ([]lease, error)
 			return nil, err
 		}
 		for _, it := range page.Items {
-			l, err := store.Decode[lease](it)
+			l, err := repo.Decode[lease](it)
 			if err != nil {
 				return nil, err
 			}
@@ -111,12 +112,12 @@ func (d docs) deleteLease(ctx context.Context, l lease) error {
 func (d docs) replaceLease(ctx context.Context, l lease) (lease, error) {
 	etag := l.ETag
 	l.ETag = ""
-	return store.ReplaceDoc(ctx, d.c, l.ID, l.ID, l, &store.WriteOptions{IfMatch: etag})
+	return repo.ReplaceDoc(ctx, d.c, l.ID, l.ID, l, &store.WriteOptions{IfMatch: etag})
 }
 
 // putDeadLetter upserts a dead letter: its id is keyed by the parked
 // version, so parking the same version again rewrites the same record.
 func (d docs) putDeadLetter(ctx context.Context, dl DeadLetter) error {
-	_, err := store.UpsertDoc(ctx, d.c, dl.ID, dl, nil)
+	_, err := repo.UpsertDoc(ctx, d.c, dl.ID, dl, nil)
 	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // testProcessor is a processor's configuration and its handler.
@@ -57,7 +58,7 @@ func writeThing(t testing.TB, st store.Store, id string) {
 func ids(items [][]byte) []string {
 	var out []string
 	for _, it := range items {
-		d, _ := store.Decode[struct {
+		d, _ := repo.Decode[struct {
 			ID string `json:"id"`
 		}](it)
 		out = append(out, d.ID)
@@ -110,7 +111,7 @@ func deadLetters(t *testing.T, st store.Store) []changefeed.DeadLetter {
 	}
 	var out []changefeed.DeadLetter
 	for _, it := range page.Items {
-		d, err := store.Decode[changefeed.DeadLetter](it)
+		d, err := repo.Decode[changefeed.DeadLetter](it)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 func TestSummarize(t *testing.T) {
@@ -133,7 +134,7 @@ func TestHeartbeatCarriesTheLag(t *testing.T) {
 		}
 		var lags []string
 		for _, it := range page.Items {
-			l, _ := store.Decode[struct {
+			l, _ := repo.Decode[struct {
 				LagEstimate    int64      `json:"lagEstimate"`
 				LastCheckpoint *time.Time `json:"lastCheckpoint"`
 			}](it)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // leaseWorker is the loop of one owned lease: read a page, hand it to the
@@ -157,7 +158,7 @@ func writtenAt(items [][]byte) int64 {
 	if len(items) == 0 {
 		return 0
 	}
-	head, err := store.Decode[struct {
+	head, err := repo.Decode[struct {
 		TS int64 `json:"_ts"`
 	}](items[0])
 	if err != nil {

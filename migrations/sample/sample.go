@@ -15,6 +15,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // The catalog of a first start: enough to browse every screen.
@@ -110,8 +111,8 @@ func Load(ctx context.Context, s store.Store, opts Options) (Stats, error) {
 	}
 	// Last: the categories index is what IsEmpty looks for. Its featured
 	// products are ranked by the same query the products feed runs.
-	sums := store.NewProductSummaries(s)
-	if _, err := store.NewProducts(s).UpdateCategories(ctx, "", func(c *domain.Categories) error {
+	sums := repo.NewProductSummaries(s)
+	if _, err := repo.NewProducts(s).UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		c.Items = p.categories
 		for _, cat := range p.categories {
 			best, err := sums.Best(ctx, cat.ID, domain.FeaturedPerCategory)

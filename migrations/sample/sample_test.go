@@ -15,6 +15,7 @@ import (
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 func openStore(t testing.TB, opts embedded.Options) store.Store {
@@ -65,7 +66,7 @@ var ignoreSystem = cmpopts.IgnoreFields(domain.Meta{}, "ETag", "TS")
 func TestSampleDefaultCatalog(t *testing.T) {
 	ctx := t.Context()
 	s := openStore(t, embedded.Options{NoSync: true})
-	repos := store.NewRepos(s)
+	repos := repo.NewRepos(s)
 
 	empty, err := sample.IsEmpty(ctx, s)
 	if err != nil || !empty {
@@ -169,7 +170,7 @@ func TestSampleDefaultCatalog(t *testing.T) {
 func TestSampleCarts(t *testing.T) {
 	ctx := t.Context()
 	s := openStore(t, embedded.Options{NoSync: true})
-	repos := store.NewRepos(s)
+	repos := repo.NewRepos(s)
 	var calls, lastDone, lastTotal int
 	opts := sample.Options{Products: 30, Reviews: 40, Users: 25, Categories: 10,
 		Progress: func(done, total int) {
@@ -241,12 +242,12 @@ func TestSampleTwiceConverges(t *testing.T) {
 	if diff := cmp.Diff(first, second); diff != "" {
 		t.Errorf("stats of a second run (-first +second):\n%s", diff)
 	}
-	cats, err := store.NewProducts(s).Categories(ctx)
+	cats, err := repo.NewProducts(s).Categories(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cats.Items {
-		ids, err := store.NewProductSummaries(s).IDs(ctx, c.ID)
+		ids, err := repo.NewProductSummaries(s).IDs(ctx, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

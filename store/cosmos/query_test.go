@@ -23,7 +23,7 @@ var queryShapes = []struct {
 	name string
 	q    store.Query
 }{
-	// store.ProductSummaries.Page, sort by name and by price.
+	// repo.ProductSummaries.Page, sort by name and by price.
 	{"category_page_by_name", store.Query{
 		PartitionKey: "books", OrderBy: "name", Limit: 20,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
@@ -32,30 +32,30 @@ var queryShapes = []struct {
 		PartitionKey: "books", OrderBy: "priceCents", Limit: 20,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
 	}},
-	// store.ProductSummaries.Best: the featured products of a category.
+	// repo.ProductSummaries.Best: the featured products of a category.
 	{"category_best_rated", store.Query{
 		PartitionKey: "books", OrderBy: "ratingScore", Desc: true, Limit: 4,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
 	}},
-	// store.ProductSummaries.IDs and store.Reviews.DeleteAll: ids only.
+	// repo.ProductSummaries.IDs and repo.Reviews.DeleteAll: ids only.
 	{"ids_of_a_partition", store.Query{PartitionKey: "books", Select: []string{"id"}, Limit: store.MaxQueryPageSize}},
-	// store.Reviews.Page.
+	// repo.Reviews.Page.
 	{"reviews_newest_first", store.Query{
 		PartitionKey: "p1", OrderBy: "createdAt", Desc: true, Limit: 10,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeReview}},
 	}},
-	// store.Orders.Page: the history list's projection.
+	// repo.Orders.Page: the history list's projection.
 	{"order_history", store.Query{
 		PartitionKey: "u1", OrderBy: "createdAt", Desc: true, Limit: 20,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrder}},
 		Select:  []string{"id", "createdAt", "status", "itemCount", "totalCents"},
 	}},
-	// store.OrderSummaries.Page.
+	// repo.OrderSummaries.Page.
 	{"orders_by_status_day", store.Query{
 		PartitionKey: "placed:2026-11-29", OrderBy: "createdAt", Desc: true, Limit: 100,
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrderSummary}},
 	}},
-	// store.SearchIndex.Search: a two-word search, the other word filtered.
+	// repo.SearchIndex.Search: a two-word search, the other word filtered.
 	{"search_two_words", store.Query{
 		PartitionKey: "espresso", OrderBy: "rank", Limit: 20,
 		Filters: []store.Filter{
@@ -63,7 +63,7 @@ var queryShapes = []struct {
 			{Path: "terms", Op: store.OpArrayContains, Value: "cup"},
 		},
 	}},
-	// store.Carts.WithProduct: the one cross-partition query.
+	// repo.Carts.WithProduct: the one cross-partition query.
 	{"carts_holding_product", store.Query{
 		Filters: []store.Filter{
 			{Path: "type", Op: store.OpEqual, Value: domain.TypeCart},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Read-your-writes across two instances of the shop, end to end: a
@@ -46,7 +46,7 @@ func TestSessionTokenAcrossInstances(t *testing.T) {
 	}
 
 	g.respond("0:-1#5")
-	seed := store.NewProducts(g.open(""))
+	seed := repo.NewProducts(g.open(""))
 	if _, err := seed.Create(context.Background(), domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Lamp",
 		CategoryID: "home", CategoryName: "Home", PriceCents: 1200, Currency: "USD", PriceVersion: 1, Version: 1}); err != nil {
 		t.Fatal(err)

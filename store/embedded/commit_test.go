@@ -12,6 +12,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TestGroupCommitKeepsWritesApart puts writes that succeed and writes that
@@ -83,7 +84,7 @@ func TestGroupCommitKeepsWritesApart(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, it := range p.Items {
-			m, err := store.Decode[map[string]any](it)
+			m, err := repo.Decode[map[string]any](it)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TestManyGoroutines runs readers, writers, patchers, batches, queries and
@@ -75,7 +76,7 @@ func TestManyGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := store.Decode[map[string]any](r.Item)
+	got, err := repo.Decode[map[string]any](r.Item)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TestFeedWorkersConvergeThroughFaults runs the feed workers on a store
@@ -35,7 +36,7 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 	}
 	// The test writes through the healthy store: the faults are the
 	// workers' alone.
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
 	p, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Beans", CategoryID: "coffee",
 		CategoryName: "Coffee", PriceCents: 1000, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: now})
@@ -101,7 +102,7 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 
 // eventuallyAt waits until all n carts holding p1 carry its current
 // price version at cents.
-func eventuallyAt(t *testing.T, repos *store.Repos, n int, cents int64) {
+func eventuallyAt(t *testing.T, repos *repo.Repos, n int, cents int64) {
 	t.Helper()
 	ctx := t.Context()
 	want, err := repos.Products.Get(ctx, "p1")

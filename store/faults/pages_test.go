@@ -13,6 +13,7 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TestCrossPartitionReadersReadPastShortPages: the shop's two
@@ -31,7 +32,7 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	repos := store.NewRepos(st)
+	repos := repo.NewRepos(st)
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
 	p, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Beans", CategoryID: "coffee",
 		CategoryName: "Coffee", PriceCents: 1000, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: now})

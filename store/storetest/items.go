@@ -11,6 +11,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/storetest/suite"
 )
 
@@ -273,7 +274,7 @@ func testOptimisticConcurrency(t *testing.T, s store.Store) {
 					errs <- err
 					return
 				}
-				doc, err := store.Decode[map[string]any](r.Item)
+				doc, err := repo.Decode[map[string]any](r.Item)
 				if err != nil {
 					errs <- err
 					return

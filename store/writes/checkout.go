@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // CheckoutRequest is one checkout as the API received it.
@@ -63,7 +63,7 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 // begin replays the key's order, or claims the cart and opens a new one.
 func (w *Writes) begin(ctx context.Context, req CheckoutRequest) (domain.Order, error) {
 	var o domain.Order
-	err := store.Retry(ctx, func() error {
+	err := repo.Retry(ctx, func() error {
 		// Point read of the key's record: a retry replays its order.
 		prior, err := w.repos.Orders.Idempotency(ctx, req.UserID, req.Key)
 		switch {
@@ -82,15 +82,15 @@ func (w *Writes) begin(ctx context.Context, req CheckoutRequest) (domain.Order, 
 		}
 		o, err = w.repos.Orders.Open(ctx, claimed, domain.Idempotency{Key: req.Key, RequestHash: req.RequestHash, CreatedAt: claimed.CreatedAt})
 		switch {
-		case errors.Is(err, store.ErrKeyUsed):
+		case errors.Is(err, repo.ErrKeyUsed):
 			// The same key opened its order first on another instance:
 			// go round again, and replay it.
 			w.unmark(ctx, claimed.UserID, claimed.ID)
-			return store.Lost(err)
-		case errors.Is(err, store.ErrOrderExists):
+			return repo.Lost(err)
+		case errors.Is(err, repo.ErrOrderExists):
 			// A cart change found the claim before its order and voided
 			// the id (resolve): go round on the cart as it is now.
-			return store.Lost(err)
+			return repo.Lost(err)
 		}
 		if err != nil {
 			// The batch may have committed all the same (on Cosmos a
@@ -186,7 +186,7 @@ func (w *Writes) refuse(ctx context.Context, userID, read string, refusal error)
 	case err != nil:
 		return err
 	case !same:
-		return store.Lost(refusal)
+		return repo.Lost(refusal)
 	}
 	return refusal
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -21,10 +21,10 @@ const waitLong = 5 * time.Second
 
 // stockedShop is a store with product p1 (5 units in stock) and u1's cart
 // holding 2 of it, and the write protocols over it.
-func stockedShop(t *testing.T) (*writes.Writes, *store.Repos) {
+func stockedShop(t *testing.T) (*writes.Writes, *repo.Repos) {
 	t.Helper()
 	raw := openStore(t)
-	repos := store.NewRepos(raw)
+	repos := repo.NewRepos(raw)
 	ws := writes.New(repos, paymentstest.Embedded(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := ws.CreateProduct(t.Context(), p, 5); err != nil {

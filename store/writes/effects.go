@@ -8,7 +8,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // CarryOut brings the order's stock, money and cart in line with its
@@ -145,9 +145,9 @@ func (w *Writes) settleFrom(ctx context.Context, from domain.Cart, o domain.Orde
 		if failed && c.Unmark(o.ID) || !failed && c.Settle(o, w.now()) {
 			return nil
 		}
-		return store.ErrUnchanged
+		return repo.ErrUnchanged
 	})
-	if errors.Is(err, store.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
+	if errors.Is(err, repo.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
 		return c, nil
 	}
 	return c, err

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // reserveConcurrency bounds the stock reads and the takes of one
@@ -59,7 +59,7 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 		g.Go(func() error {
 			s, err := w.repos.Inventory.Stock(ctx, item.ProductID)
 			switch {
-			case errors.Is(err, store.ErrUntracked):
+			case errors.Is(err, repo.ErrUntracked):
 				untracked[i] = true
 				return nil
 			case err != nil:
@@ -112,11 +112,11 @@ func tracked(c domain.Cart, productID string) bool {
 // naming a line with enough is no answer.
 func (w *Writes) take(ctx context.Context, o domain.Order) ([]domain.Shortage, error) {
 	var short []domain.Shortage
-	err := store.Retry(ctx, func() error {
+	err := repo.Retry(ctx, func() error {
 		var err error
 		short, err = w.takeOnce(ctx, o)
 		if err == nil && slices.ContainsFunc(short, func(s domain.Shortage) bool { return s.Available >= s.Requested }) {
-			return store.Lost(outOfStock(short))
+			return repo.Lost(outOfStock(short))
 		}
 		return err
 	})
@@ -148,7 +148,7 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 			switch {
 			case err == nil:
 				return nil
-			case errors.Is(err, store.ErrUntracked), errors.Is(err, store.ErrShort), errors.Is(err, store.ErrReleased):
+			case errors.Is(err, repo.ErrUntracked), errors.Is(err, repo.ErrShort), errors.Is(err, repo.ErrReleased):
 			default:
 				stop.Store(true)
 				return err
@@ -158,12 +158,12 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 			// read the count at the time for the rejection.
 			stop.Store(true)
 			var available int64
-			if !errors.Is(err, store.ErrUntracked) {
+			if !errors.Is(err, repo.ErrUntracked) {
 				if s, err := w.repos.Inventory.Stock(ctx, l.ProductID); err == nil {
 					available = max(s.Available, 0)
 				}
 			}
-			if errors.Is(err, store.ErrReleased) {
+			if errors.Is(err, repo.ErrReleased) {
 				available = 0 // never enough: this order's take is over
 			}
 			mu.Lock()

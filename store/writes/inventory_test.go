@@ -7,7 +7,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -29,7 +29,7 @@ func TestCheckoutOfAProductWithoutStock(t *testing.T) {
 		{"legacy, never tracked: sold without a limit", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repos := store.NewRepos(openStore(t))
+			repos := repo.NewRepos(openStore(t))
 			ws := writes.New(repos, paymentstest.Embedded(t), nil)
 			if _, err := repos.Products.Create(t.Context(), domain.Product{
 				Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD",
@@ -54,7 +54,7 @@ func TestCheckoutOfAProductWithoutStock(t *testing.T) {
 			if c.Pending != nil {
 				t.Errorf("cart marker %+v left by the checkout", c.Pending)
 			}
-			if _, err := repos.Inventory.Stock(t.Context(), "p1"); !errors.Is(err, store.ErrUntracked) {
+			if _, err := repos.Inventory.Stock(t.Context(), "p1"); !errors.Is(err, repo.ErrUntracked) {
 				t.Errorf("stock after the checkout: %v, want still none", err)
 			}
 		})

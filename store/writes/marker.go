@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // This file is the claim's side of the checkout (claim): how a change or
@@ -25,14 +25,14 @@ var errCheckoutInProgress = domain.Errorf(domain.ECONFLICT, "a checkout of this 
 // opened after the cart moved on, and the checkout, finding its id taken,
 // goes round on the changed cart. Nothing here waits on a clock.
 func (w *Writes) resolve(ctx context.Context, userID string, p domain.PendingCheckout) error {
-	return store.Retry(ctx, func() error {
+	return repo.Retry(ctx, func() error {
 		o, voided, err := w.repos.Orders.Lookup(ctx, userID, p.OrderID)
 		switch {
 		case err == nil && voided:
 			w.unmark(ctx, userID, p.OrderID)
 			return nil
 		case err == nil && o.InProgress():
-			return store.Lost(errCheckoutInProgress)
+			return repo.Lost(errCheckoutInProgress)
 		case err == nil:
 			_, err = w.SettleOrder(ctx, o)
 			return err
@@ -40,10 +40,10 @@ func (w *Writes) resolve(ctx context.Context, userID string, p domain.PendingChe
 			return err
 		}
 		err = w.repos.Orders.Void(ctx, userID, p.OrderID, w.now())
-		if errors.Is(err, store.ErrOrderExists) {
+		if errors.Is(err, repo.ErrOrderExists) {
 			// The order was opened (or another change voided it)
 			// meanwhile: look again.
-			return store.Lost(err)
+			return repo.Lost(err)
 		}
 		if err != nil {
 			return err
@@ -59,7 +59,7 @@ func (w *Writes) resolve(ctx context.Context, userID string, p domain.PendingChe
 func (w *Writes) unmark(ctx context.Context, userID, orderID string) {
 	_, _ = w.repos.Carts.UpdateExisting(ctx, domain.Cart{UserID: userID}, func(c *domain.Cart) error {
 		if !c.Unmark(orderID) {
-			return store.ErrUnchanged
+			return repo.ErrUnchanged
 		}
 		return nil
 	})

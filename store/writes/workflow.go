@@ -8,6 +8,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // This file is the checkout's workflow, one function per move of
@@ -28,7 +29,7 @@ import (
 func (w *Writes) Advance(ctx context.Context, o domain.Order) (domain.Order, error) {
 	for try := 1; o.InProgress(); {
 		next, err := w.step(ctx, o)
-		if errors.Is(err, store.ErrMoved) {
+		if errors.Is(err, repo.ErrMoved) {
 			// Another worker moved it first: carry on from there.
 			next, err = w.repos.Orders.Get(ctx, o.UserID, o.ID)
 		}
@@ -105,7 +106,7 @@ func (w *Writes) authorize(ctx context.Context, o domain.Order) (domain.Order, e
 	}
 	// Voided or refunded: the order ended meanwhile (expired) and its
 	// payment was returned; the order, read again, says so.
-	return o, store.ErrMoved
+	return o, repo.ErrMoved
 }
 
 // authorization is the order's authorize call.
@@ -141,7 +142,7 @@ func (w *Writes) move(ctx context.Context, o domain.Order, to string, change fun
 // client's If-Match, and brings stock and money in line with it: shipping
 // captures, cancelling gives the units back and voids the authorization
 // or refunds the capture. The orders feed does it again if this fails.
-func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifMatch store.Precondition, to string) (domain.Order, error) {
+func (w *Writes) SetOrderStatus(ctx context.Context, userID, orderID string, ifMatch repo.Precondition, to string) (domain.Order, error) {
 	o, err := w.repos.Orders.SetStatus(ctx, userID, orderID, ifMatch, to, w.now())
 	if err == nil {
 		_ = w.CarryOut(ctx, o)
@@ -162,7 +163,7 @@ func (w *Writes) Sweep(ctx context.Context, o domain.Order, stall, expiry time.D
 		return nil
 	case age >= expiry:
 		_, err := w.move(ctx, o, domain.StatusExpired, nil)
-		if errors.Is(err, store.ErrMoved) {
+		if errors.Is(err, repo.ErrMoved) {
 			return nil // the next pass sees where it went
 		}
 		return err

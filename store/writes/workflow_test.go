@@ -14,6 +14,7 @@ import (
 	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 	"github.com/reference-shop/shop/store/writes/writestest"
 )
@@ -23,7 +24,7 @@ import (
 type shop struct {
 	t       *testing.T
 	st      store.Store
-	repos   *store.Repos
+	repos   *repo.Repos
 	pay     *payembedded.Provider
 	stocked map[string]int64
 }
@@ -32,7 +33,7 @@ func newShop(t *testing.T, units map[string]int64) *shop {
 	t.Helper()
 	st := openStore(t)
 	pay := paymentstest.Embedded(t)
-	s := &shop{t: t, st: st, repos: store.NewRepos(st), pay: pay, stocked: units}
+	s := &shop{t: t, st: st, repos: repo.NewRepos(st), pay: pay, stocked: units}
 	for id, n := range units {
 		p := domain.Product{Meta: domain.Meta{ID: id}, Name: "Product " + id, CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 		if _, err := s.writes(st).CreateProduct(t.Context(), p, n); err != nil {
@@ -44,7 +45,7 @@ func newShop(t *testing.T, units map[string]int64) *shop {
 
 // writes is the write protocols over st (the shop's store, or a wrapper).
 func (s *shop) writes(st store.Store) *writes.Writes {
-	return writes.New(store.NewRepos(st), s.pay, nil)
+	return writes.New(repo.NewRepos(st), s.pay, nil)
 }
 
 // fill puts n of each product in user's cart.
@@ -116,7 +117,7 @@ func allOrders(ctx context.Context, st store.Store) ([]domain.Order, error) {
 	}
 	var out []domain.Order
 	for _, it := range page.Items {
-		o, err := store.Decode[domain.Order](it)
+		o, err := repo.Decode[domain.Order](it)
 		if err != nil {
 			return nil, err
 		}

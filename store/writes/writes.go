@@ -5,7 +5,7 @@
 // a handler only decodes, calls one method and encodes.
 //
 // Every read-modify-write beneath it goes through the repositories and
-// store.Retry: one retry policy, one backoff, If-Match everywhere.
+// repo.Retry: one retry policy, one backoff, If-Match everywhere.
 package writes
 
 import (
@@ -15,12 +15,12 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Writes runs the write protocols over the repositories.
 type Writes struct {
-	repos     *store.Repos
+	repos     *repo.Repos
 	pay       payments.Provider
 	now       func() time.Time
 	checkouts inFlight
@@ -33,7 +33,7 @@ type Writes struct {
 // pay; now is the clock of every lastUpdated and createdAt they write
 // (nil: time.Now). Without a provider (nil) every payment step fails
 // EUNAVAILABLE: the protocols that touch no money still work.
-func New(repos *store.Repos, pay payments.Provider, now func() time.Time) *Writes {
+func New(repos *repo.Repos, pay payments.Provider, now func() time.Time) *Writes {
 	if now == nil {
 		now = time.Now
 	}
@@ -51,7 +51,7 @@ func New(repos *store.Repos, pay payments.Provider, now func() time.Time) *Write
 // carts that hold the product, and this cart did not hold it yet, so
 // nothing else would ever refresh the line. Cost: one point read more per
 // PUT, and a cart write only when the product did move.
-func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch store.Precondition) (domain.Cart, error) {
+func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch repo.Precondition) (domain.Cart, error) {
 	return w.putCartLine(ctx, userID, productID, ifMatch, func(c *domain.Cart, p domain.Product) error {
 		return c.SetQuantity(p, quantity, w.now())
 	})
@@ -60,14 +60,14 @@ func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quan
 // AddCartLine adds quantity of the product to the user's cart (the cart
 // POST, "Add to cart"): the line's quantity grows by it, inside the same
 // read-modify-write as SetCartLine, so two adds from two tabs both count.
-func (w *Writes) AddCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch store.Precondition) (domain.Cart, error) {
+func (w *Writes) AddCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch repo.Precondition) (domain.Cart, error) {
 	return w.putCartLine(ctx, userID, productID, ifMatch, func(c *domain.Cart, p domain.Product) error {
 		return c.AddQuantity(p, quantity, w.now())
 	})
 }
 
 // putCartLine is SetCartLine's protocol with change applied to the cart.
-func (w *Writes) putCartLine(ctx context.Context, userID, productID string, ifMatch store.Precondition, change func(*domain.Cart, domain.Product) error) (domain.Cart, error) {
+func (w *Writes) putCartLine(ctx context.Context, userID, productID string, ifMatch repo.Precondition, change func(*domain.Cart, domain.Product) error) (domain.Cart, error) {
 	p, err := w.repos.Products.Get(ctx, productID)
 	if err != nil {
 		return domain.Cart{}, err
@@ -94,7 +94,7 @@ func (w *Writes) putCartLine(ctx context.Context, userID, productID string, ifMa
 // RemoveCartLine takes the product's line out of the user's cart;
 // removing a line that is not there changes nothing (DELETE is
 // idempotent).
-func (w *Writes) RemoveCartLine(ctx context.Context, userID, productID string, ifMatch store.Precondition) (domain.Cart, error) {
+func (w *Writes) RemoveCartLine(ctx context.Context, userID, productID string, ifMatch repo.Precondition) (domain.Cart, error) {
 	return w.changeCart(ctx, userID, ifMatch, func(c *domain.Cart) error {
 		c.RemoveLine(productID, w.now())
 		return nil
@@ -112,9 +112,9 @@ var errResolved = errors.New("a checkout of the cart was resolved")
 // is after the checkout, as if it had come after it. ifMatch is the
 // client's: a cart a checkout settled meanwhile has changed, so it is
 // 412 then.
-func (w *Writes) changeCart(ctx context.Context, userID string, ifMatch store.Precondition, fn func(*domain.Cart) error) (domain.Cart, error) {
+func (w *Writes) changeCart(ctx context.Context, userID string, ifMatch repo.Precondition, fn func(*domain.Cart) error) (domain.Cart, error) {
 	var c domain.Cart
-	err := store.Retry(ctx, func() error {
+	err := repo.Retry(ctx, func() error {
 		var pending *domain.PendingCheckout
 		var err error
 		c, err = w.repos.Carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error {
@@ -130,7 +130,7 @@ func (w *Writes) changeCart(ctx context.Context, userID string, ifMatch store.Pr
 		if err := w.resolve(ctx, userID, *pending); err != nil {
 			return err
 		}
-		return store.Lost(errResolved)
+		return repo.Lost(errResolved)
 	})
 	return c, err
 }
@@ -166,12 +166,12 @@ func (w *Writes) Cart(ctx context.Context, userID string) (domain.Cart, error) {
 func (w *Writes) RefreshCart(ctx context.Context, c domain.Cart, p domain.Product) (domain.Cart, bool, error) {
 	out, err := w.repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
 		if !c.ApplyProduct(p, w.now()) {
-			return store.ErrUnchanged
+			return repo.ErrUnchanged
 		}
 		return nil
 	})
 	switch {
-	case errors.Is(err, store.ErrUnchanged):
+	case errors.Is(err, repo.ErrUnchanged):
 		return out, false, nil
 	case domain.IsCode(err, domain.ENOTFOUND):
 		return c, false, nil
@@ -204,7 +204,7 @@ func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int6
 	}
 	// The product stands now, so its stock must follow: ride out a
 	// throttled store rather than leave it unsellable.
-	if err := store.Persist(ctx, func() error {
+	if err := repo.Persist(ctx, func() error {
 		_, err := w.repos.Inventory.SetStock(ctx, p.ID, stock, "", w.now())
 		return err
 	}); err != nil {
@@ -216,7 +216,7 @@ func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int6
 // SetStock sets the units of an existing product that can still be
 // bought (ifMatch as the client sent it, on the stock's ETag); the
 // inventory feed then brings the product's availability copy along.
-func (w *Writes) SetStock(ctx context.Context, productID string, n int64, ifMatch store.Precondition) (domain.Stock, error) {
+func (w *Writes) SetStock(ctx context.Context, productID string, n int64, ifMatch repo.Precondition) (domain.Stock, error) {
 	if _, err := w.repos.Products.Get(ctx, productID); err != nil {
 		return domain.Stock{}, err
 	}

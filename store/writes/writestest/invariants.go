@@ -12,6 +12,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Payments is a provider that lists an order's payments, as the embedded
@@ -81,7 +82,7 @@ func Check(ctx context.Context, st store.Store, pay Payments, stocked map[string
 		}
 	}
 	for id, want := range stocked {
-		s, err := store.NewInventory(st).Stock(ctx, id)
+		s, err := repo.NewInventory(st).Stock(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("stock of %s: %w", id, err)
 		}
@@ -150,7 +151,7 @@ func QueryAll[T any](ctx context.Context, c store.Container, q store.Query) ([]T
 			return nil, err
 		}
 		for _, it := range page.Items {
-			v, err := store.Decode[T](it)
+			v, err := repo.Decode[T](it)
 			if err != nil {
 				return nil, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // The cost lab compares the shop's denormalized documents with the
@@ -141,14 +142,14 @@ func buildLab(ctx context.Context, s store.Store, o labOptions) (*labData, error
 			return nil, fmt.Errorf("container %s: %w", def.ID, err)
 		}
 	}
-	b := &labBuilder{s: s, repos: store.NewRepos(s), o: o, now: time.Now().UTC().Truncate(time.Second)}
+	b := &labBuilder{s: s, repos: repo.NewRepos(s), o: o, now: time.Now().UTC().Truncate(time.Second)}
 	b.total = 1 + o.Categories + o.Products*(o.ReviewsPerProduct+1) + o.Users*(1+o.OrdersPerUser) + o.PriceChanges*o.CartsPerProduct
 	return b.build(ctx)
 }
 
 type labBuilder struct {
 	s           store.Store
-	repos       *store.Repos
+	repos       *repo.Repos
 	o           labOptions
 	now         time.Time
 	done, total int

@@ -10,6 +10,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -72,7 +73,7 @@ type inventoryResult struct {
 // tracked products, and one take and one release, over the metered store
 // ms; raw (unmetered) prepares the products and carts.
 type inventoryLab struct {
-	raw, ms *store.Repos
+	raw, ms *repo.Repos
 	// rawInventory counts what the refusals reserved (reservationsOf).
 	rawInventory store.Container
 	// rawOrders writes the workflow measure's copies (movePatch).
@@ -86,7 +87,7 @@ type inventoryLab struct {
 }
 
 func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, error) {
-	l := &inventoryLab{raw: store.NewRepos(raw), ms: store.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer),
+	l := &inventoryLab{raw: repo.NewRepos(raw), ms: repo.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer),
 		rawOrders: raw.Container(store.OrdersContainer), now: time.Now().UTC()}
 	pay, err := payembedded.Open("")
 	if err != nil {
@@ -178,7 +179,7 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 			return r, fmt.Errorf("stock read: %w", err)
 		}
 		miss, err := once(ctx, func(ctx context.Context, _ int) error {
-			if _, err := l.ms.Inventory.Stock(ctx, l.untracked[0].ID); !errors.Is(err, store.ErrUntracked) {
+			if _, err := l.ms.Inventory.Stock(ctx, l.untracked[0].ID); !errors.Is(err, repo.ErrUntracked) {
 				return fmt.Errorf("the stock of an untracked product: %v, want ErrUntracked", err)
 			}
 			return nil
@@ -200,7 +201,7 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 		}
 		fail, err := once(ctx, func(ctx context.Context, _ int) error {
 			err := l.ms.Inventory.Reserve(ctx, domain.NewReservation(l.untracked[0].ID, order, "inv-taker", 1, time.Now()))
-			if err == store.ErrUntracked {
+			if err == repo.ErrUntracked {
 				return nil
 			}
 			return fmt.Errorf("a take of an untracked product: %v, want ErrUntracked", err)

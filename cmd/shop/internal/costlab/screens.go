@@ -10,6 +10,7 @@ import (
 	"github.com/reference-shop/shop/cmd/shop/internal/report"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Page sizes of the screens the lab renders.
@@ -59,7 +60,7 @@ type screenResult struct {
 // labScreens returns the four screens of the issue over the metered store
 // ms (every call counts on the Meter in its context).
 func labScreens(ms store.Store, d *labData) []screen {
-	repos := store.NewRepos(ms)
+	repos := repo.NewRepos(ms)
 	normProducts := ms.Container(normProductsContainer)
 	normCategories := ms.Container(normCategoriesContainer)
 	normCarts := ms.Container(normCartsContainer)
@@ -77,14 +78,14 @@ func labScreens(ms store.Store, d *labData) []screen {
 			return err
 		}},
 		normalized: design{"normalized", "product read + reviews query + category read", func(ctx context.Context, i int) error {
-			p, err := store.ReadDoc[normProduct](ctx, normProducts, product(i), product(i))
+			p, err := repo.ReadDoc[normProduct](ctx, normProducts, product(i), product(i))
 			if err != nil {
 				return err
 			}
 			if _, _, err := repos.Reviews.Page(ctx, p.ID, productPageReviews, ""); err != nil {
 				return err
 			}
-			_, err = store.ReadDoc[normCategory](ctx, normCategories, p.CategoryID, p.CategoryID)
+			_, err = repo.ReadDoc[normCategory](ctx, normCategories, p.CategoryID, p.CategoryID)
 			return err
 		}},
 	}, {
@@ -97,13 +98,13 @@ func labScreens(ms store.Store, d *labData) []screen {
 			return err
 		}},
 		normalized: design{"normalized", "cart read + 1 product read per line (N+1)", func(ctx context.Context, i int) error {
-			c, err := store.ReadDoc[normCart](ctx, normCarts, user(i), user(i))
+			c, err := repo.ReadDoc[normCart](ctx, normCarts, user(i), user(i))
 			if err != nil {
 				return err
 			}
 			lines := make([]domain.CartLine, 0, len(c.Items))
 			for _, l := range c.Items {
-				p, err := store.ReadDoc[normProduct](ctx, normProducts, l.ProductID, l.ProductID)
+				p, err := repo.ReadDoc[normProduct](ctx, normProducts, l.ProductID, l.ProductID)
 				if err != nil {
 					return err
 				}
@@ -133,7 +134,7 @@ func labScreens(ms store.Store, d *labData) []screen {
 				return err
 			}
 			for _, raw := range page.Items {
-				ref, err := store.Decode[struct {
+				ref, err := repo.Decode[struct {
 					ID string `json:"id"`
 				}](raw)
 				if err != nil {
@@ -148,7 +149,7 @@ func labScreens(ms store.Store, d *labData) []screen {
 	}, {
 		name: "category page (20)",
 		denormalized: design{"denormalized", "1 single-partition query on productsByCategory", func(ctx context.Context, i int) error {
-			_, _, err := repos.ProductSummaries.Page(ctx, category(i), store.SortByName, categoryPageSize, "")
+			_, _, err := repos.ProductSummaries.Page(ctx, category(i), repo.SortByName, categoryPageSize, "")
 			return err
 		}},
 		normalized: design{"normalized", "unordered cross-partition query, all pages (1 request per physical partition each), sorted by name in the client", func(ctx context.Context, i int) error {
@@ -191,7 +192,7 @@ func categoryPageAcrossPartitions(ctx context.Context, products store.Container,
 			store.MeterFrom(ctx).Add(0, 0)
 		}
 		for _, raw := range page.Items {
-			r, err := store.Decode[categoryRow](raw)
+			r, err := repo.Decode[categoryRow](raw)
 			if err != nil {
 				return nil, domain.Errorf(domain.EINTERNAL, "decode product of %s: %v", categoryID, err)
 			}

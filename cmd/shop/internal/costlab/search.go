@@ -10,6 +10,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // searchPageSize is the page a search shows.
@@ -32,7 +33,7 @@ func indexLab(ctx context.Context, s store.Store, d *labData) error {
 // (WHERE CONTAINS(name, @word) over products: CONTAINS has no index seek,
 // so it pays for every product of every physical partition).
 func searchScreens(ms store.Store, d *labData) []screen {
-	index := store.NewSearchIndex(ms)
+	index := repo.NewSearchIndex(ms)
 	products := ms.Container(store.ProductsContainer)
 	// Lab products are named "Product 00042" in "Category 03".
 	rare := func(i int) []string { return domain.Terms(d.products[i%len(d.products)].Name)[1:] }
@@ -77,7 +78,7 @@ func searchAcrossPartitions(ctx context.Context, products store.Container, terms
 			store.MeterFrom(ctx).Add(0, 0)
 		}
 		for _, raw := range page.Items {
-			p, err := store.Decode[domain.Product](raw)
+			p, err := repo.Decode[domain.Product](raw)
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +115,7 @@ type searchWrite struct {
 // products feed's index step (feedworkers.Handlers.ProductToSearch) costs
 // for each: term documents, store operations and Request Units.
 func measureSearchWrites(ctx context.Context, ms store.Store, n int) ([]searchWrite, error) {
-	repos := store.NewRepos(ms)
+	repos := repo.NewRepos(ms)
 	h := feedworkers.NewHandlers(ms, feedworkers.HandlersConfig{})
 	out := []searchWrite{{Change: "product create (name of 3 words, 1 category word)"}, {Change: "product rename (2 of its words replaced)"}}
 	index := func(into *searchWrite, p domain.Product, docs int) error {

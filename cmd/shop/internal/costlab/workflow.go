@@ -9,6 +9,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
 
@@ -206,7 +207,7 @@ func (l *inventoryLab) measureWorkflow(ctx context.Context, ms store.Store, reps
 			AddedOps: report.Round2(c.Tracked.StoreOps - before.StoreOps), AddedRU: report.Round2(c.Tracked.RequestUnits - before.RequestUnits)})
 	}
 	rec := recording(ms)
-	w := writes.New(store.NewRepos(rec), l.pay, time.Now)
+	w := writes.New(repo.NewRepos(rec), l.pay, time.Now)
 	feed := feedworkers.NewHandlers(rec, feedworkers.HandlersConfig{Payments: l.pay})
 	products := l.tracked[:workflowLines]
 	moves := make([]tally, len(checkoutMoves))
@@ -306,7 +307,7 @@ func (l *inventoryLab) setStatus(w *writes.Writes, o domain.Order, to string) fu
 func (l *inventoryLab) movePatch(ctx context.Context, rec store.Store, o domain.Order) (sample, []call, error) {
 	cp := o
 	cp.ID, cp.ETag, cp.TS = o.ID+"-patch", "", 0
-	if _, err := store.CreateDoc(ctx, l.rawOrders, o.UserID, cp); err != nil {
+	if _, err := repo.CreateDoc(ctx, l.rawOrders, o.UserID, cp); err != nil {
 		return sample{}, nil, err
 	}
 	now := time.Now().UTC()

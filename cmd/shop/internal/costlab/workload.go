@@ -11,6 +11,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // readMix is the share of each screen in the workload's reads: the shape of
@@ -68,7 +69,7 @@ type workloadResult struct {
 // products feed does) and to the normalized product (nothing to propagate).
 type priceChange struct {
 	raw   store.Store // unmetered, to position the change feed
-	repos *store.Repos
+	repos *repo.Repos
 	ms    store.Store
 	// handlers are the feed workers' own, over the metered store.
 	handlers *feedworkers.Handlers
@@ -79,7 +80,7 @@ type priceChange struct {
 }
 
 func newPriceChange(ctx context.Context, raw, ms store.Store) (*priceChange, error) {
-	pc := &priceChange{raw: raw, ms: ms, repos: store.NewRepos(ms), now: time.Now,
+	pc := &priceChange{raw: raw, ms: ms, repos: repo.NewRepos(ms), now: time.Now,
 		handlers: feedworkers.NewHandlers(ms, feedworkers.HandlersConfig{})}
 	feed := raw.Container(store.ProductsContainer)
 	ranges, err := feed.ReadFeedRanges(ctx)
@@ -164,7 +165,7 @@ func (pc *priceChange) normalized(ctx context.Context, productID string) (sample
 		if err != nil {
 			return err
 		}
-		p, err := store.Decode[normProduct](r.Item)
+		p, err := repo.Decode[normProduct](r.Item)
 		if err != nil {
 			return err
 		}

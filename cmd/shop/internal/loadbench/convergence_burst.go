@@ -13,6 +13,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // The burst of `shop bench --convergence`: few admin writes, each of which
@@ -61,7 +62,7 @@ func seedHotCarts(ctx context.Context, path string, k, n int) ([]hotProduct, err
 	if err != nil {
 		return nil, fmt.Errorf("carts: %w", err)
 	}
-	repos := store.NewRepos(s)
+	repos := repo.NewRepos(s)
 	now := time.Now()
 	for _, c := range carts {
 		if _, err := repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
@@ -93,7 +94,7 @@ func firstDocs[T any](ctx context.Context, c store.Container, typ string, n int)
 			return nil, err
 		}
 		for _, it := range page.Items[:min(len(page.Items), n-len(out))] {
-			v, err := store.Decode[T](it)
+			v, err := repo.Decode[T](it)
 			if err != nil {
 				return nil, err
 			}

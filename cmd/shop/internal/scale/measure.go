@@ -18,6 +18,7 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // Charges are the Request Units of each operation of the model, split by
@@ -113,7 +114,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 	}
 	defer func() { _ = wk.Stop(context.WithoutCancel(ctx)) }()
 	secret := []byte("shop scale: a measurement's own key!")
-	l := &lab{t: t, wk: wk, secret: secret, repos: store.NewRepos(t),
+	l := &lab{t: t, wk: wk, secret: secret, repos: repo.NewRepos(t),
 		h: api.NewServer(api.Deps{Store: t, Payments: pay, Secret: secret, Now: time.Now})}
 	if err := l.quiet(ctx); err != nil {
 		return ch, err
@@ -126,7 +127,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 		return ch, fmt.Errorf("the sample catalog has no category")
 	}
 	cat := cats.Items[0].ID
-	page, _, err := l.repos.ProductSummaries.Page(ctx, cat, store.SortByName, store.DefaultPageSize, "")
+	page, _, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
 	if err != nil || len(page) < 2 {
 		return ch, fmt.Errorf("category %s: %d products, %v", cat, len(page), err)
 	}
@@ -142,7 +143,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 	read := map[string]func(i int) error{
 		classProduct: func(int) error { _, err := l.repos.Products.Read(ctx, hot, ""); return err },
 		classCategory: func(int) error {
-			_, _, err := l.repos.ProductSummaries.Page(ctx, cat, store.SortByName, store.DefaultPageSize, "")
+			_, _, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
 			return err
 		},
 	}
@@ -208,7 +209,7 @@ type lab struct {
 	t      *tally
 	wk     *feedworkers.Workers
 	h      http.Handler
-	repos  *store.Repos
+	repos  *repo.Repos
 	secret []byte
 }
 
@@ -339,7 +340,7 @@ func (l *lab) send(method, path, token, body string, headers map[string]string) 
 
 // sizes reads one document of each kind and records its stored bytes.
 func (l *lab) sizes(ctx context.Context, s store.Store, sizes map[string]int, product, category, cartUser, buyer string) error {
-	orders, _, err := store.NewRepos(s).Orders.Page(ctx, buyer, 1, "")
+	orders, _, err := repo.NewRepos(s).Orders.Page(ctx, buyer, 1, "")
 	if err != nil || len(orders) == 0 {
 		return fmt.Errorf("the buyer's order: %d, %v", len(orders), err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // ThrottleOptions are the load of the status view's before and after:
@@ -190,14 +191,14 @@ func throttleRound(ctx context.Context, o ThrottleOptions, n int) (ThrottleRun, 
 // stockUp gives the first products of the catalog plenty of stock and
 // returns their ids.
 func stockUp(ctx context.Context, l *lab, s store.Store) ([]string, error) {
-	cats, err := store.NewRepos(s).Products.Categories(ctx)
+	cats, err := repo.NewRepos(s).Products.Categories(ctx)
 	if err != nil {
 		return nil, err
 	}
 	admin := l.token("throttle-admin", true)
 	var ids []string
 	for _, c := range cats.Items {
-		page, _, err := store.NewRepos(s).ProductSummaries.Page(ctx, c.ID, store.SortByName, store.DefaultPageSize, "")
+		page, _, err := repo.NewRepos(s).ProductSummaries.Page(ctx, c.ID, repo.SortByName, store.DefaultPageSize, "")
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package store
+package repo
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // This file is the one read-modify-write of the shop. Every write that
@@ -47,7 +48,7 @@ func Retry(ctx context.Context, attempt func() error) error {
 		if n >= MaxUpdateAttempts {
 			return domain.Errorf(domain.ECONFLICT, "gave up after %d concurrent updates; try again (%s)", n, domain.ErrorMessage(lr.err))
 		}
-		MeterFrom(ctx).AddRetry()
+		store.MeterFrom(ctx).AddRetry()
 		if err := backoff(ctx, n); err != nil {
 			return err
 		}
@@ -58,7 +59,7 @@ func Retry(ctx context.Context, attempt func() error) error {
 // attempt, or returns the context's error.
 func backoff(ctx context.Context, attempt int) error {
 	d := time.Duration(rand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond)) + 1)
-	if err := Sleep(ctx, d); err != nil {
+	if err := store.Sleep(ctx, d); err != nil {
 		return domain.Errorf(domain.EUNAVAILABLE, "gave up after %d concurrent updates: %v", attempt, err)
 	}
 	return nil
@@ -84,7 +85,7 @@ func Persist(ctx context.Context, write func() error) error {
 		if e, ok := errors.AsType[*domain.Error](err); ok && e.RetryAfter > d {
 			d = e.RetryAfter
 		}
-		if err := Sleep(ctx, d); err != nil {
+		if err := store.Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -136,7 +137,7 @@ func (o rmw[T]) name(id string) string {
 // update is the read-modify-write of one document: read it, apply fn, and
 // write the result with If-Match on the _etag read. A lost race reads the
 // current version and applies fn again (Retry).
-func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn func(*T) error) (T, Updated, error) {
+func update[T any](ctx context.Context, c store.Container, pk, id string, o rmw[T], fn func(*T) error) (T, Updated, error) {
 	var out T
 	var done Updated
 	err := Retry(ctx, func() error {
@@ -160,11 +161,11 @@ func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn
 		if err != nil {
 			return err
 		}
-		var w ItemResponse
+		var w store.ItemResponse
 		if missing {
 			w, err = c.Create(ctx, pk, b)
 		} else {
-			w, err = c.Replace(ctx, pk, id, b, &WriteOptions{IfMatch: etag})
+			w, err = c.Replace(ctx, pk, id, b, &store.WriteOptions{IfMatch: etag})
 		}
 		lost := domain.IsCode(err, domain.EPRECONDITION) || (missing && domain.IsCode(err, domain.ECONFLICT))
 		switch {
@@ -182,7 +183,7 @@ func update[T any](ctx context.Context, c Container, pk, id string, o rmw[T], fn
 
 // readFor returns the document an attempt starts from: o.from the first
 // time (then forgotten), a point read after that.
-func readFor[T any](ctx context.Context, c Container, pk, id string, o *rmw[T]) (T, string, error) {
+func readFor[T any](ctx context.Context, c store.Container, pk, id string, o *rmw[T]) (T, string, error) {
 	if o.from != nil {
 		v, etag := *o.from, o.fromETag
 		o.from = nil

@@ -1,18 +1,19 @@
-package store
+package repo
 
 import (
 	"context"
 	"slices"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Carts is the repository of `carts` (pk /userId, one cart per user with
 // id = userId).
-type Carts struct{ c Container }
+type Carts struct{ c store.Container }
 
 // NewCarts returns the carts repository over s.
-func NewCarts(s Store) *Carts { return &Carts{s.Container(CartsContainer)} }
+func NewCarts(s store.Store) *Carts { return &Carts{s.Container(store.CartsContainer)} }
 
 // Get returns the user's cart, or an empty one (with no ETag) if the user
 // has none: point read by (userId, userId), 1 RU (query-point-reads).
@@ -71,10 +72,10 @@ func (r *Carts) UpdateExisting(ctx context.Context, from domain.Cart, fn func(*d
 // runs rarely (a price change) and reads only carts that need the update,
 // through ARRAY_CONTAINS on the flat productIds (indexed in migrations).
 func (r *Carts) WithProduct(ctx context.Context, productID string, limit int, continuation string) ([]domain.Cart, string, error) {
-	return queryPage[domain.Cart](ctx, r.c, Query{
-		Filters: []Filter{
-			{Path: "type", Op: OpEqual, Value: domain.TypeCart},
-			{Path: "productIds", Op: OpArrayContains, Value: productID},
+	return queryPage[domain.Cart](ctx, r.c, store.Query{
+		Filters: []store.Filter{
+			{Path: "type", Op: store.OpEqual, Value: domain.TypeCart},
+			{Path: "productIds", Op: store.OpArrayContains, Value: productID},
 		},
 		Limit:        limit,
 		Continuation: continuation,

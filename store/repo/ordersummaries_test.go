@@ -1,4 +1,4 @@
-package store_test
+package repo_test
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // TestOrderSummariesDayPageIsTheDaysOrdersInOrder is model-based: orders
@@ -21,7 +21,7 @@ import (
 // the model holds for that status and day, newest first, ties by id.
 func TestOrderSummariesDayPageIsTheDaysOrdersInOrder(t *testing.T) {
 	ctx := t.Context()
-	views := store.NewOrderSummaries(newStore(t))
+	views := repo.NewOrderSummaries(newStore(t))
 	rng := rand.New(rand.NewPCG(18, 2))
 	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	model := map[string]domain.Order{} // order id -> its current version
@@ -111,7 +111,7 @@ func TestOrderSummariesDayPageIsTheDaysOrdersInOrder(t *testing.T) {
 // its day, and projecting the current version again changes nothing.
 func TestOrderSummariesProjectKeepsOneSummaryPerOrder(t *testing.T) {
 	ctx := t.Context()
-	views := store.NewOrderSummaries(newStore(t))
+	views := repo.NewOrderSummaries(newStore(t))
 	o := newOrder(t, "u1", "o-move", 1000, now)
 	versions := []domain.Order{o}
 	for _, s := range []string{domain.StatusShipped, domain.StatusDelivered} {
@@ -140,7 +140,7 @@ func TestOrderSummariesProjectKeepsOneSummaryPerOrder(t *testing.T) {
 
 func TestOrderSummariesDayPageRefusesAForeignContinuation(t *testing.T) {
 	ctx := t.Context()
-	views := store.NewOrderSummaries(newStore(t))
+	views := repo.NewOrderSummaries(newStore(t))
 	for i := range 3 {
 		if err := views.Project(ctx, newOrder(t, "u1", fmt.Sprintf("o%d", i), 100, now)); err != nil {
 			t.Fatal(err)
@@ -181,7 +181,7 @@ func TestDayPageMissesNothingTheAdminShips(t *testing.T) {
 	day := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	for _, limit := range []int{2, 3, 5} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			views := store.NewOrderSummaries(newStore(t))
+			views := repo.NewOrderSummaries(newStore(t))
 			placed := map[string]domain.Order{}
 			for i := range 60 {
 				o := newOrder(t, fmt.Sprintf("u%d", i%7), fmt.Sprintf("o-%03d", i), int64(100+i), day.Add(time.Duration(i)*time.Minute))

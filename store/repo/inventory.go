@@ -1,20 +1,21 @@
-package store
+package repo
 
 import (
 	"context"
 	"time"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Inventory is the repository of `inventory` (pk /productId): each
 // product's stock document and the reservations of the checkouts that
 // took units of it, in the product's own logical partition, so that a
 // take and its reservation commit in ONE transactional batch.
-type Inventory struct{ c Container }
+type Inventory struct{ c store.Container }
 
 // NewInventory returns the inventory repository over s.
-func NewInventory(s Store) *Inventory { return &Inventory{s.Container(InventoryContainer)} }
+func NewInventory(s store.Store) *Inventory { return &Inventory{s.Container(store.InventoryContainer)} }
 
 // ErrUntracked: the product has no stock document. Products created
 // before the shop tracked stock sell without a limit; every product
@@ -84,10 +85,10 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
 	if err != nil {
 		return err
 	}
-	out, err := r.c.ExecuteBatch(ctx, res.ProductID, []BatchOp{
-		{Kind: BatchCreate, Item: doc},
-		{Kind: BatchPatch, ID: domain.StockID, Patch: stockChange(-res.Quantity, res.CreatedAt),
-			Condition: Condition{{Path: "available", Op: OpGreaterOrEqual, Value: res.Quantity}}},
+	out, err := r.c.ExecuteBatch(ctx, res.ProductID, []store.BatchOp{
+		{Kind: store.BatchCreate, Item: doc},
+		{Kind: store.BatchPatch, ID: domain.StockID, Patch: stockChange(-res.Quantity, res.CreatedAt),
+			Condition: store.Condition{{Path: "available", Op: store.OpGreaterOrEqual, Value: res.Quantity}}},
 	})
 	switch failed := firstFailed(out); {
 	case err == nil:
@@ -134,13 +135,13 @@ func (r *Inventory) Release(ctx context.Context, productID, orderID string, now 
 		case res.State == domain.ReservationReleased:
 			return nil
 		}
-		_, err = r.c.ExecuteBatch(ctx, productID, []BatchOp{
-			{Kind: BatchPatch, ID: res.ID, Patch: []PatchOp{
-				{Op: PatchSet, Path: "/state", Value: domain.ReservationReleased},
-				{Op: PatchSet, Path: "/ttl", Value: ReleasedTTL},
+		_, err = r.c.ExecuteBatch(ctx, productID, []store.BatchOp{
+			{Kind: store.BatchPatch, ID: res.ID, Patch: []store.PatchOp{
+				{Op: store.PatchSet, Path: "/state", Value: domain.ReservationReleased},
+				{Op: store.PatchSet, Path: "/ttl", Value: ReleasedTTL},
 			},
-				Condition: Condition{{Path: "state", Op: OpNotEqual, Value: domain.ReservationReleased}}},
-			{Kind: BatchPatch, ID: domain.StockID, Patch: stockChange(res.Quantity, now)},
+				Condition: store.Condition{{Path: "state", Op: store.OpNotEqual, Value: domain.ReservationReleased}}},
+			{Kind: store.BatchPatch, ID: domain.StockID, Patch: stockChange(res.Quantity, now)},
 		})
 		if domain.IsCode(err, domain.EPRECONDITION) {
 			// Released meanwhile by another settler.
@@ -156,8 +157,8 @@ func (r *Inventory) Release(ctx context.Context, productID, orderID string, now 
 // committed); anything else is nothing to do.
 func (r *Inventory) Commit(ctx context.Context, productID, orderID string) error {
 	_, err := r.c.Patch(ctx, productID, domain.ReservationID(orderID),
-		[]PatchOp{{Op: PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
-		&PatchOptions{Condition: Condition{{Path: "state", Op: OpEqual, Value: domain.ReservationHeld}}})
+		[]store.PatchOp{{Op: store.PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
+		&store.PatchOptions{Condition: store.Condition{{Path: "state", Op: store.OpEqual, Value: domain.ReservationHeld}}})
 	if domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND) {
 		return nil
 	}
@@ -168,10 +169,10 @@ func (r *Inventory) Commit(ctx context.Context, productID, orderID string) error
 // product (a cross-partition query): what the tests and an operator read
 // to see the units that orders in progress hold.
 func (r *Inventory) Held(ctx context.Context, limit int, continuation string) ([]domain.Reservation, string, error) {
-	return queryPage[domain.Reservation](ctx, r.c, Query{
-		Filters: []Filter{
-			{Path: "type", Op: OpEqual, Value: domain.TypeReservation},
-			{Path: "state", Op: OpEqual, Value: domain.ReservationHeld},
+	return queryPage[domain.Reservation](ctx, r.c, store.Query{
+		Filters: []store.Filter{
+			{Path: "type", Op: store.OpEqual, Value: domain.TypeReservation},
+			{Path: "state", Op: store.OpEqual, Value: domain.ReservationHeld},
 		},
 		Limit:        limit,
 		Continuation: continuation,
@@ -179,10 +180,10 @@ func (r *Inventory) Held(ctx context.Context, limit int, continuation string) ([
 }
 
 // stockChange is the patch of a take (delta < 0) or a return (delta > 0).
-func stockChange(delta int64, now time.Time) []PatchOp {
-	return []PatchOp{
-		{Op: PatchIncrement, Path: "/available", Value: delta},
-		{Op: PatchIncrement, Path: "/version", Value: 1},
-		{Op: PatchSet, Path: "/lastUpdated", Value: now.UTC()},
+func stockChange(delta int64, now time.Time) []store.PatchOp {
+	return []store.PatchOp{
+		{Op: store.PatchIncrement, Path: "/available", Value: delta},
+		{Op: store.PatchIncrement, Path: "/version", Value: 1},
+		{Op: store.PatchSet, Path: "/lastUpdated", Value: now.UTC()},
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package repo
 
 import (
 	"cmp"
@@ -9,16 +9,17 @@ import (
 	"strings"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // ProductSummaries is the repository of the `productsByCategory` view
 // (pk /categoryId): a table per read pattern, so the category page is one
 // single-partition query instead of a fan-out over `products`.
-type ProductSummaries struct{ c Container }
+type ProductSummaries struct{ c store.Container }
 
 // NewProductSummaries returns the view's repository over s.
-func NewProductSummaries(s Store) *ProductSummaries {
-	return &ProductSummaries{s.Container(ProductsByCategoryContainer)}
+func NewProductSummaries(s store.Store) *ProductSummaries {
+	return &ProductSummaries{s.Container(store.ProductsByCategoryContainer)}
 }
 
 // Sort orders of the category page.
@@ -39,9 +40,9 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 	if sort == SortByPrice {
 		orderBy = "priceCents"
 	}
-	return queryPage[domain.ProductSummary](ctx, r.c, Query{
+	return queryPage[domain.ProductSummary](ctx, r.c, store.Query{
 		PartitionKey: categoryID,
-		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
+		Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
 		OrderBy:      orderBy,
 		Limit:        limit,
 		Continuation: continuation,
@@ -61,7 +62,7 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 // docs/workshop/05-a-table-per-read-pattern.md makes it an index walk.
 func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limit int, continuation string) ([]domain.ProductSummary, string, error) {
 	if limit <= 0 {
-		limit = DefaultPageSize
+		limit = store.DefaultPageSize
 	}
 	var after *domain.ProductSummary
 	if continuation != "" {
@@ -75,10 +76,10 @@ func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limi
 	var all []domain.ProductSummary
 	cont := ""
 	for {
-		page, next, err := queryPage[domain.ProductSummary](ctx, r.c, Query{
+		page, next, err := queryPage[domain.ProductSummary](ctx, r.c, store.Query{
 			PartitionKey: categoryID,
-			Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
-			Limit:        MaxQueryPageSize,
+			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
+			Limit:        store.MaxQueryPageSize,
 			Continuation: cont,
 		})
 		if err != nil {
@@ -120,9 +121,9 @@ func (r *ProductSummaries) Best(ctx context.Context, categoryID string, n int) (
 	var best []domain.ProductSummary
 	cont := ""
 	for {
-		page, next, err := queryPage[domain.ProductSummary](ctx, r.c, Query{
+		page, next, err := queryPage[domain.ProductSummary](ctx, r.c, store.Query{
 			PartitionKey: categoryID,
-			Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeProductSummary}},
+			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
 			OrderBy:      "ratingScore",
 			Desc:         true,
 			Limit:        n + 2,
@@ -149,10 +150,10 @@ func (r *ProductSummaries) IDs(ctx context.Context, categoryID string) ([]string
 	var ids []string
 	cont := ""
 	for {
-		page, err := r.c.Query(ctx, Query{
+		page, err := r.c.Query(ctx, store.Query{
 			PartitionKey: categoryID,
 			Select:       []string{"id"},
-			Limit:        MaxQueryPageSize,
+			Limit:        store.MaxQueryPageSize,
 			Continuation: cont,
 		})
 		if err != nil {
@@ -217,7 +218,7 @@ type PutResult struct {
 // an older source version (the version guard of every copy: an older
 // change never overwrites a newer one). It is update with the guard as
 // its function, so a replayed change writes nothing and costs one read.
-func putGuarded[T any](ctx context.Context, c Container, pk, id string, version func(T) int64, doc T) (PutResult, error) {
+func putGuarded[T any](ctx context.Context, c store.Container, pk, id string, version func(T) int64, doc T) (PutResult, error) {
 	var zero T
 	_, done, err := update(ctx, c, pk, id, rmw[T]{create: func() T { return zero }}, func(cur *T) error {
 		if version(*cur) >= version(doc) {
@@ -249,7 +250,7 @@ type Repos struct {
 }
 
 // NewRepos returns every repository over s.
-func NewRepos(s Store) *Repos {
+func NewRepos(s store.Store) *Repos {
 	return &Repos{
 		Products:         NewProducts(s),
 		Reviews:          NewReviews(s),

@@ -1,4 +1,4 @@
-package store
+package repo
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // OrderSummaries is the repository of `ordersByStatus` (pk /statusDay,
@@ -14,13 +15,13 @@ import (
 // one status is Buckets() logical partitions, so that every checkout's
 // summary does not land in one partition (docs/order-views.md).
 type OrderSummaries struct {
-	c       Container
+	c       store.Container
 	buckets int
 }
 
 // NewOrderSummaries returns the view's repository over s, with the
 // default number of buckets (domain.DefaultStatusBuckets).
-func NewOrderSummaries(s Store) *OrderSummaries {
+func NewOrderSummaries(s store.Store) *OrderSummaries {
 	return NewOrderSummariesIn(s, domain.DefaultStatusBuckets)
 }
 
@@ -28,11 +29,11 @@ func NewOrderSummaries(s Store) *OrderSummaries {
 // buckets per status and day (1..domain.MaxStatusBuckets; out of range
 // is the default). Every writer and reader of one store must use the
 // same n.
-func NewOrderSummariesIn(s Store, n int) *OrderSummaries {
+func NewOrderSummariesIn(s store.Store, n int) *OrderSummaries {
 	if n < 1 || n > domain.MaxStatusBuckets {
 		n = domain.DefaultStatusBuckets
 	}
-	return &OrderSummaries{c: s.Container(OrdersByStatusContainer), buckets: n}
+	return &OrderSummaries{c: s.Container(store.OrdersByStatusContainer), buckets: n}
 }
 
 // Buckets is the number of partitions of one status on one day.
@@ -94,12 +95,12 @@ func (r *OrderSummaries) fetchBucket(ctx context.Context, key string, pos Bucket
 	var f bucketFetch
 	cont, shown, last := pos.Continuation, pos.Shown, pos.Last
 	for range maxBucketPages {
-		page, next, err := queryPage[domain.OrderSummary](ctx, r.c, Query{
+		page, next, err := queryPage[domain.OrderSummary](ctx, r.c, store.Query{
 			PartitionKey: key,
-			Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrderSummary}},
+			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrderSummary}},
 			OrderBy:      "createdAt",
 			Desc:         true,
-			Limit:        min(shown+limit, MaxQueryPageSize),
+			Limit:        min(shown+limit, store.MaxQueryPageSize),
 			Continuation: cont,
 		})
 		if err != nil {

@@ -1,4 +1,4 @@
-package store
+package repo
 
 import (
 	"context"
@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Orders is the repository of `orders` (pk /userId). A user's orders, the
 // idempotency records of their checkouts and their customerSummary share
 // one logical partition, so a checkout commits all three in ONE
 // transactional batch (transactions need a shared partition key).
-type Orders struct{ c Container }
+type Orders struct{ c store.Container }
 
 // NewOrders returns the orders repository over s.
-func NewOrders(s Store) *Orders { return &Orders{s.Container(OrdersContainer)} }
+func NewOrders(s store.Store) *Orders { return &Orders{s.Container(store.OrdersContainer)} }
 
 // IdempotencyTTL is how long a checkout's Idempotency-Key is remembered.
 const IdempotencyTTL = 7 * 24 * 3600
@@ -46,9 +47,9 @@ type OrderListItem struct {
 // single-partition query with a projection (only what the list shows is
 // returned and charged for).
 func (r *Orders) Page(ctx context.Context, userID string, limit int, continuation string) ([]OrderListItem, string, error) {
-	return queryPage[OrderListItem](ctx, r.c, Query{
+	return queryPage[OrderListItem](ctx, r.c, store.Query{
 		PartitionKey: userID,
-		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeOrder}},
+		Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrder}},
 		OrderBy:      "createdAt",
 		Desc:         true,
 		Limit:        limit,
@@ -147,7 +148,7 @@ func (r *Orders) Open(ctx context.Context, o domain.Order, idem domain.Idempoten
 	st, _ := domain.StateOf(o.Status)
 	var opened domain.Order
 	err = Retry(ctx, func() error {
-		ops := []BatchOp{{Kind: BatchCreate, Item: orderDoc}, {Kind: BatchCreate, Item: idemDoc}}
+		ops := []store.BatchOp{{Kind: store.BatchCreate, Item: orderDoc}, {Kind: store.BatchCreate, Item: idemDoc}}
 		if st.Counted {
 			sum, err := r.Summary(ctx, o.UserID)
 			if err != nil {
@@ -206,7 +207,7 @@ func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.
 		keyGone bool // the key's record is gone already (its ttl, a repair)
 	)
 	err = Retry(ctx, func() error {
-		ops := []BatchOp{{Kind: BatchReplace, ID: o.ID, Item: doc, IfMatch: etag}}
+		ops := []store.BatchOp{{Kind: store.BatchReplace, ID: o.ID, Item: doc, IfMatch: etag}}
 		sumAt, idemAt := -1, -1
 		if was.Counted != now.Counted {
 			sum, err := r.Summary(ctx, o.UserID)
@@ -229,7 +230,7 @@ func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.
 		if now.Name == domain.StatusRejected || now.Name == domain.StatusExpired {
 			if o.IdempotencyKey != "" && !keyGone {
 				idemAt = len(ops)
-				ops = append(ops, BatchOp{Kind: BatchDelete, ID: domain.IdempotencyID(o.IdempotencyKey)})
+				ops = append(ops, store.BatchOp{Kind: store.BatchDelete, ID: domain.IdempotencyID(o.IdempotencyKey)})
 			}
 		}
 		res, err := r.c.ExecuteBatch(ctx, o.UserID, ops)
@@ -255,9 +256,9 @@ func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.
 
 // firstFailed is the index of the batch operation that failed, -1 if none
 // did (or the batch never ran).
-func firstFailed(res BatchResponse) int {
+func firstFailed(res store.BatchResponse) int {
 	for i, r := range res.Results {
-		if r.Code != "" && r.Code != CodeFailedDependency {
+		if r.Code != "" && r.Code != store.CodeFailedDependency {
 			return i
 		}
 	}
@@ -267,15 +268,15 @@ func firstFailed(res BatchResponse) int {
 // summaryOp writes the summary: Replace with If-Match on the version read,
 // or Create when the user had none (so two first checkouts cannot both
 // create it).
-func summaryOp(s domain.CustomerSummary, etag string) (BatchOp, error) {
+func summaryOp(s domain.CustomerSummary, etag string) (store.BatchOp, error) {
 	doc, err := encode(s)
 	if err != nil {
-		return BatchOp{}, err
+		return store.BatchOp{}, err
 	}
 	if etag == "" {
-		return BatchOp{Kind: BatchCreate, Item: doc}, nil
+		return store.BatchOp{Kind: store.BatchCreate, Item: doc}, nil
 	}
-	return BatchOp{Kind: BatchReplace, ID: domain.CustomerSummaryID, Item: doc, IfMatch: etag}, nil
+	return store.BatchOp{Kind: store.BatchReplace, ID: domain.CustomerSummaryID, Item: doc, IfMatch: etag}, nil
 }
 
 // SetStatus is a person's move of an order (ship, deliver, cancel:
@@ -319,7 +320,7 @@ func (r *Orders) PutSummary(ctx context.Context, s domain.CustomerSummary, ifMat
 	if ifMatch == "" {
 		_, err = CreateDoc(ctx, r.c, s.UserID, s)
 	} else {
-		_, err = ReplaceDoc(ctx, r.c, s.UserID, s.ID, s, &WriteOptions{IfMatch: ifMatch})
+		_, err = ReplaceDoc(ctx, r.c, s.UserID, s.ID, s, &store.WriteOptions{IfMatch: ifMatch})
 	}
 	return err
 }
@@ -330,10 +331,10 @@ func (r *Orders) PutSummary(ctx context.Context, s domain.CustomerSummary, ifMat
 // the query reads only those (the index on status), so a pass costs
 // little however many orders the shop holds.
 func (r *Orders) InProgress(ctx context.Context, status string, limit int, continuation string) ([]domain.Order, string, error) {
-	return queryPage[domain.Order](ctx, r.c, Query{
-		Filters: []Filter{
-			{Path: "type", Op: OpEqual, Value: domain.TypeOrder},
-			{Path: "status", Op: OpEqual, Value: status},
+	return queryPage[domain.Order](ctx, r.c, store.Query{
+		Filters: []store.Filter{
+			{Path: "type", Op: store.OpEqual, Value: domain.TypeOrder},
+			{Path: "status", Op: store.OpEqual, Value: status},
 		},
 		Limit:        limit,
 		Continuation: continuation,

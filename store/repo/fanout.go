@@ -1,9 +1,10 @@
-package store
+package repo
 
 import (
 	"context"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // TypeFanout is the discriminator of a fan-out record in `leases`.
@@ -28,10 +29,10 @@ type FanoutRecord struct {
 }
 
 // Fanouts is the repository of the fan-out records in `leases`.
-type Fanouts struct{ c Container }
+type Fanouts struct{ c store.Container }
 
 // NewFanouts returns the fan-out records' repository over s.
-func NewFanouts(s Store) *Fanouts { return &Fanouts{s.Container(LeasesContainer)} }
+func NewFanouts(s store.Store) *Fanouts { return &Fanouts{s.Container(store.LeasesContainer)} }
 
 func fanoutID(productID string) string { return "fanout." + productID }
 

@@ -1,18 +1,19 @@
-package store
+package repo
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Products is the repository of `products` (pk /id): products and the
 // categories index document.
-type Products struct{ c Container }
+type Products struct{ c store.Container }
 
 // NewProducts returns the products repository over s.
-func NewProducts(s Store) *Products { return &Products{s.Container(ProductsContainer)} }
+func NewProducts(s store.Store) *Products { return &Products{s.Container(store.ProductsContainer)} }
 
 // Get returns the product. Point read by (id, id): 1 RU for 1 KB
 // (query-point-reads). ENOTFOUND if missing or soft-deleted.
@@ -31,8 +32,8 @@ func (r *Products) Get(ctx context.Context, id string) (domain.Product, error) {
 // with If-None-Match: when it is still current the answer is NotModified
 // and carries no document (Container.ReadIfNoneMatch). ENOTFOUND if
 // missing; a soft-deleted product is read, DecodeProduct refuses it.
-func (r *Products) Read(ctx context.Context, id, rendered string) (ItemResponse, error) {
-	var it ItemResponse
+func (r *Products) Read(ctx context.Context, id, rendered string) (store.ItemResponse, error) {
+	var it store.ItemResponse
 	var err error
 	if rendered == "" {
 		it, err = r.c.Read(ctx, id, id)
@@ -47,7 +48,7 @@ func (r *Products) Read(ctx context.Context, id, rendered string) (ItemResponse,
 
 // DecodeProduct decodes product id as Read returned it: ENOTFOUND if
 // soft-deleted, as Get.
-func DecodeProduct(id string, it ItemResponse) (domain.Product, error) {
+func DecodeProduct(id string, it store.ItemResponse) (domain.Product, error) {
 	p, err := Decode[domain.Product](it.Item)
 	if err != nil {
 		return domain.Product{}, fmt.Errorf("%s: %w", id, err)

@@ -1,4 +1,4 @@
-package store
+package repo
 
 import (
 	"encoding/base64"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // dayCursor is the continuation of OrderSummaries.DayPage: where each
@@ -79,7 +80,7 @@ func decodeDayCursor(continuation, statusDay string, n int) (dayCursor, error) {
 		return c, invalid
 	}
 	for _, b := range got.Buckets {
-		if b.Shown < 0 || b.Shown > MaxQueryPageSize {
+		if b.Shown < 0 || b.Shown > store.MaxQueryPageSize {
 			return c, invalid
 		}
 	}

@@ -1,18 +1,19 @@
-package store
+package repo
 
 import (
 	"context"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // Reviews is the repository of `reviews` (pk /productId): the unbounded
 // review history, referenced from the product rather than embedded
 // (model-embed-related).
-type Reviews struct{ c Container }
+type Reviews struct{ c store.Container }
 
 // NewReviews returns the reviews repository over s.
-func NewReviews(s Store) *Reviews { return &Reviews{s.Container(ReviewsContainer)} }
+func NewReviews(s store.Store) *Reviews { return &Reviews{s.Container(store.ReviewsContainer)} }
 
 // Create stores a review as a document of the current schema. Its id is
 // derived from the user, so a second review by the same user of the same
@@ -37,9 +38,9 @@ func (r *Reviews) Create(ctx context.Context, rv domain.Review) (domain.Review, 
 // single-partition query (pk = productId) served by the composite index
 // (createdAt desc, id desc) of migrations.
 func (r *Reviews) Page(ctx context.Context, productID string, limit int, continuation string) ([]domain.Review, string, error) {
-	return queryPage[domain.Review](ctx, r.c, Query{
+	return queryPage[domain.Review](ctx, r.c, store.Query{
 		PartitionKey: productID,
-		Filters:      []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeReview}},
+		Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeReview}},
 		OrderBy:      "createdAt",
 		Desc:         true,
 		Limit:        limit,
@@ -54,7 +55,7 @@ func (r *Reviews) All(ctx context.Context, productID string) ([]domain.Review, e
 	var all []domain.Review
 	cont := ""
 	for {
-		page, next, err := r.Page(ctx, productID, MaxQueryPageSize, cont)
+		page, next, err := r.Page(ctx, productID, store.MaxQueryPageSize, cont)
 		if err != nil {
 			return nil, err
 		}
@@ -72,10 +73,10 @@ func (r *Reviews) All(ctx context.Context, productID string) ([]domain.Review, e
 func (r *Reviews) DeleteAll(ctx context.Context, productID string) (int, error) {
 	deleted := 0
 	for {
-		page, err := r.c.Query(ctx, Query{
+		page, err := r.c.Query(ctx, store.Query{
 			PartitionKey: productID,
 			Select:       []string{"id"},
-			Limit:        MaxBatchOps,
+			Limit:        store.MaxBatchOps,
 		})
 		if err != nil {
 			return deleted, err
@@ -89,9 +90,9 @@ func (r *Reviews) DeleteAll(ctx context.Context, productID string) (int, error) 
 		if err != nil {
 			return deleted, err
 		}
-		ops := make([]BatchOp, len(ids))
+		ops := make([]store.BatchOp, len(ids))
 		for i, d := range ids {
-			ops[i] = BatchOp{Kind: BatchDelete, ID: d.ID}
+			ops[i] = store.BatchOp{Kind: store.BatchDelete, ID: d.ID}
 		}
 		if _, err := r.c.ExecuteBatch(ctx, productID, ops); err != nil && !domain.IsCode(err, domain.ENOTFOUND) {
 			return deleted, err

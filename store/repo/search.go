@@ -1,4 +1,4 @@
-package store
+package repo
 
 import (
 	"cmp"
@@ -7,17 +7,18 @@ import (
 	"slices"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // SearchIndex is the repository of `productsByTerm` (pk /term), the
 // inverted index of product search: one entry per (term, product), kept
 // by the products feed, so a search reads one term's partition instead of
 // scanning `products` across every partition.
-type SearchIndex struct{ c Container }
+type SearchIndex struct{ c store.Container }
 
 // NewSearchIndex returns the index's repository over s.
-func NewSearchIndex(s Store) *SearchIndex {
-	return &SearchIndex{s.Container(ProductsByTermContainer)}
+func NewSearchIndex(s store.Store) *SearchIndex {
+	return &SearchIndex{s.Container(store.ProductsByTermContainer)}
 }
 
 // PickTerm is the term whose partition a search reads: the longest (ties:
@@ -41,13 +42,13 @@ func (s *SearchIndex) Search(ctx context.Context, terms []string, limit int, con
 		return nil, "", domain.Errorf(domain.EINVALID, "a search needs a term")
 	}
 	read := PickTerm(terms)
-	filters := []Filter{{Path: "type", Op: OpEqual, Value: domain.TypeSearchEntry}}
+	filters := []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeSearchEntry}}
 	for _, t := range terms {
 		if t != read {
-			filters = append(filters, Filter{Path: "terms", Op: OpArrayContains, Value: t})
+			filters = append(filters, store.Filter{Path: "terms", Op: store.OpArrayContains, Value: t})
 		}
 	}
-	return queryPage[domain.SearchEntry](ctx, s.c, Query{
+	return queryPage[domain.SearchEntry](ctx, s.c, store.Query{
 		PartitionKey: read,
 		Filters:      filters,
 		OrderBy:      "rank",

@@ -1,4 +1,4 @@
-package store_test
+package repo_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 func newReview(productID, userID string, rating int, at time.Time) domain.Review {
@@ -24,7 +25,7 @@ func newReview(productID, userID string, rating int, at time.Time) domain.Review
 }
 
 // createReviews writes n reviews of productID, one a minute, user u000 first.
-func createReviews(t *testing.T, reviews *store.Reviews, productID string, n int) {
+func createReviews(t *testing.T, reviews *repo.Reviews, productID string, n int) {
 	t.Helper()
 	for i := range n {
 		rv := newReview(productID, fmt.Sprintf("u%03d", i), 1+i%5, now.Add(time.Duration(i)*time.Minute))
@@ -36,7 +37,7 @@ func createReviews(t *testing.T, reviews *store.Reviews, productID string, n int
 
 func TestReviewsCreate(t *testing.T) {
 	ctx := t.Context()
-	reviews := store.NewReviews(newStore(t))
+	reviews := repo.NewReviews(newStore(t))
 	created, err := reviews.Create(ctx, newReview("p1", "u1", 5, now))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestReviewsCreate(t *testing.T) {
 func TestReviewsCreateStoresTypeAndSchemaVersion(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t)
-	created, err := store.NewReviews(s).Create(ctx, newReview("p1", "u1", 5, now))
+	created, err := repo.NewReviews(s).Create(ctx, newReview("p1", "u1", 5, now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestReviewsCreateStoresTypeAndSchemaVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := store.Decode[map[string]any](r.Item)
+	stored, err := repo.Decode[map[string]any](r.Item)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestReviewsCreateStoresTypeAndSchemaVersion(t *testing.T) {
 
 func TestReviewsPageNewestFirst(t *testing.T) {
 	ctx := t.Context()
-	reviews := store.NewReviews(newStore(t))
+	reviews := repo.NewReviews(newStore(t))
 	const n = 45
 	createReviews(t, reviews, "p1", n)
 	createReviews(t, reviews, "p2", 3)
@@ -136,7 +137,7 @@ func TestReviewsPageNewestFirst(t *testing.T) {
 
 func TestReviewsDeleteAll(t *testing.T) {
 	ctx := t.Context()
-	reviews := store.NewReviews(newStore(t))
+	reviews := repo.NewReviews(newStore(t))
 	const n = 250 // more than two transactional batches of 100
 	createReviews(t, reviews, "p1", n)
 	createReviews(t, reviews, "p2", 4)
@@ -170,7 +171,7 @@ func TestReviewsDeleteAll(t *testing.T) {
 
 func TestReviewsAllFeedsComputeReviewStats(t *testing.T) {
 	ctx := t.Context()
-	reviews := store.NewReviews(newStore(t))
+	reviews := repo.NewReviews(newStore(t))
 	createReviews(t, reviews, "p1", 12)
 	all, err := reviews.All(ctx, "p1")
 	if err != nil {

@@ -1,4 +1,4 @@
-package store_test
+package repo_test
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 func TestProductSummariesPutVersionGuard(t *testing.T) {
 	ctx := t.Context()
-	views := store.NewProductSummaries(newStore(t))
+	views := repo.NewProductSummaries(newStore(t))
 	at := func(version, price int64) domain.ProductSummary {
 		p := newProduct("p1", price)
 		p.Version = version
@@ -50,7 +50,7 @@ func TestProductSummariesPutVersionGuard(t *testing.T) {
 
 func TestProductSummariesPageAndIDs(t *testing.T) {
 	ctx := t.Context()
-	views := store.NewProductSummaries(newStore(t))
+	views := repo.NewProductSummaries(newStore(t))
 	for _, p := range []struct {
 		id, name string
 		price    int64
@@ -72,9 +72,9 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 		sort string
 		want []string
 	}{
-		{store.SortByName, []string{"p2", "p3", "p4", "p1"}},
-		{store.SortByPrice, []string{"p2", "p4", "p1", "p3"}},  // ties by id
-		{store.SortByRating, []string{"p4", "p3", "p1", "p2"}}, // best first, ties by id descending
+		{repo.SortByName, []string{"p2", "p3", "p4", "p1"}},
+		{repo.SortByPrice, []string{"p2", "p4", "p1", "p3"}},  // ties by id
+		{repo.SortByRating, []string{"p4", "p3", "p1", "p2"}}, // best first, ties by id descending
 	}
 	for _, tt := range tests {
 		t.Run(tt.sort, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 			}
 		})
 	}
-	_, _, err := views.Page(ctx, "coffee", store.SortByRating, 3, "not-an-offset")
+	_, _, err := views.Page(ctx, "coffee", repo.SortByRating, 3, "not-an-offset")
 	wantCode(t, "rating page with a foreign continuation", err, domain.EINVALID)
 	ids, err := views.IDs(ctx, "coffee")
 	if err != nil {
@@ -119,7 +119,7 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 
 func TestOrderSummariesPutVersionGuard(t *testing.T) {
 	ctx := t.Context()
-	views := store.NewOrderSummaries(newStore(t))
+	views := repo.NewOrderSummaries(newStore(t))
 	o := newOrder(t, "u1", "o1", 1000, now)
 	o.Version = 3
 	if wrote, err := views.Put(ctx, domain.SummaryOf(o, views.Buckets())); err != nil || !wrote {
@@ -151,10 +151,10 @@ func TestOrderSummariesPutVersionGuard(t *testing.T) {
 // even when a product it was already shown is deleted and another is
 // added before its place between two pages.
 func TestCategoryPagesKeepTheirPlace(t *testing.T) {
-	for _, sort := range []string{store.SortByName, store.SortByPrice, store.SortByRating} {
+	for _, sort := range []string{repo.SortByName, repo.SortByPrice, repo.SortByRating} {
 		t.Run(sort, func(t *testing.T) {
 			ctx := t.Context()
-			views := store.NewProductSummaries(newStore(t))
+			views := repo.NewProductSummaries(newStore(t))
 			put := func(id string, price int64, rating float64) {
 				pr := newProduct(id, price)
 				pr.Name = "Product " + id

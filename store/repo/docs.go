@@ -1,4 +1,4 @@
-package store
+package repo
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 )
 
 // The generic helpers below are the only place the repositories touch
@@ -27,7 +28,7 @@ func Decode[T any](item []byte) (T, error) {
 // ReadDoc point-reads one document and decodes it. The _etag system
 // property decodes into the document's Meta, so callers can pass it back
 // as If-Match.
-func ReadDoc[T any](ctx context.Context, c Container, pk, id string) (T, error) {
+func ReadDoc[T any](ctx context.Context, c store.Container, pk, id string) (T, error) {
 	r, err := c.Read(ctx, pk, id)
 	if err != nil {
 		var zero T
@@ -42,24 +43,24 @@ func ReadDoc[T any](ctx context.Context, c Container, pk, id string) (T, error) 
 
 // CreateDoc stores v as a new document (ECONFLICT if its id is taken in
 // pk) and returns it as stored, with its _etag.
-func CreateDoc[T any](ctx context.Context, c Container, pk string, v T) (T, error) {
-	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Create(ctx, pk, b) })
+func CreateDoc[T any](ctx context.Context, c store.Container, pk string, v T) (T, error) {
+	return writeDoc(v, func(b []byte) (store.ItemResponse, error) { return c.Create(ctx, pk, b) })
 }
 
 // ReplaceDoc overwrites the document id with v (ENOTFOUND if missing,
 // EPRECONDITION if opts.IfMatch is set and stale) and returns it as
 // stored.
-func ReplaceDoc[T any](ctx context.Context, c Container, pk, id string, v T, opts *WriteOptions) (T, error) {
-	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Replace(ctx, pk, id, b, opts) })
+func ReplaceDoc[T any](ctx context.Context, c store.Container, pk, id string, v T, opts *store.WriteOptions) (T, error) {
+	return writeDoc(v, func(b []byte) (store.ItemResponse, error) { return c.Replace(ctx, pk, id, b, opts) })
 }
 
 // UpsertDoc creates or replaces the document v and returns it as stored;
 // opts.IfMatch guards only the replace (see Container.Upsert).
-func UpsertDoc[T any](ctx context.Context, c Container, pk string, v T, opts *WriteOptions) (T, error) {
-	return writeDoc(v, func(b []byte) (ItemResponse, error) { return c.Upsert(ctx, pk, b, opts) })
+func UpsertDoc[T any](ctx context.Context, c store.Container, pk string, v T, opts *store.WriteOptions) (T, error) {
+	return writeDoc(v, func(b []byte) (store.ItemResponse, error) { return c.Upsert(ctx, pk, b, opts) })
 }
 
-func writeDoc[T any](v T, write func([]byte) (ItemResponse, error)) (T, error) {
+func writeDoc[T any](v T, write func([]byte) (store.ItemResponse, error)) (T, error) {
 	var zero T
 	b, err := encode(v)
 	if err != nil {
@@ -86,7 +87,7 @@ func decodeItems[T any](items [][]byte) ([]T, error) {
 }
 
 // queryPage runs one page of q and decodes its items.
-func queryPage[T any](ctx context.Context, c Container, q Query) ([]T, string, error) {
+func queryPage[T any](ctx context.Context, c store.Container, q store.Query) ([]T, string, error) {
 	page, err := c.Query(ctx, q)
 	if err != nil {
 		return nil, "", err

@@ -1,4 +1,4 @@
-package store_test
+package repo_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // newOrder makes an order of one line of the given total for userID.
@@ -33,7 +33,7 @@ func idem(key string) domain.Idempotency {
 
 func TestOrdersPlace(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	o := newOrder(t, "u1", "o1", 2500, now)
 
 	placed, err := orders.Open(ctx, o, idem("k1"))
@@ -69,7 +69,7 @@ func TestOrdersPlace(t *testing.T) {
 
 func TestOrdersPlaceSameKeyTwice(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	if _, err := orders.Open(ctx, newOrder(t, "u1", "o1", 2500, now), idem("k1")); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestOrdersPlaceSameKeyTwice(t *testing.T) {
 
 func TestOrdersPlaceTakenOrderIDWritesNothing(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	if _, err := orders.Open(ctx, newOrder(t, "u1", "o1", 2500, now), idem("k1")); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestOrdersPlaceTakenOrderIDWritesNothing(t *testing.T) {
 
 func TestOrdersPlaceConcurrent(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	const n = 20
 	placing := make([]domain.Order, n)
 	for i := range placing {
@@ -159,7 +159,7 @@ func TestOrdersPlaceConcurrent(t *testing.T) {
 
 func TestOrdersSetStatus(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	totals := map[string]int64{"o1": 1000, "o2": 2000, "o3": 4000}
 	for _, id := range []string{"o1", "o2", "o3"} {
 		if _, err := orders.Open(ctx, newOrder(t, "u1", id, totals[id], now), idem("k-"+id)); err != nil {
@@ -210,7 +210,7 @@ func TestOrdersSetStatus(t *testing.T) {
 
 func TestOrdersSetStatusStaleIfMatch(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	placed, err := orders.Open(ctx, newOrder(t, "u1", "o1", 1000, now), idem("k1"))
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func TestOrdersSetStatusStaleIfMatch(t *testing.T) {
 
 func TestOrdersGetIsPerUser(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	if _, err := orders.Open(ctx, newOrder(t, "alice", "o1", 1000, now), idem("k1")); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestOrdersGetIsPerUser(t *testing.T) {
 
 func TestOrdersPageNewestFirst(t *testing.T) {
 	ctx := t.Context()
-	orders := store.NewOrders(newStore(t))
+	orders := repo.NewOrders(newStore(t))
 	const n = 7
 	for i := range n {
 		id := fmt.Sprintf("o%d", i)

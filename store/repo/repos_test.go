@@ -1,4 +1,4 @@
-package store_test
+package repo_test
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // newStore opens a migrated embedded store in a temp dir: the repositories
@@ -74,7 +75,7 @@ func run(n int, fn func(i int) error) []error {
 
 func TestCartsUpdateCreatesThenUpdates(t *testing.T) {
 	ctx := t.Context()
-	carts := store.NewCarts(newStore(t))
+	carts := repo.NewCarts(newStore(t))
 
 	empty, err := carts.Get(ctx, "u1")
 	if err != nil {
@@ -119,7 +120,7 @@ func TestCartsUpdateCreatesThenUpdates(t *testing.T) {
 
 func TestCartsUpdateConcurrentWriters(t *testing.T) {
 	ctx := t.Context()
-	carts := store.NewCarts(newStore(t))
+	carts := repo.NewCarts(newStore(t))
 	const n = domain.MaxCartLines
 	errs := run(n, func(i int) error {
 		_, err := carts.Update(ctx, "u1", "", func(c *domain.Cart) error {
@@ -154,7 +155,7 @@ func TestCartsUpdateConcurrentWriters(t *testing.T) {
 func TestCartsUpdateStaleIfMatch(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t)
-	carts := store.NewCarts(store.Metered(s))
+	carts := repo.NewCarts(store.Metered(s))
 	add := func(id string) func(*domain.Cart) error {
 		return func(c *domain.Cart) error { return c.SetQuantity(newProduct(id, 100), 1, now) }
 	}
@@ -197,7 +198,7 @@ func TestCartsUpdateStaleIfMatch(t *testing.T) {
 
 func TestCartsUpdateRefusedChangeWritesNothing(t *testing.T) {
 	ctx := t.Context()
-	carts := store.NewCarts(newStore(t))
+	carts := repo.NewCarts(newStore(t))
 	_, err := carts.Update(ctx, "u1", "", func(c *domain.Cart) error {
 		return c.SetQuantity(newProduct("p1", 100), 100, now)
 	})
@@ -213,7 +214,7 @@ func TestCartsUpdateRefusedChangeWritesNothing(t *testing.T) {
 
 func TestCartsWithProduct(t *testing.T) {
 	ctx := t.Context()
-	carts := store.NewCarts(newStore(t))
+	carts := repo.NewCarts(newStore(t))
 	for i := range 5 {
 		_, err := carts.Update(ctx, fmt.Sprintf("u%d", i), "", func(c *domain.Cart) error {
 			id := "other"
@@ -249,7 +250,7 @@ func TestCartsWithProduct(t *testing.T) {
 
 func TestProductsGet(t *testing.T) {
 	ctx := t.Context()
-	products := store.NewProducts(newStore(t))
+	products := repo.NewProducts(newStore(t))
 	created, err := products.Create(ctx, newProduct("p1", 1999))
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +292,7 @@ func TestProductsGet(t *testing.T) {
 
 func TestProductsUpdateStaleIfMatch(t *testing.T) {
 	ctx := t.Context()
-	products := store.NewProducts(newStore(t))
+	products := repo.NewProducts(newStore(t))
 	v1, err := products.Create(ctx, newProduct("p1", 1000))
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +314,7 @@ func TestProductsUpdateStaleIfMatch(t *testing.T) {
 
 func TestProductsCategories(t *testing.T) {
 	ctx := t.Context()
-	products := store.NewProducts(newStore(t))
+	products := repo.NewProducts(newStore(t))
 	none, err := products.Categories(ctx)
 	if err != nil {
 		t.Fatal(err)
