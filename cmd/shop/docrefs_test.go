@@ -422,7 +422,7 @@ func TestArchitectureDocReferencesResolve(t *testing.T) {
 func TestDocReferenceForms(t *testing.T) {
 	ix := &goIndex{
 		files: map[string]*fileDecls{
-			"api/session.go": {pkg: "api", names: map[string]bool{"withSession": true}},
+			"api/session.go":      {pkg: "api", names: map[string]bool{"withSession": true}},
 			"store/repo/views.go": {pkg: "store", names: map[string]bool{"byRating": true, "Repos": true}},
 		},
 		pkgs:    map[string]map[string]bool{"writes": {"CreateProduct": true}, "payments": {}},
