@@ -48,7 +48,31 @@ func TestPatientRidesThrottlesOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &throttling{fail: tc.fail, err: tc.err}
-			_, err := store.Patient(oneContainer{c: c}).Container("x").Read(t.Context(), "pk", "id")
+			_, err := store.Patient(oneContainer{c: c}).Container("x").Read(store.WithPatience(t.Context()), "pk", "id")
+			if (err != nil) != tc.wantErr || c.calls != tc.wantCalls {
+				t.Errorf("err %v after %d calls, want error %v after %d", err, c.calls, tc.wantErr, tc.wantCalls)
+			}
+		})
+	}
+}
+
+// TestPatienceIsTheCallersChoice: one Patient store serves the feed
+// workers, whose contexts ask for patience, and the API, whose requests
+// answer a throttle with 503 and Retry-After at once.
+func TestPatienceIsTheCallersChoice(t *testing.T) {
+	throttled := &domain.Error{Code: domain.EUNAVAILABLE, Message: "429", RetryAfter: time.Millisecond}
+	for _, tc := range []struct {
+		name      string
+		ctx       context.Context
+		wantCalls int
+		wantErr   bool
+	}{
+		{"a request's context gets the throttle back", t.Context(), 1, true},
+		{"a worker's context waits it out", store.WithPatience(t.Context()), 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &throttling{fail: 2, err: throttled}
+			_, err := store.Patient(oneContainer{c: c}).Container("x").Read(tc.ctx, "pk", "id")
 			if (err != nil) != tc.wantErr || c.calls != tc.wantCalls {
 				t.Errorf("err %v after %d calls, want error %v after %d", err, c.calls, tc.wantErr, tc.wantCalls)
 			}
