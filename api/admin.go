@@ -53,7 +53,7 @@ func handleProductCreate(products *repo.Products, ws *writes.Writes, now func() 
 			return
 		}
 		if req.ProductID == "" {
-			req.ProductID = "p-" + randomSuffix()
+			req.ProductID = "p-" + domain.RandomSuffix()
 		}
 		if req.Currency == "" {
 			req.Currency = DefaultCurrency

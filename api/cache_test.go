@@ -14,6 +14,8 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestCachedPagesUnderThrottle: on a store whose clock stands still, so no
@@ -82,7 +84,7 @@ func TestCacheFollowsChanges(t *testing.T) {
 	// Instance b serves the same store with a cache of its own.
 	cacheB := api.NewReadCache(api.CacheConfig{MaxAge: time.Hour, PollEvery: 20 * time.Millisecond})
 	b := &shop{t: t, store: a.store, repos: a.repos,
-		handler: api.NewServer(api.Deps{Store: a.store, Secret: testSecret, Cache: cacheB})}
+		handler: api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(a.store), 0), nil, nil), Store: a.store, Secret: testSecret, Cache: cacheB})}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for _, c := range []*api.ReadCache{a.cache, cacheB} {

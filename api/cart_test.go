@@ -15,6 +15,8 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 type cartBody struct {
@@ -187,7 +189,7 @@ func TestCartPutRacingAPriceChangeKeepsTheNewPrice(t *testing.T) {
 		o.wrap = func(st store.Store) store.Store { hooked.Store = st; return hooked }
 	})
 	s.fixture()
-	h := feedworkers.NewHandlers(s.store, feedworkers.HandlersConfig{})
+	h := feedworkers.NewHandlers(s.store, writes.New(repo.New(s.store, 0), nil, nil), feedworkers.HandlersConfig{})
 	price := int64(2499)
 	change := func() {
 		// The window this test is about: the PUT has read the product and

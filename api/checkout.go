@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -85,10 +84,4 @@ func validKey(key string) bool {
 		}
 	}
 	return true
-}
-
-func randomSuffix() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

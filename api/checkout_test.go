@@ -15,6 +15,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 type orderBody struct {
@@ -132,7 +133,7 @@ func TestCheckoutCrashedBeforeSettlingChargesOnce(t *testing.T) {
 			s.do(req{method: "PUT", path: "/v1/cart/items/book-2", token: alice, body: map[string]int{"quantity": 1}}).want(200)
 			s.do(req{method: "PUT", path: "/v1/cart/items/book-1", token: alice, body: map[string]int{"quantity": 3}}).want(200)
 
-			h := feedworkers.NewHandlers(s.store, feedworkers.HandlersConfig{})
+			h := feedworkers.NewHandlers(s.store, writes.New(repo.New(s.store, 0), nil, nil), feedworkers.HandlersConfig{})
 			feed := func() {
 				t.Helper()
 				item, err := s.store.Container("orders").Read(ctx, "alice", first.ID)

@@ -14,7 +14,10 @@ import (
 
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 func TestOps(t *testing.T) {
@@ -52,7 +55,7 @@ func TestNotReadyIs503(t *testing.T) {
 	if err := migrations.Apply(context.Background(), st, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	s := &shop{t: t, store: st, handler: api.NewServer(api.Deps{Store: st, Secret: testSecret,
+	s := &shop{t: t, store: st, handler: api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: testSecret,
 		Ready: func(context.Context) error { return errors.New("warming up") }})}
 	r := s.do(req{method: "GET", path: "/readyz"}).want(503)
 	if p := decodeBody[problemBody](t, r); p.Detail != "not ready" {
@@ -69,7 +72,7 @@ func TestRoutingOutsideTheSpec(t *testing.T) {
 	}
 	defer st.Close()
 	web := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "frontend") })
-	h := api.NewServer(api.Deps{Store: st, Secret: testSecret, Web: web})
+	h := api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: testSecret, Web: web})
 
 	for _, tc := range []struct {
 		name, method, path string

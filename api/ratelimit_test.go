@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // limitedShop is a server whose callers get `user` requests per hour when
@@ -20,7 +23,7 @@ func limitedShop(t *testing.T, user, anon int) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return api.NewServer(api.Deps{Store: st, Secret: testSecret,
+	return api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: testSecret,
 		RateLimit: api.RateLimit{User: user, Anon: anon, Window: time.Hour}})
 }
 

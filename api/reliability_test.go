@@ -14,9 +14,11 @@ import (
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
 	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // faultyShop is the fixture shop served over a store that injects cfg's
@@ -33,11 +35,11 @@ func faultyShop(t *testing.T, cfg faults.Config, opts ...func(*api.Deps)) (*shop
 		t.Fatal(err)
 	}
 	f := faults.Wrap(st, cfg)
-	d := api.Deps{Store: f, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: true}
+	d := api.Deps{Writes: writes.New(repo.New(store.Metered(f), 0), paymentstest.Embedded(t), nil), Store: f, Secret: testSecret, DevMode: true}
 	for _, o := range opts {
 		o(&d)
 	}
-	s := &shop{t: t, store: st, repos: repo.NewRepos(st), handler: api.NewServer(d)}
+	s := &shop{t: t, store: st, repos: repo.New(st, 0), handler: api.NewServer(d)}
 	s.fixture()
 	return s, f
 }

@@ -125,7 +125,7 @@ func TestProductPageCache(t *testing.T) {
 	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	repos := repo.NewRepos(store.Metered(st))
+	repos := repo.New(store.Metered(st), 0)
 	when := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	if _, err := repos.Products.Create(ctx, domain.Product{
 		Meta: domain.Meta{ID: "p-1"}, Name: "Coffee & Tea <mugs>", Description: "Two mugs.",
@@ -253,7 +253,7 @@ func TestProductPageReadsIfNoneMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recordingStore{Store: st}
-	repos := repo.NewRepos(store.Metered(rec))
+	repos := repo.New(store.Metered(rec), 0)
 	if _, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p-1"}, Name: "Mug",
 		CategoryID: "kitchen", CategoryName: "Kitchen", PriceCents: 1299, Currency: "EUR"}); err != nil {
 		t.Fatal(err)

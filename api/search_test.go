@@ -9,13 +9,15 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // indexProducts runs the products feed handler over the current version
 // of each product, as the feed workers would.
 func (s *shop) indexProducts(ids ...string) {
 	s.t.Helper()
-	h := feedworkers.NewHandlers(s.store, feedworkers.HandlersConfig{})
+	h := feedworkers.NewHandlers(s.store, writes.New(repo.New(s.store, 0), nil, nil), feedworkers.HandlersConfig{})
 	var b changefeed.Batch
 	for _, id := range ids {
 		it, err := s.store.Container(store.ProductsContainer).Read(s.t.Context(), id, id)

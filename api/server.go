@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/api/telemetry"
-	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
@@ -27,15 +26,19 @@ type FeedStatus interface {
 
 // Deps is everything the API needs from the outside.
 type Deps struct {
+	// Store is the port the repositories of Writes are built on; the
+	// readiness check (Ready nil) pings it.
 	Store store.Store
 	// Logger writes the request log and the causes of 500s (nil: discard).
 	Logger  *slog.Logger
 	Secret  []byte // HS256 key of the Bearer tokens
 	DevMode bool   // enables POST /v1/dev/token
 	Now     func() time.Time
-	// Payments is the payment provider the checkout authorizes with, and
-	// shipping and cancelling capture, void and refund with.
-	Payments payments.Provider
+	// Writes is the write protocols, over the process's one set of
+	// repositories (Writes.Repos), which the handlers read through too.
+	// Build them over store.Metered(Store): the cost headers add up what
+	// the request's Meter records. Required.
+	Writes *writes.Writes
 	// Web, when set, is mounted at "/" (the sample frontend).
 	Web http.Handler
 	// Feeds, when set, answers GET /v1/admin/feeds.
@@ -75,16 +78,12 @@ type Deps struct {
 	// the database reported: every /v1 response then says so in
 	// X-Request-Charge-Estimated, so a client labels the figure honestly.
 	ChargesEstimated bool
-	// StatusBuckets is the partitions of one status on one day of
-	// ordersByStatus (default domain.DefaultStatusBuckets); the feed
-	// workers that write the view must use the same number.
-	StatusBuckets int
 }
 
 // server holds what the handlers share: the repositories built once over
 // the metered store, and the write protocols over them.
 type server struct {
-	repos  *repo.Repos
+	repos  *repo.Set
 	writes *writes.Writes
 	log    *slog.Logger
 	secret []byte
@@ -104,13 +103,12 @@ func NewServer(d Deps) http.Handler {
 	if d.Ready == nil {
 		d.Ready = d.Store.Ping
 	}
-	// Metered: every store call adds its Request Units to the request's
-	// Meter, which the cost middleware turns into response headers.
-	repos := repo.NewRepos(store.Metered(d.Store))
-	repos.OrderSummaries = repo.NewOrderSummariesIn(store.Metered(d.Store), d.StatusBuckets)
+	if d.Writes == nil {
+		panic("api: NewServer needs Deps.Writes")
+	}
 	s := &server{
-		repos:  repos,
-		writes: writes.New(repos, d.Payments, d.Now),
+		repos:  d.Writes.Repos(),
+		writes: d.Writes,
 		log:    d.Logger,
 		secret: d.Secret,
 		now:    d.Now,

@@ -29,6 +29,7 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 	"github.com/reference-shop/shop/web"
 )
 
@@ -58,7 +59,7 @@ type shop struct {
 	t       testing.TB
 	handler http.Handler
 	store   store.Store
-	repos   *repo.Repos
+	repos   *repo.Set
 	feeds   api.FeedStatus
 	cache   *api.ReadCache
 }
@@ -107,7 +108,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated, Now: o.now}
+	d := api.Deps{Writes: writes.New(repo.New(store.Metered(served), 0), paymentstest.Embedded(t), o.now), Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated, Now: o.now}
 	if o.throughput {
 		d.Throughput = st
 	}
@@ -126,7 +127,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 		d.RequestTimeout = 10 * time.Second
 	}
 	h := api.NewServer(d)
-	return &shop{t: t, handler: h, store: st, repos: repo.NewRepos(st), cache: o.cache}
+	return &shop{t: t, handler: h, store: st, repos: repo.New(st, 0), cache: o.cache}
 }
 
 // req is one request of a test.

@@ -13,6 +13,9 @@ import (
 
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/api/telemetry"
+	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestSurface checks the layers around the routes (routes.go's surface):
@@ -30,7 +33,7 @@ func TestSurface(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	h := api.NewServer(api.Deps{Store: newShop(t).store, Secret: testSecret, Telemetry: tel,
+	h := api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(newShop(t).store), 0), nil, nil), Store: newShop(t).store, Secret: testSecret, Telemetry: tel,
 		Logger: telemetry.NewLogger(&logs, false, slog.LevelDebug), CORSOrigins: []string{origin}})
 	serve := func(method, target string, header http.Header) *httptest.ResponseRecorder {
 		req := httptest.NewRequestWithContext(t.Context(), method, target, nil)

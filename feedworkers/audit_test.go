@@ -22,18 +22,17 @@ import (
 
 // convergedSample is a store with the sample catalog, carts and orders,
 // whose feeds have caught up.
-func convergedSample(t *testing.T) (store.Store, *repo.Repos) {
+func convergedSample(t *testing.T) (store.Store, *repo.Set) {
 	t.Helper()
 	st := openStore(t)
 	ctx := t.Context()
 	if _, err := sample.Load(ctx, st, sample.Options{Products: 40, Reviews: 120, Users: 12, Categories: 4}); err != nil {
 		t.Fatal(err)
 	}
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	pay := paymentstest.Embedded(t)
 	wc := workersConfig("audit")
-	wc.Payments = pay
-	w, err := feedworkers.Start(ctx, st, wc)
+	w, err := feedworkers.Start(ctx, st, writes.New(repo.New(store.Metered(st), 0), pay, nil), wc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func sampleCarts(t *testing.T, st store.Store) []domain.Cart {
 
 func audit(t *testing.T, st store.Store, opts feedworkers.AuditOptions) feedworkers.AuditReport {
 	t.Helper()
-	h := feedworkers.NewHandlers(store.Metered(st), feedworkers.HandlersConfig{})
+	h := feedworkers.NewHandlers(store.Metered(st), writes.New(repo.New(store.Metered(st), 0), nil, nil), feedworkers.HandlersConfig{})
 	r, err := h.Audit(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // BenchmarkPriceFanout measures one price change fanned out by the
@@ -26,7 +28,7 @@ func BenchmarkPriceFanout(b *testing.B) {
 func benchmarkPriceFanout(b *testing.B, opts embedded.Options) {
 	const carts = 10_000
 	st := openStoreWith(b, opts)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	p := createProduct(b, repos, "p1", "coffee", 1000)
 	for i := range carts {
 		addToCart(b, repos, userID(i), p, 1)
@@ -51,7 +53,7 @@ func benchmarkPriceFanout(b *testing.B, opts embedded.Options) {
 		defer mu.Unlock()
 		return batches
 	}
-	w, err := feedworkers.Start(context.Background(), st, cfg)
+	w, err := feedworkers.Start(context.Background(), st, writes.New(repo.New(store.Metered(st), 0), nil, nil), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

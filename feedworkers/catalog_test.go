@@ -13,13 +13,14 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // catalog is a small shop: two categories, two coffee products, two carts
 // holding them, two reviews of p1, and the view built by the handler.
 type catalog struct {
 	st    store.Store
-	repos *repo.Repos
+	repos *repo.Set
 	h     *feedworkers.Handlers
 }
 
@@ -27,7 +28,7 @@ func newCatalog(t *testing.T) catalog {
 	t.Helper()
 	ctx := t.Context()
 	st := newStore(t)
-	c := catalog{st: st, repos: repo.NewRepos(st), h: feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})}
+	c := catalog{st: st, repos: repo.New(st, 0), h: feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})}
 	if _, err := c.repos.Products.UpdateCategories(ctx, "", func(cs *domain.Categories) error {
 		cs.Items = []domain.Category{{ID: "coffee", Name: "Name of coffee"}, {ID: "tea", Name: "Name of tea"}}
 		return nil
@@ -199,7 +200,7 @@ func TestProductsHandlerAppliedTwiceLeavesTheSameState(t *testing.T) {
 			first := snapshot(t, c.st, catalogContainers...)
 			tt.check(t, c)
 			// A fresh Handlers: idempotence must not rest on memory.
-			again := feedworkers.NewHandlers(c.st, feedworkers.HandlersConfig{})
+			again := feedworkers.NewHandlers(c.st, writes.New(repo.New(c.st, 0), nil, nil), feedworkers.HandlersConfig{})
 			c.apply(t, again.Products, item, item)
 			if diff := cmp.Diff(first, snapshot(t, c.st, catalogContainers...)); diff != "" {
 				t.Errorf("second application changed the state (-first +second):\n%s", diff)
@@ -286,7 +287,7 @@ func TestCategoryRenameReachesProducts(t *testing.T) {
 		}
 	}
 	first := snapshot(t, c.st, catalogContainers...)
-	again := feedworkers.NewHandlers(c.st, feedworkers.HandlersConfig{})
+	again := feedworkers.NewHandlers(c.st, writes.New(repo.New(c.st, 0), nil, nil), feedworkers.HandlersConfig{})
 	c.apply(t, again.Products, item, item)
 	if diff := cmp.Diff(first, snapshot(t, c.st, catalogContainers...)); diff != "" {
 		t.Errorf("replayed rename wrote again (-first +second):\n%s", diff)

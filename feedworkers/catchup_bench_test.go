@@ -14,6 +14,7 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // BenchmarkCatchUp measures the workers reading the whole change feed of
@@ -67,7 +68,7 @@ func catchUp(b *testing.B, n int, fromNow bool) (time.Duration, float64) {
 	}
 	b.StartTimer()
 	start := time.Now()
-	w, err := feedworkers.Start(ctx, st, cfg)
+	w, err := feedworkers.Start(ctx, st, writes.New(repo.New(store.Metered(st), 0), nil, nil), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,8 +114,8 @@ func BenchmarkReviewOnlyChange(b *testing.B) {
 	if _, err := sample.Load(ctx, st, sample.Options{Products: n, Reviews: n, Users: n}); err != nil {
 		b.Fatal(err)
 	}
-	repos := repo.NewRepos(st)
-	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	repos := repo.New(st, 0)
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	const id = "p-0001"
 	change := func() (ops int, ru float64) {
 		p, err := repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {

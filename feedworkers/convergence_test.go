@@ -13,6 +13,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // workersConfig runs the shop's workers with test timings.
@@ -25,7 +26,7 @@ func workersConfig(instance string) feedworkers.Config {
 
 // linesAt counts the open carts holding productID, and those whose line
 // is at priceVersion with the price cents.
-func linesAt(tb testing.TB, repos *repo.Repos, productID string, priceVersion, cents int64) (at, total int) {
+func linesAt(tb testing.TB, repos *repo.Set, productID string, priceVersion, cents int64) (at, total int) {
 	tb.Helper()
 	cont := ""
 	for {
@@ -53,7 +54,7 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 	const carts = 2000
 	ctx := t.Context()
 	st := openStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	p := createProduct(t, repos, "p1", "coffee", 1000)
 	var placed []domain.Order
 	for i := range 5 {
@@ -67,7 +68,7 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 
 	var workers []*feedworkers.Workers
 	for _, name := range []string{"i1", "i2", "i3"} {
-		w, err := feedworkers.Start(ctx, st, workersConfig(name))
+		w, err := feedworkers.Start(ctx, st, writes.New(repo.New(store.Metered(st), 0), nil, nil), workersConfig(name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestPriceChangesConvergeAcrossInstances(t *testing.T) {
 	// three instances: stale versions handed straight to the fan-out (no
 	// re-read of the current product) in shuffled order, then a shuffled
 	// batch with duplicates to the feed handler.
-	h := feedworkers.NewHandlers(store.Metered(st), feedworkers.HandlersConfig{})
+	h := feedworkers.NewHandlers(store.Metered(st), writes.New(repo.New(store.Metered(st), 0), nil, nil), feedworkers.HandlersConfig{})
 	injected := make(chan error, 1)
 	go func() {
 		r := rand.New(rand.NewPCG(1, 7))

@@ -16,7 +16,9 @@ import (
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestPriceChangeThroughTheAPI is the whole path: an admin PATCHes a
@@ -25,13 +27,13 @@ import (
 func TestPriceChangeThroughTheAPI(t *testing.T) {
 	secret := []byte("e2e-secret-of-at-least-32-bytes!!!")
 	st := openStore(t)
-	createProduct(t, repo.NewRepos(st), "p1", "coffee", 1000)
-	w, err := feedworkers.Start(t.Context(), st, workersConfig("e2e"))
+	createProduct(t, repo.New(st, 0), "p1", "coffee", 1000)
+	w, err := feedworkers.Start(t.Context(), st, writes.New(repo.New(store.Metered(st), 0), nil, nil), workersConfig("e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Stop(context.Background()) })
-	srv := api.NewServer(api.Deps{Store: st, Secret: secret, Feeds: w})
+	srv := api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: secret, Feeds: w})
 
 	token := func(user string, admin bool) string {
 		tok, err := api.IssueToken(secret, user, user, user+"@example.com", admin, time.Hour)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
@@ -25,7 +24,7 @@ import (
 // directly, twice, shuffled or duplicated, without a processor.
 type Handlers struct {
 	st     store.Store
-	repos  *repo.Repos
+	repos  *repo.Set
 	writes *writes.Writes
 	now    func() time.Time
 	// fanout bounds the concurrent cart writes of one product change.
@@ -48,26 +47,21 @@ type HandlersConfig struct {
 	FanoutConcurrency int
 	// Now is the clock for lastUpdated (default time.Now).
 	Now func() time.Time
-	// StatusBuckets is the partitions of one status on one day of
-	// ordersByStatus (default domain.DefaultStatusBuckets); the API that
-	// reads the view must use the same number.
-	StatusBuckets int
-	// Payments is the payment provider the workflow's effects call.
-	Payments payments.Provider
 }
 
-// NewHandlers returns the handlers over st.
-func NewHandlers(st store.Store, cfg HandlersConfig) *Handlers {
+// NewHandlers returns the handlers: they read the watched containers of
+// st and write every copy through w and its repositories (w.Repos), the
+// ones the API shares, so both see one number of status buckets and one
+// payment provider.
+func NewHandlers(st store.Store, w *writes.Writes, cfg HandlersConfig) *Handlers {
 	if cfg.FanoutConcurrency <= 0 {
 		cfg.FanoutConcurrency = 16
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	repos := repo.NewRepos(st)
-	repos.OrderSummaries = repo.NewOrderSummariesIn(st, cfg.StatusBuckets)
 	return &Handlers{
-		st: st, repos: repos, writes: writes.New(repos, cfg.Payments, cfg.Now),
+		st: st, repos: w.Repos(), writes: w,
 		now: cfg.Now, fanout: cfg.FanoutConcurrency, names: map[string]string{},
 	}
 }

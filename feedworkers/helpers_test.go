@@ -49,7 +49,7 @@ func openStoreWith(tb testing.TB, opts embedded.Options) store.Store {
 
 var now = time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
 
-func createProduct(tb testing.TB, repos *repo.Repos, id, category string, priceCents int64) domain.Product {
+func createProduct(tb testing.TB, repos *repo.Set, id, category string, priceCents int64) domain.Product {
 	tb.Helper()
 	p, err := repos.Products.Create(context.Background(), domain.Product{
 		Meta:         domain.Meta{ID: id},
@@ -69,7 +69,7 @@ func createProduct(tb testing.TB, repos *repo.Repos, id, category string, priceC
 }
 
 // changeProduct applies an admin change the way the API does.
-func changeProduct(tb testing.TB, repos *repo.Repos, id string, ch domain.ProductChange) domain.Product {
+func changeProduct(tb testing.TB, repos *repo.Set, id string, ch domain.ProductChange) domain.Product {
 	tb.Helper()
 	p, err := repos.Products.Update(context.Background(), id, "", func(p *domain.Product) error {
 		p.Apply(ch, time.Now())
@@ -81,12 +81,12 @@ func changeProduct(tb testing.TB, repos *repo.Repos, id string, ch domain.Produc
 	return p
 }
 
-func setPrice(tb testing.TB, repos *repo.Repos, id string, cents int64) domain.Product {
+func setPrice(tb testing.TB, repos *repo.Set, id string, cents int64) domain.Product {
 	tb.Helper()
 	return changeProduct(tb, repos, id, domain.ProductChange{PriceCents: &cents})
 }
 
-func addToCart(tb testing.TB, repos *repo.Repos, userID string, p domain.Product, qty int) domain.Cart {
+func addToCart(tb testing.TB, repos *repo.Set, userID string, p domain.Product, qty int) domain.Cart {
 	tb.Helper()
 	c, err := repos.Carts.Update(context.Background(), userID, "", func(c *domain.Cart) error {
 		return c.SetQuantity(p, qty, now)

@@ -12,9 +12,10 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
-func stockOf(t *testing.T, repos *repo.Repos, productID string) int64 {
+func stockOf(t *testing.T, repos *repo.Set, productID string) int64 {
 	t.Helper()
 	s, err := repos.Inventory.Stock(t.Context(), productID)
 	if err != nil {
@@ -39,7 +40,7 @@ func reservationOf(t *testing.T, st store.Store, productID, orderID string) doma
 // Stall + Every; the old one it expires, its units back once.
 func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 	st := openStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	pay := paymentstest.Embedded(t)
 	sweeper := feedworkers.Sweeper{Every: 50 * time.Millisecond, Stall: 300 * time.Millisecond, Expiry: time.Hour}
 	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", time.Now()); err != nil {
@@ -69,11 +70,9 @@ func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 	took := time.Now()
 	young := dead("bob", took, 2)
 	old := dead("ann", took.Add(-2*time.Hour), 3)
-	wk, err := feedworkers.Start(t.Context(), st, feedworkers.Config{
+	wk, err := feedworkers.Start(t.Context(), st, writes.New(repo.New(store.Metered(st), 0), pay, nil), feedworkers.Config{
 		Processor: changefeed.Config{Instance: "sweeper-test", PollEvery: 10 * time.Millisecond, Backoff: time.Millisecond},
-		Sweeper:   sweeper,
-		Payments:  pay,
-	})
+		Sweeper:   sweeper})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +122,8 @@ func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 // once. The units come back exactly once.
 func TestOrdersFeedReplayReleasesACancelledOrderOnce(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
-	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	repos := repo.New(st, 0)
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", now); err != nil {
 		t.Fatal(err)
 	}

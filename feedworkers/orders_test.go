@@ -9,12 +9,13 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // placeOrder checks out the user's cart the way the API does (marker on
 // the cart with If-Match, then the order batch) but stops before settling
 // the cart: a checkout that crashed between the two containers.
-func placeOrder(t *testing.T, repos *repo.Repos, userID, orderID string) domain.Order {
+func placeOrder(t *testing.T, repos *repo.Set, userID, orderID string) domain.Order {
 	t.Helper()
 	cart, err := repos.Carts.Update(t.Context(), userID, "", func(c *domain.Cart) error {
 		c.MarkPending(orderID, now)
@@ -37,7 +38,7 @@ func placeOrder(t *testing.T, repos *repo.Repos, userID, orderID string) domain.
 }
 
 // cartLines returns the user's cart as product id → quantity.
-func cartLines(t *testing.T, repos *repo.Repos, userID string) (map[string]int, domain.Cart) {
+func cartLines(t *testing.T, repos *repo.Set, userID string) (map[string]int, domain.Cart) {
 	t.Helper()
 	c, err := repos.Carts.Get(t.Context(), userID)
 	if err != nil {
@@ -54,18 +55,18 @@ func TestOrdersHandlerSettlesThePaidLines(t *testing.T) {
 	tests := []struct {
 		name string
 		// after runs between the order batch and the handler.
-		after     func(t *testing.T, repos *repo.Repos, coffee, tea domain.Product)
+		after     func(t *testing.T, repos *repo.Set, coffee, tea domain.Product)
 		wantLines map[string]int
 	}{
-		{"checkout crashed before settling the cart", func(*testing.T, *repo.Repos, domain.Product, domain.Product) {}, map[string]int{}},
-		{"the owner added a product and raised a paid quantity since", func(t *testing.T, repos *repo.Repos, coffee, tea domain.Product) {
+		{"checkout crashed before settling the cart", func(*testing.T, *repo.Set, domain.Product, domain.Product) {}, map[string]int{}},
+		{"the owner added a product and raised a paid quantity since", func(t *testing.T, repos *repo.Set, coffee, tea domain.Product) {
 			addToCart(t, repos, "u1", tea, 3)
 			addToCart(t, repos, "u1", coffee, 5)
 		}, map[string]int{"tea": 3, "coffee": 3}},
-		{"the owner lowered a paid quantity since", func(t *testing.T, repos *repo.Repos, coffee, _ domain.Product) {
+		{"the owner lowered a paid quantity since", func(t *testing.T, repos *repo.Set, coffee, _ domain.Product) {
 			addToCart(t, repos, "u1", coffee, 1)
 		}, map[string]int{}},
-		{"the price fan-out refreshed a paid line since", func(t *testing.T, repos *repo.Repos, coffee, _ domain.Product) {
+		{"the price fan-out refreshed a paid line since", func(t *testing.T, repos *repo.Set, coffee, _ domain.Product) {
 			coffee.PriceCents, coffee.PriceVersion, coffee.Version = 1200, coffee.PriceVersion+1, coffee.Version+1
 			if _, err := repos.Carts.Update(t.Context(), "u1", "", func(c *domain.Cart) error {
 				c.ApplyProduct(coffee, now)
@@ -74,12 +75,12 @@ func TestOrdersHandlerSettlesThePaidLines(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, map[string]int{}},
-		{"the order was cancelled before the feed ran", func(t *testing.T, repos *repo.Repos, _, _ domain.Product) {
+		{"the order was cancelled before the feed ran", func(t *testing.T, repos *repo.Set, _, _ domain.Product) {
 			if _, err := repos.Orders.SetStatus(t.Context(), "u1", "o1", "", domain.StatusCancelled, now); err != nil {
 				t.Fatal(err)
 			}
 		}, map[string]int{}},
-		{"the checkout settled, then the owner added a paid product again", func(t *testing.T, repos *repo.Repos, coffee, _ domain.Product) {
+		{"the checkout settled, then the owner added a paid product again", func(t *testing.T, repos *repo.Set, coffee, _ domain.Product) {
 			o, err := repos.Orders.Get(t.Context(), "u1", "o1")
 			if err != nil {
 				t.Fatal(err)
@@ -96,8 +97,8 @@ func TestOrdersHandlerSettlesThePaidLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := newStore(t)
-			repos := repo.NewRepos(st)
-			h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+			repos := repo.New(st, 0)
+			h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 			coffee := createProduct(t, repos, "coffee", "drinks", 1000)
 			tea := createProduct(t, repos, "tea", "drinks", 500)
 			addToCart(t, repos, "u1", coffee, 2)
@@ -123,8 +124,8 @@ func TestOrdersHandlerSettlesThePaidLines(t *testing.T) {
 
 func TestOrdersHandlerLeavesAnotherCheckoutsMarker(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
-	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	repos := repo.New(st, 0)
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	coffee := createProduct(t, repos, "coffee", "drinks", 1000)
 	addToCart(t, repos, "u1", coffee, 2)
 	placeOrder(t, repos, "u1", "o1")
@@ -170,8 +171,8 @@ func TestOrdersByStatusHoldsOneSummaryPerOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
 			st := newStore(t)
-			repos := repo.NewRepos(st)
-			h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+			repos := repo.New(st, 0)
+			h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 			addToCart(t, repos, "u1", createProduct(t, repos, "p1", "coffee", 1000), 2)
 			o := placeOrder(t, repos, "u1", "o1")
 			versions := [][]byte{raw(t, st, "orders", "u1", "o1")}

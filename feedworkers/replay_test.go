@@ -15,6 +15,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // testProcessor is one processor of the products feed with its handler.
@@ -59,7 +60,7 @@ func ids(items [][]byte) []string {
 
 func TestProcessorReplaysABatchCutBeforeItsCheckpoint(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	p := createProduct(t, repos, "p1", "coffee", 1000)
 	for i := range 20 {
 		addToCart(t, repos, userID(i), p, 1)
@@ -68,7 +69,7 @@ func TestProcessorReplaysABatchCutBeforeItsCheckpoint(t *testing.T) {
 
 	// The first instance applies the batch holding p1 and crashes before
 	// its checkpoint.
-	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	crashCtx, crash := context.WithCancel(context.Background())
 	crashed := make(chan struct{})
 	var once sync.Once
@@ -93,7 +94,7 @@ func TestProcessorReplaysABatchCutBeforeItsCheckpoint(t *testing.T) {
 	// The second instance finds p1 again: no checkpoint covered it.
 	var mu sync.Mutex
 	replays := 0
-	h2 := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	h2 := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	second := startProcessor(t, context.Background(), st, testConfig("b", func(ctx context.Context, b changefeed.Batch) error {
 		if slices.Contains(ids(b.Items), "p1") {
 			mu.Lock()
@@ -128,7 +129,7 @@ func TestProcessorReplaysABatchCutBeforeItsCheckpoint(t *testing.T) {
 	}
 }
 
-func cartLine(t *testing.T, repos *repo.Repos, userID, productID string) (domain.Cart, domain.CartLine) {
+func cartLine(t *testing.T, repos *repo.Set, userID, productID string) (domain.Cart, domain.CartLine) {
 	t.Helper()
 	c, err := repos.Carts.Get(t.Context(), userID)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // searchWords are the words the model draws names, category names, tags
@@ -40,7 +41,7 @@ var searchCategories = []domain.Category{
 // searchModel is the shop as the test changed it: every version of every
 // product it wrote, as the change feed could deliver them.
 type searchModel struct {
-	repos    *repo.Repos
+	repos    *repo.Set
 	h        *feedworkers.Handlers
 	versions [][]byte                    // every product version written, raw
 	pending  int                         // versions[pending:] are not delivered yet
@@ -177,14 +178,14 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 		if err := migrations.Apply(ctx, st, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		repos := repo.NewRepos(store.Metered(st))
+		repos := repo.New(store.Metered(st), 0)
 		if _, err := repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
 			c.Items = slices.Clone(searchCategories)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		m := &searchModel{repos: repos, h: feedworkers.NewHandlers(st, feedworkers.HandlersConfig{}), byID: map[string][]domain.Product{}}
+		m := &searchModel{repos: repos, h: feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{}), byID: map[string][]domain.Product{}}
 		change := func(id string, ch domain.ProductChange) {
 			p, err := repos.Products.Update(ctx, id, "", func(p *domain.Product) error {
 				p.Apply(ch, now)
@@ -261,7 +262,7 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 // as the first application wrote it, the second a read per product.
 func TestSearchReplayWritesNothing(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	ctx := context.Background()
 	if _, err := repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
 		// Named as the product's copy names it (createProduct): a copy
@@ -271,7 +272,7 @@ func TestSearchReplayWritesNothing(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{Now: func() time.Time { return now }})
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, func() time.Time { return now }), feedworkers.HandlersConfig{Now: func() time.Time { return now }})
 	p := createProduct(t, repos, "p-1", "kitchen", 500)
 	name := "Blue glasses"
 	changeProduct(t, repos, p.ID, domain.ProductChange{Name: &name})
@@ -297,9 +298,9 @@ func TestSearchReplayWritesNothing(t *testing.T) {
 // then v2 reaches the handler late. The word must not come back.
 func TestSearchIgnoresAVersionOlderThanTheIndexed(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	ctx := context.Background()
-	h := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{Now: func() time.Time { return now }})
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, func() time.Time { return now }), feedworkers.HandlersConfig{Now: func() time.Time { return now }})
 	v1 := createProduct(t, repos, "p-1", "kitchen", 500)
 	if err := h.ProductToSearch(ctx, v1); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // pausedRead is a store whose first read of one document, once armed,
@@ -73,12 +74,12 @@ func (p *pausedRead) pause() {
 // must end with the one delivered summary, not a shipped one besides it.
 func TestStatusViewOvertakenByANewerStatusConverges(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	ctx := t.Context()
 	p := createProduct(t, repos, "p1", "coffee", 1000)
 	addToCart(t, repos, "u1", p, 1)
 	o := placeOrder(t, repos, "u1", "o-1")
-	fresh := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	fresh := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	if err := fresh.OrdersToStatusView(ctx, []domain.Order{o}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestStatusViewOvertakenByANewerStatusConverges(t *testing.T) {
 	}
 
 	paused := newPausedRead(st, store.OrdersContainer, "o-1")
-	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	slow := feedworkers.NewHandlers(paused, writes.New(repo.New(paused, 0), nil, nil), feedworkers.HandlersConfig{})
 	done := make(chan error)
 	go func() { done <- slow.OrdersToStatusView(ctx, []domain.Order{o}) }()
 	<-paused.read
@@ -120,7 +121,7 @@ func TestStatusViewOvertakenByANewerStatusConverges(t *testing.T) {
 // must end with the one summary, in the new category.
 func TestCategoryViewOvertakenByAMoveConverges(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	ctx := t.Context()
 	createProduct(t, repos, "p1", "coffee", 1000)
 	name := "Tea"
@@ -128,9 +129,9 @@ func TestCategoryViewOvertakenByAMoveConverges(t *testing.T) {
 	batch := func() changefeed.Batch {
 		return changefeed.Batch{Items: [][]byte{raw(t, st, store.ProductsContainer, "p1", "p1")}}
 	}
-	fresh := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	fresh := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	paused := newPausedRead(st, store.ProductsContainer, "p1")
-	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	slow := feedworkers.NewHandlers(paused, writes.New(repo.New(paused, 0), nil, nil), feedworkers.HandlersConfig{})
 	done := make(chan error)
 	first := batch()
 	go func() { done <- slow.Products(ctx, first) }()
@@ -161,7 +162,7 @@ func TestCategoryViewOvertakenByAMoveConverges(t *testing.T) {
 // of one. The product must keep the stats of its two reviews.
 func TestReviewStatsOvertakenByANewerReviewConverge(t *testing.T) {
 	st := newStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	ctx := t.Context()
 	createProduct(t, repos, "p1", "coffee", 1000)
 	review := func(user string, rating int) domain.Review {
@@ -173,9 +174,9 @@ func TestReviewStatsOvertakenByANewerReviewConverge(t *testing.T) {
 		return r
 	}
 	first := review("u1", 5)
-	fresh := feedworkers.NewHandlers(st, feedworkers.HandlersConfig{})
+	fresh := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
 	paused := newPausedRead(st, store.ReviewsContainer, "p1")
-	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	slow := feedworkers.NewHandlers(paused, writes.New(repo.New(paused, 0), nil, nil), feedworkers.HandlersConfig{})
 	done := make(chan error)
 	go func() { done <- slow.ReviewsToProducts(ctx, []domain.Review{first}) }()
 	<-paused.read
@@ -214,7 +215,7 @@ func TestFeaturedOvertakenBySoldOutConverges(t *testing.T) {
 	}
 	batch := changefeed.Batch{Items: [][]byte{c.raw(t, "products", "p3")}}
 	paused := newPausedRead(c.st, store.ProductsContainer, "p3")
-	slow := feedworkers.NewHandlers(paused, feedworkers.HandlersConfig{})
+	slow := feedworkers.NewHandlers(paused, writes.New(repo.New(paused, 0), nil, nil), feedworkers.HandlersConfig{})
 	done := make(chan error)
 	go func() { done <- slow.Products(ctx, batch) }()
 	<-paused.read

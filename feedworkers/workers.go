@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // Processor names: each names the leases of one watched container.
@@ -33,9 +33,6 @@ type Config struct {
 	// FanoutConcurrency bounds the concurrent cart writes of one product
 	// change (default 16).
 	FanoutConcurrency int
-	// StatusBuckets is the partitions of one status on one day of
-	// ordersByStatus (HandlersConfig.StatusBuckets).
-	StatusBuckets int
 	// OnBatch, when set, sees every attempt at every batch.
 	OnBatch func(ctx context.Context, processor, lease string, items int, ru float64, err error)
 	// TraceBatch, when set, wraps every attempt at every batch (see
@@ -45,9 +42,6 @@ type Config struct {
 	// more (zero fields: DefaultSweepEvery, domain.CheckoutStall,
 	// domain.CheckoutExpiry).
 	Sweeper Sweeper
-	// Payments is the payment provider the orders feed's effects call
-	// (HandlersConfig.Payments).
-	Payments payments.Provider
 }
 
 // Workers are the running processors of the shop.
@@ -64,19 +58,22 @@ type Workers struct {
 // reviews feed → product review stats; orders feed → the workflow's
 // effects (stock, money, cart), ordersByStatus; inventory feed → product
 // availability.
-// st should be the raw store: Start meters it so each batch's Request
-// Units are counted, and rides its throttles (store.Patient). While the
-// store is unavailable Start keeps trying to set up the leases, until ctx
-// ends (startRetrying).
-func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
+// The handlers write through w (NewHandlers), the process's one write
+// layer. st should be the raw store: Start meters it so each batch's
+// Request Units are counted (build w's repositories over store.Metered
+// too), and every call under Start's context rides its throttles
+// (store.WithPatience). While the store is unavailable Start keeps trying
+// to set up the leases, until ctx ends (startRetrying).
+func Start(ctx context.Context, st store.Store, w *writes.Writes, cfg Config) (*Workers, error) {
 	// Patient: a throttled call waits its Retry-After and goes on, so a
 	// batch keeps what it has done (store.Patient says why).
+	ctx = store.WithPatience(ctx)
 	st = store.Patient(store.Metered(st))
 	if cfg.Processor.Instance == "" {
 		cfg.Processor.Instance = changefeed.DefaultInstance()
 	}
-	h := NewHandlers(st, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency, StatusBuckets: cfg.StatusBuckets, Payments: cfg.Payments})
-	w := &Workers{handlers: h}
+	h := NewHandlers(st, w, HandlersConfig{FanoutConcurrency: cfg.FanoutConcurrency})
+	wk := &Workers{handlers: h}
 	for _, def := range []struct {
 		name, watched string
 		handler       changefeed.Handler
@@ -106,19 +103,19 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Workers, error) {
 		if err != nil {
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			return nil, errors.Join(err, w.Stop(stopCtx))
+			return nil, errors.Join(err, wk.Stop(stopCtx))
 		}
-		w.processors = append(w.processors, p)
+		wk.processors = append(wk.processors, p)
 	}
 	r := cfg.Sweeper.withDefaults()
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	w.stopSweeper = stop
-	w.swept = make(chan struct{})
+	wk.stopSweeper = stop
+	wk.swept = make(chan struct{})
 	go func() {
-		defer close(w.swept)
+		defer close(wk.swept)
 		r.run(rctx, h)
 	}()
-	return w, nil
+	return wk, nil
 }
 
 // maxStartBackoff caps the wait between two attempts at starting a

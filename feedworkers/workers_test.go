@@ -8,7 +8,10 @@ import (
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestStartWaitsForAnUnavailableStore: a process starting while the store
@@ -33,7 +36,7 @@ func TestStartWaitsForAnUnavailableStore(t *testing.T) {
 			}
 			done := make(chan started, 1)
 			go func() {
-				w, err := feedworkers.Start(ctx, f, workersConfig("w1"))
+				w, err := feedworkers.Start(ctx, f, writes.New(repo.New(store.Metered(f), 0), nil, nil), workersConfig("w1"))
 				done <- started{w, err}
 			}()
 			eventually(t, 10*time.Second, "three failed attempts at starting", func() (bool, string) {

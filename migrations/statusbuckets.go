@@ -25,10 +25,12 @@ import (
 // scan. The scan is a cross-partition query (every physical partition is
 // asked), acceptable once, at a deploy: `shop migrate` runs it, never the
 // shop's requests.
-func BucketOrderSummaries(ctx context.Context, s store.Store, n int, log io.Writer) (moved int, err error) {
+//
+// It scans s, and writes through repos, the process's repositories: the
+// number of buckets is theirs (repo.New), the one the shop's API and feeds
+// use.
+func BucketOrderSummaries(ctx context.Context, s store.Store, repos *repo.Set, log io.Writer) (moved int, err error) {
 	c := s.Container(store.OrdersByStatusContainer)
-	repos := repo.NewRepos(s)
-	repos.OrderSummaries = repo.NewOrderSummariesIn(s, n)
 	cont := ""
 	for {
 		page, err := c.Query(ctx, store.Query{
@@ -64,7 +66,7 @@ func BucketOrderSummaries(ctx context.Context, s store.Store, n int, log io.Writ
 
 // rebucket projects the summary's current order into its bucket, then
 // deletes the misplaced copy (an order deleted since leaves no copy).
-func rebucket(ctx context.Context, repos *repo.Repos, sum domain.OrderSummary) error {
+func rebucket(ctx context.Context, repos *repo.Set, sum domain.OrderSummary) error {
 	o, err := repos.Orders.Get(ctx, sum.UserID, sum.ID)
 	switch {
 	case err == nil:

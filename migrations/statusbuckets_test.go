@@ -25,7 +25,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 	if err := migrations.Apply(ctx, s, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	repos := repo.NewRepos(s)
+	repos := repo.New(s, 0)
 	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	place := func(userID, id string) domain.Order {
 		c := domain.NewCart(userID)
@@ -67,7 +67,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 	gone := domain.Order{Meta: domain.Meta{ID: "o-gone"}, UserID: "u3", Status: domain.StatusPlaced, CreatedAt: at, Version: 1}
 	legacy(gone)
 
-	moved, err := migrations.BucketOrderSummaries(ctx, s, domain.DefaultStatusBuckets, io.Discard)
+	moved, err := migrations.BucketOrderSummaries(ctx, s, repo.New(s, domain.DefaultStatusBuckets), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 			t.Errorf("unbucketed summary of %s: %v, want it deleted", o.ID, err)
 		}
 	}
-	if moved, err := migrations.BucketOrderSummaries(ctx, s, domain.DefaultStatusBuckets, io.Discard); err != nil || moved != 0 {
+	if moved, err := migrations.BucketOrderSummaries(ctx, s, repo.New(s, domain.DefaultStatusBuckets), io.Discard); err != nil || moved != 0 {
 		t.Errorf("second run moved %d, %v; want 0, nil", moved, err)
 	}
 	// Another number of buckets moves every summary whose key differs,
@@ -104,7 +104,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 			differ++
 		}
 	}
-	if moved, err := migrations.BucketOrderSummaries(ctx, s, 3, io.Discard); err != nil || moved != differ {
+	if moved, err := migrations.BucketOrderSummaries(ctx, s, repo.New(s, 3), io.Discard); err != nil || moved != differ {
 		t.Errorf("run with 3 buckets moved %d, %v; want %d, nil", moved, err, differ)
 	}
 	three := repo.NewOrderSummariesIn(s, 3)

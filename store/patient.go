@@ -15,18 +15,21 @@ const MaxPatience = 20
 // Patient wraps s so that a call the store throttled (EUNAVAILABLE with
 // RetryAfter: a 429, the operation not carried out) is sent again after
 // the wait the store asked for, up to MaxPatience times, as the Cosmos SDK
-// retries a 429 itself. Any other error, an unavailable store or a timeout
-// (no RetryAfter: the operation may have been carried out), goes back at
-// once.
+// retries a 429 itself, when the caller's context asks for it
+// (WithPatience). Any other error, an unavailable store or a timeout (no
+// RetryAfter: the operation may have been carried out), goes back at
+// once, and so does every throttle of a caller that did not ask.
 //
-// For the feed workers. A batch that meets a throttle half way would
+// Patience is the caller's choice, not the store's, so one set of
+// repositories serves everyone (repo.New wraps its store in Patient). The
+// feed workers ask: a batch that meets a throttle half way would
 // otherwise be applied again from its first item, each version-guarded
 // write it already made read again first; where those reads alone spend a
 // partition's share of a second, no attempt got further than the one
 // before and the lease never moved (docs/reliability.md, known limits).
 // Waiting at the call instead keeps what the batch has done and goes on
-// at the throttle's pace. The API does not use it: a request answers 503
-// with Retry-After and its client decides.
+// at the throttle's pace. A request does not ask: it answers 503 with
+// Retry-After and its client decides.
 func Patient(s Store) Store { return patientStore{s} }
 
 type patientStore struct{ Store }
@@ -39,8 +42,20 @@ type patientContainer struct{ c Container }
 
 var _ Container = patientContainer{}
 
-// patiently runs call, again after each throttle's wait.
+type patienceKey struct{}
+
+// WithPatience returns ctx marked so that a Patient store waits out the
+// throttles of the calls made under it.
+func WithPatience(ctx context.Context) context.Context {
+	return context.WithValue(ctx, patienceKey{}, true)
+}
+
+// patiently runs call, again after each throttle's wait if ctx asks for
+// patience.
 func patiently[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	if ctx.Value(patienceKey{}) == nil {
+		return call()
+	}
 	for attempt := 1; ; attempt++ {
 		v, err := call()
 		e, ok := errors.AsType[*domain.Error](err)

@@ -159,13 +159,13 @@ func (g goneError) Unwrap() []error { return []error{g.err, ErrFeedRangeGone} }
 
 // Limits Cosmos imposes, enforced by both adapters.
 const (
-	MaxItemBytes     = 2 * 1024 * 1024 // an item over 2 MB is refused (413)
-	MaxBatchOps      = 100             // a transactional batch holds at most 100 operations
-	MaxBatchBytes    = 2 * 1024 * 1024 // and at most 2 MB in all (BatchSize; 413 on Cosmos)
-	MaxPatchOps      = 10              // a patch holds at most 10 operations (400 on Cosmos)
-	MaxIDBytes       = 1023            // ids: 1..1023 bytes of UTF-8, none of / \ ? # " nor a control character (domain.ValidateID)
-	MaxPartitionKey  = 2048            // bytes of a partition key value
-	MaxQueryPageSize = 1000            // items of one query page
+	MaxItemBytes     = 2 * 1024 * 1024   // an item over 2 MB is refused (413)
+	MaxBatchOps      = 100               // a transactional batch holds at most 100 operations
+	MaxBatchBytes    = 2 * 1024 * 1024   // and at most 2 MB in all (BatchSize; 413 on Cosmos)
+	MaxPatchOps      = 10                // a patch holds at most 10 operations (400 on Cosmos)
+	MaxIDBytes       = domain.MaxIDBytes // ids: 1..1023 bytes of UTF-8, none of / \ ? # " nor a control character (domain.ValidateID)
+	MaxPartitionKey  = 2048              // bytes of a partition key value
+	MaxQueryPageSize = 1000              // items of one query page
 )
 
 // DefaultPageSize is the page size of a query without a Limit, and of an

@@ -14,7 +14,10 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 	"github.com/reference-shop/shop/web"
 )
 
@@ -37,7 +40,7 @@ func newShop(t *testing.T) string {
 		t.Fatal(err)
 	}
 	pay := paymentstest.Embedded(t)
-	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Payments: pay, Processor: changefeed.Config{PollEvery: 50 * time.Millisecond}})
+	wk, err := feedworkers.Start(ctx, s, writes.New(repo.New(store.Metered(s), 0), pay, nil), feedworkers.Config{Processor: changefeed.Config{PollEvery: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,16 +52,14 @@ func newShop(t *testing.T) string {
 		}
 		cancel()
 	})
-	srv := httptest.NewServer(api.NewServer(api.Deps{
-		Store:    s,
-		Secret:   []byte("browser-tests-only-secret-of-32-bytes"),
-		DevMode:  true,
-		Web:      web.Handler(),
-		Feeds:    wk,
-		Payments: pay,
+	srv := httptest.NewServer(api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(s), 0), pay, nil),
+		Store:   s,
+		Secret:  []byte("browser-tests-only-secret-of-32-bytes"),
+		DevMode: true,
+		Web:     web.Handler(),
+		Feeds:   wk,
 		// As shop serve on the embedded store.
-		ChargesEstimated: true,
-	}))
+		ChargesEstimated: true}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -12,7 +12,10 @@ import (
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // startShop serves the API in dev mode over HTTP on a fresh embedded
@@ -31,7 +34,7 @@ func startShop(t *testing.T) *client.ClientWithResponses {
 	if _, err := sample.Load(ctx, st, sample.Options{Categories: 2, Products: 12}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Payments: paymentstest.Embedded(t), Secret: []byte("client-test-secret-of-32-bytes!!"), DevMode: true}))
+	srv := httptest.NewServer(api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), paymentstest.Embedded(t), nil), Store: st, Secret: []byte("client-test-secret-of-32-bytes!!"), DevMode: true}))
 	t.Cleanup(srv.Close)
 	c, err := client.NewClientWithResponses(srv.URL)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // DefaultAuditBudget is the Request Units per second `shop audit` spends
@@ -49,7 +51,8 @@ func audit(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintf(stdout, "auditing %s, %s%s\n", desc, bound, map[bool]string{true: ", repairing"}[*repair])
 
-	h := feedworkers.NewHandlers(store.Metered(s), feedworkers.HandlersConfig{StatusBuckets: cfg.StatusBuckets})
+	metered := store.Metered(s)
+	h := feedworkers.NewHandlers(metered, writes.New(repo.New(metered, cfg.StatusBuckets), nil, nil), feedworkers.HandlersConfig{})
 	var last feedworkers.AuditProgress
 	lastAt := time.Now()
 	progress := func(p feedworkers.AuditProgress) {

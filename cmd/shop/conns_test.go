@@ -19,7 +19,10 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // limitedShop serves the shop's API with serve's server on 127.0.0.1,
@@ -32,7 +35,7 @@ func limitedShop(t testing.TB, limits connLimits) (addr string, lim *connLimiter
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := newHTTPServer(context.Background(), "127.0.0.1:0", api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret)}))
+	srv := newHTTPServer(context.Background(), "127.0.0.1:0", api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: []byte(testJWTSecret)}))
 	serverLog = &lockedBuffer{}
 	srv.ErrorLog = log.New(serverLog, "", 0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -19,6 +19,8 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestEveryCopyConverges is the shop's convergence property: random
@@ -128,9 +130,8 @@ func (c *convergence) startSecond() {
 	}
 	cfg := liveWorkers
 	cfg.Processor.Instance = "live-2"
-	cfg.Payments = c.s.pay
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := feedworkers.Start(ctx, st, cfg)
+	w, err := feedworkers.Start(ctx, st, writes.New(repo.New(store.Metered(st), 0), c.s.pay, nil), cfg)
 	if err != nil {
 		cancel()
 		c.t.Fatalf("start the second instance's feed workers: %v", err)
@@ -309,7 +310,7 @@ func (c *convergence) settle() {
 	settled := time.Now().Add(3 * time.Second)
 	for {
 		c.awaitCaughtUp(deadline)
-		h := feedworkers.NewHandlers(c.s.raw, feedworkers.HandlersConfig{Payments: c.s.pay})
+		h := feedworkers.NewHandlers(c.s.raw, writes.New(repo.New(c.s.raw, 0), c.s.pay, nil), feedworkers.HandlersConfig{})
 		r, err := h.Audit(context.Background(), feedworkers.AuditOptions{})
 		if err != nil {
 			c.t.Fatalf("audit: %v", err)

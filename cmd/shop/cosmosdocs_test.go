@@ -67,7 +67,7 @@ func TestCosmosDocsSeedWhatTheWorkshopUses(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			repos := repo.NewRepos(st)
+			repos := repo.New(st, 0)
 			ctx := context.Background()
 			for _, id := range products {
 				if _, err := repos.Products.Get(ctx, id); err != nil {

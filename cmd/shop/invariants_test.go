@@ -24,6 +24,8 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 var long = flag.Bool("long", false, "run the long reliability tests (also SHOP_LONG=1)")
@@ -112,13 +114,13 @@ func checkInvariants(t *testing.T, users, opsPerUser int, fc *faults.Config) {
 		st = fs
 	}
 	pay := paymentstest.Embedded(t)
-	wk, err := feedworkers.Start(ctx, st, feedworkers.Config{Payments: pay, Processor: changefeed.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
+	wk, err := feedworkers.Start(ctx, st, writes.New(repo.New(store.Metered(st), 0), pay, nil), feedworkers.Config{Processor: changefeed.Config{Instance: "inv", PollEvery: 5 * time.Millisecond,
 		Backoff: time.Millisecond, LeaseExpiry: 2 * time.Second, RenewEvery: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = wk.Stop(context.Background()) })
-	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret), Feeds: wk, Payments: pay}))
+	srv := httptest.NewServer(api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), pay, nil), Store: st, Secret: []byte(testJWTSecret), Feeds: wk}))
 	t.Cleanup(srv.Close)
 	products := createCatalog(t, srv.URL, 8)
 	if fs != nil {

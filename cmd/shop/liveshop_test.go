@@ -21,6 +21,8 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // tester is what the live shop needs of a test: a *testing.T and a
@@ -132,15 +134,14 @@ func (s *liveShop) start() {
 		pay.InjectFaults(s.payFaults)
 	}
 	wc := s.workers
-	wc.Payments = pay
-	wk, err := feedworkers.Start(ctx, st, wc)
+	wk, err := feedworkers.Start(ctx, st, writes.New(repo.New(store.Metered(st), 0), pay, nil), wc)
 	if err != nil {
 		raw.Close()
 		pay.Close()
 		s.t.Fatalf("start the feed workers: %v", err)
 	}
 	s.raw, s.wk, s.pay = raw, wk, pay
-	s.srv = httptest.NewServer(api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret), Feeds: wk, Payments: pay}))
+	s.srv = httptest.NewServer(api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), pay, nil), Store: st, Secret: []byte(testJWTSecret), Feeds: wk}))
 	s.URL = s.srv.URL
 }
 

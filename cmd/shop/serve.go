@@ -19,6 +19,8 @@ import (
 	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 	"github.com/reference-shop/shop/web"
 )
 
@@ -89,6 +91,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer closePay()
 	desc += ", " + payDesc
+	// Wired once: one set of repositories and one write layer, which the
+	// API and the feed workers share. Metered, so a request's cost headers
+	// and a feed batch's charge add up their calls; Patient (repo.New), so
+	// the workers, whose contexts ask, ride throttles and a request does not.
+	repos := repo.New(store.Metered(s), cfg.StatusBuckets)
+	w := writes.New(repos, pay, nil)
 
 	var wk *feedworkers.Workers
 	if cfg.Workers {
@@ -99,9 +107,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// a restarted shop resumes from its checkpoints.
 		fc.Processor.StartFromNow = seeded
 		fc.Sweeper = feedworkers.Sweeper{Every: cfg.SweepEvery, Stall: cfg.CheckoutStall, Expiry: cfg.CheckoutExpiry}
-		fc.Payments = pay
-		fc.StatusBuckets = cfg.StatusBuckets
-		if wk, err = feedworkers.Start(ctx, s, fc); err != nil {
+		if wk, err = feedworkers.Start(ctx, s, w, fc); err != nil {
 			return fmt.Errorf("feed workers: %w", err)
 		}
 		observeFeeds(tel, wk)
@@ -113,7 +119,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Secret:    secret,
 		DevMode:   cfg.Dev,
 		Web:       web.Handler(),
-		Payments:  pay,
+		Writes:    w,
 		RateLimit: api.RateLimit{User: cfg.RateUser, Anon: cfg.RateAnon, Window: time.Minute},
 		// Below the server's WriteTimeout, so the 503 still reaches the client.
 		RequestTimeout: cfg.RequestTimeout,
@@ -122,7 +128,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		SessionTokens:  cfg.Cosmos,
 		// The embedded store's charges are its documented estimate.
 		ChargesEstimated: !cfg.Cosmos,
-		StatusBuckets:    cfg.StatusBuckets,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
@@ -199,6 +204,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if err := wk.Stop(sctx); err != nil {
 			logger.Error("stopping feed workers", "err", err)
 		}
+	}
+	// A checkout whose client left, or whose request outlived the grace,
+	// carries its order on for up to domain.CheckoutBound: let it reach a
+	// state of the workflow before the store closes under it. Past the
+	// grace it is left to the sweeper of the next start.
+	if err := w.Wait(sctx); err != nil {
+		logger.Error("checkouts still under way at shutdown; the sweeper carries them on", "err", err)
 	}
 	if err := raw.Close(); err != nil {
 		return err

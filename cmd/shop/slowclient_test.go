@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestServerTimeoutsAreSet: the server serve runs bounds what a slow or
@@ -49,7 +52,7 @@ func slowShop(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := newHTTPServer(t.Context(), "127.0.0.1:0", api.NewServer(api.Deps{Store: st, Secret: []byte(testJWTSecret)}))
+	srv := newHTTPServer(t.Context(), "127.0.0.1:0", api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: []byte(testJWTSecret)}))
 	srv.ReadHeaderTimeout = 300 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // migrate creates the database's containers, or updates their indexing
@@ -45,7 +47,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err := migrations.Apply(ctx, s, stdout); err != nil {
 		return err
 	}
-	_, err = migrations.BucketOrderSummaries(ctx, s, cfg.StatusBuckets, stdout)
+	_, err = migrations.BucketOrderSummaries(ctx, s, repo.New(s, cfg.StatusBuckets), stdout)
 	return err
 }
 
@@ -197,9 +199,16 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer s.Close()
-	fc := feedConfig(logger, tel)
-	fc.StatusBuckets = cfg.StatusBuckets
-	wk, err := feedworkers.Start(ctx, store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg)), fc)
+	traced := store.Traced(s, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg))
+	// The orders feed's effects move money: the workers need the shop's
+	// payment provider as `shop serve` does.
+	pay, _, closePay, err := openPayments(cfg)
+	if err != nil {
+		return err
+	}
+	defer closePay()
+	w := writes.New(repo.New(store.Metered(traced), cfg.StatusBuckets), pay, nil)
+	wk, err := feedworkers.Start(ctx, traced, w, feedConfig(logger, tel))
 	if err != nil {
 		return err
 	}
@@ -207,7 +216,7 @@ func workers(ctx context.Context, args []string, getenv func(string) string, std
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
-	return wk.Stop(sctx)
+	return errors.Join(wk.Stop(sctx), w.Wait(sctx))
 }
 
 // configWithDataDir is the configuration of a tool whose only setting

@@ -66,7 +66,7 @@ var ignoreSystem = cmpopts.IgnoreFields(domain.Meta{}, "ETag", "TS")
 func TestSampleDefaultCatalog(t *testing.T) {
 	ctx := t.Context()
 	s := openStore(t, embedded.Options{NoSync: true})
-	repos := repo.NewRepos(s)
+	repos := repo.New(s, 0)
 
 	empty, err := sample.IsEmpty(ctx, s)
 	if err != nil || !empty {
@@ -170,7 +170,7 @@ func TestSampleDefaultCatalog(t *testing.T) {
 func TestSampleCarts(t *testing.T) {
 	ctx := t.Context()
 	s := openStore(t, embedded.Options{NoSync: true})
-	repos := repo.NewRepos(s)
+	repos := repo.New(s, 0)
 	var calls, lastDone, lastTotal int
 	opts := sample.Options{Products: 30, Reviews: 40, Users: 25, Categories: 10,
 		Progress: func(done, total int) {

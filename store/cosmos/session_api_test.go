@@ -10,7 +10,9 @@ import (
 
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // Read-your-writes across two instances of the shop, end to end: a
@@ -22,7 +24,7 @@ func TestSessionTokenAcrossInstances(t *testing.T) {
 	g := newGateway(t)
 	secret := []byte("session-test-secret-of-32-bytes!")
 	instance := func(endpoint string) http.Handler {
-		return api.NewServer(api.Deps{Store: g.open(endpoint), Secret: secret, SessionTokens: true})
+		return api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(g.open(endpoint)), 0), nil, nil), Store: g.open(endpoint), Secret: secret, SessionTokens: true})
 	}
 	a := instance("")
 	b := instance("http://localhost:" + g.srv.URL[len("http://127.0.0.1:"):])

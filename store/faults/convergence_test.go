@@ -16,6 +16,7 @@ import (
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestFeedWorkersConvergeThroughFaults runs the feed workers on a store
@@ -36,7 +37,7 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 	}
 	// The test writes through the healthy store: the faults are the
 	// workers' alone.
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
 	p, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Beans", CategoryID: "coffee",
 		CategoryName: "Coffee", PriceCents: 1000, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: now})
@@ -56,7 +57,7 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 	// store breaks under them.
 	f := faults.Wrap(st, faults.Config{Seed: 20, Rules: []faults.Rule{{Throttle: 0.1, Unavailable: 0.1}},
 		RetryAfter: time.Millisecond, Disabled: true})
-	wk, err := feedworkers.Start(ctx, f, feedworkers.Config{Processor: changefeed.Config{Instance: "w1", LeaseExpiry: 2 * time.Second,
+	wk, err := feedworkers.Start(ctx, f, writes.New(repo.New(store.Metered(f), 0), nil, nil), feedworkers.Config{Processor: changefeed.Config{Instance: "w1", LeaseExpiry: 2 * time.Second,
 		RenewEvery: 100 * time.Millisecond, PollEvery: 5 * time.Millisecond, Backoff: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 
 // eventuallyAt waits until all n carts holding p1 carry its current
 // price version at cents.
-func eventuallyAt(t *testing.T, repos *repo.Repos, n int, cents int64) {
+func eventuallyAt(t *testing.T, repos *repo.Set, n int, cents int64) {
 	t.Helper()
 	ctx := t.Context()
 	want, err := repos.Products.Get(ctx, "p1")

@@ -14,6 +14,7 @@ import (
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/faults"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // TestCrossPartitionReadersReadPastShortPages: the shop's two
@@ -32,7 +33,7 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 	if err := migrations.Apply(ctx, st, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
 	p, err := repos.Products.Create(ctx, domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Beans", CategoryID: "coffee",
 		CategoryName: "Coffee", PriceCents: 1000, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: now})
@@ -65,7 +66,7 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 	}
 	short := faults.Wrap(st, faults.Config{ShortPages: 3})
 	later := now.Add(time.Hour)
-	h := feedworkers.NewHandlers(short, feedworkers.HandlersConfig{Now: func() time.Time { return later }})
+	h := feedworkers.NewHandlers(short, writes.New(repo.New(short, 0), nil, func() time.Time { return later }), feedworkers.HandlersConfig{Now: func() time.Time { return later }})
 
 	cents := int64(1200)
 	p, err = repos.Products.Update(ctx, "p1", "", func(p *domain.Product) error {

@@ -236,8 +236,11 @@ func putGuarded[T any](ctx context.Context, c store.Container, pk, id string, ve
 	return PutResult{Wrote: true, Created: done.Created}, nil
 }
 
-// Repos bundles the typed repositories, all written once over the port.
-type Repos struct {
+// Set is every typed repository, each written once over the port. A
+// process builds one (New) and hands it to the API, the feed workers and
+// the write protocols (writes.New), so each repository is opened, and each
+// setting read, in one place.
+type Set struct {
 	Products         *Products
 	Reviews          *Reviews
 	Carts            *Carts
@@ -249,15 +252,22 @@ type Repos struct {
 	Search           *SearchIndex
 }
 
-// NewRepos returns every repository over s.
-func NewRepos(s store.Store) *Repos {
-	return &Repos{
+// New returns every repository over s, with the order status view in
+// statusBuckets buckets per status and day (0: domain.DefaultStatusBuckets;
+// the API that reads the view and the feed that writes it share the Set,
+// so they cannot disagree). The store is wrapped in store.Patient: a
+// caller whose context asks (store.WithPatience, the feed workers) waits
+// out throttles, a request does not. Wrap s in store.Metered first for the
+// cost headers and the feed batches' charges.
+func New(s store.Store, statusBuckets int) *Set {
+	s = store.Patient(s)
+	return &Set{
 		Products:         NewProducts(s),
 		Reviews:          NewReviews(s),
 		Carts:            NewCarts(s),
 		Orders:           NewOrders(s),
 		ProductSummaries: NewProductSummaries(s),
-		OrderSummaries:   NewOrderSummaries(s),
+		OrderSummaries:   NewOrderSummariesIn(s, statusBuckets),
 		Inventory:        NewInventory(s),
 		Fanouts:          NewFanouts(s),
 		Search:           NewSearchIndex(s),

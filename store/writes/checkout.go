@@ -2,8 +2,6 @@ package writes
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 
@@ -53,6 +51,8 @@ func (w *Writes) Checkout(ctx context.Context, req CheckoutRequest) (domain.Orde
 		return domain.Order{}, domain.Errorf(domain.ECONFLICT, "a checkout with this Idempotency-Key is still in progress")
 	}
 	defer w.checkouts.done(req.UserID, req.Key)
+	w.running.Add(1)
+	defer w.running.Done()
 	o, err := w.begin(ctx, req)
 	if err != nil {
 		return domain.Order{}, err
@@ -146,7 +146,7 @@ func (w *Writes) claim(ctx context.Context, req CheckoutRequest) (domain.Order, 
 	marked, err := w.changeCart(ctx, req.UserID, "", func(c *domain.Cart) error {
 		t := w.now()
 		var err error
-		o, err = domain.NewOrder(domain.OrderID(t, randomSuffix()), *c, req.Customer, req.Address, req.Key, t)
+		o, err = domain.NewOrder(domain.OrderID(t, domain.RandomSuffix()), *c, req.Customer, req.Address, req.Key, t)
 		if err != nil {
 			return err
 		}
@@ -189,12 +189,6 @@ func (w *Writes) refuse(ctx context.Context, userID, read string, refusal error)
 		return repo.Lost(refusal)
 	}
 	return refusal
-}
-
-func randomSuffix() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // inFlight holds user+key of the checkouts running in this process, so a

@@ -21,10 +21,10 @@ const waitLong = 5 * time.Second
 
 // stockedShop is a store with product p1 (5 units in stock) and u1's cart
 // holding 2 of it, and the write protocols over it.
-func stockedShop(t *testing.T) (*writes.Writes, *repo.Repos) {
+func stockedShop(t *testing.T) (*writes.Writes, *repo.Set) {
 	t.Helper()
 	raw := openStore(t)
-	repos := repo.NewRepos(raw)
+	repos := repo.New(raw, 0)
 	ws := writes.New(repos, paymentstest.Embedded(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := ws.CreateProduct(t.Context(), p, 5); err != nil {

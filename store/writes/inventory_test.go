@@ -29,7 +29,7 @@ func TestCheckoutOfAProductWithoutStock(t *testing.T) {
 		{"legacy, never tracked: sold without a limit", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repos := repo.NewRepos(openStore(t))
+			repos := repo.New(openStore(t), 0)
 			ws := writes.New(repos, paymentstest.Embedded(t), nil)
 			if _, err := repos.Products.Create(t.Context(), domain.Product{
 				Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD",

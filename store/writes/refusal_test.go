@@ -73,10 +73,10 @@ const soldOut = "p-sold-out"
 // and soldOut with none; u1's cart holds one unit of each, the sold-out
 // line first. The write protocols run over the store wrapped by stepIn,
 // metered; repos reads it as it is.
-func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *repo.Repos, *stepIn) {
+func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *repo.Set, *stepIn) {
 	t.Helper()
 	raw := openStore(t)
-	repos := repo.NewRepos(raw)
+	repos := repo.New(raw, 0)
 	setup := writes.New(repos, paymentstest.Embedded(t), nil)
 	ids := []string{soldOut}
 	for i := range domain.MaxCartLines - 1 {
@@ -96,7 +96,7 @@ func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *repo.R
 		}
 	}
 	s := &stepIn{Store: raw}
-	return writes.New(repo.NewRepos(store.Metered(s)), paymentstest.Embedded(t), nil), repos, s
+	return writes.New(repo.New(store.Metered(s), 0), paymentstest.Embedded(t), nil), repos, s
 }
 
 // TestRefusalTheStockReadsCanTellTakesNothing: a cart of 49 lines in
@@ -265,7 +265,7 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 // only if the cart is still the one it read.
 func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 	raw := openStore(t)
-	setup := writes.New(repo.NewRepos(raw), paymentstest.Embedded(t), nil)
+	setup := writes.New(repo.New(raw, 0), paymentstest.Embedded(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := setup.CreateProduct(t.Context(), p, 5); err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &stepIn{Store: raw}
-	ws := writes.New(repo.NewRepos(s), paymentstest.Embedded(t), nil)
+	ws := writes.New(repo.New(s, 0), paymentstest.Embedded(t), nil)
 	var first atomic.Bool
 	var placed domain.Order
 	var err1 error

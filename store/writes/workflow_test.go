@@ -24,7 +24,7 @@ import (
 type shop struct {
 	t       *testing.T
 	st      store.Store
-	repos   *repo.Repos
+	repos   *repo.Set
 	pay     *payembedded.Provider
 	stocked map[string]int64
 }
@@ -33,7 +33,7 @@ func newShop(t *testing.T, units map[string]int64) *shop {
 	t.Helper()
 	st := openStore(t)
 	pay := paymentstest.Embedded(t)
-	s := &shop{t: t, st: st, repos: repo.NewRepos(st), pay: pay, stocked: units}
+	s := &shop{t: t, st: st, repos: repo.New(st, 0), pay: pay, stocked: units}
 	for id, n := range units {
 		p := domain.Product{Meta: domain.Meta{ID: id}, Name: "Product " + id, CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 		if _, err := s.writes(st).CreateProduct(t.Context(), p, n); err != nil {
@@ -45,7 +45,7 @@ func newShop(t *testing.T, units map[string]int64) *shop {
 
 // writes is the write protocols over st (the shop's store, or a wrapper).
 func (s *shop) writes(st store.Store) *writes.Writes {
-	return writes.New(repo.NewRepos(st), s.pay, nil)
+	return writes.New(repo.New(st, 0), s.pay, nil)
 }
 
 // fill puts n of each product in user's cart.

@@ -11,6 +11,7 @@ package writes
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/reference-shop/shop/domain"
@@ -20,10 +21,13 @@ import (
 
 // Writes runs the write protocols over the repositories.
 type Writes struct {
-	repos     *repo.Repos
+	repos     *repo.Set
 	pay       payments.Provider
 	now       func() time.Time
 	checkouts inFlight
+	// running counts the checkouts under way, which carry their order on
+	// after their caller has gone (carryOn); Wait waits for them.
+	running sync.WaitGroup
 	// bound is how long a checkout carries its order on before it answers
 	// (domain.CheckoutBound; tests shorten it).
 	bound time.Duration
@@ -33,7 +37,7 @@ type Writes struct {
 // pay; now is the clock of every lastUpdated and createdAt they write
 // (nil: time.Now). Without a provider (nil) every payment step fails
 // EUNAVAILABLE: the protocols that touch no money still work.
-func New(repos *repo.Repos, pay payments.Provider, now func() time.Time) *Writes {
+func New(repos *repo.Set, pay payments.Provider, now func() time.Time) *Writes {
 	if now == nil {
 		now = time.Now
 	}
@@ -41,6 +45,27 @@ func New(repos *repo.Repos, pay payments.Provider, now func() time.Time) *Writes
 		pay = noProvider{}
 	}
 	return &Writes{repos: repos, pay: pay, now: now, bound: domain.CheckoutBound}
+}
+
+// Repos returns the repositories the protocols write through: the
+// process's one Set, which its readers share.
+func (w *Writes) Repos() *repo.Set { return w.repos }
+
+// Wait waits until no checkout is under way, or ctx ends (its error). A
+// checkout carries its order on for up to domain.CheckoutBound after its
+// caller stopped waiting (a client gone, a server past its shutdown
+// grace); a shutdown calls Wait before it closes the store, so that work
+// ends at a state of the workflow, not at a closed store. What Wait gives
+// up on is what a crash leaves: the sweeper carries it on.
+func (w *Writes) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { w.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // SetCartLine puts quantity of the product in the user's cart (the cart

@@ -66,16 +66,16 @@ func openStore(t *testing.T) store.Store {
 	return st
 }
 
-func setup(t *testing.T, committed bool) (*writes.Writes, *repo.Repos, *batchFault) {
+func setup(t *testing.T, committed bool) (*writes.Writes, *repo.Set, *batchFault) {
 	t.Helper()
 	st := openStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	if _, err := repos.Products.Create(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	f := &batchFault{Store: st, committed: committed}
-	ws := writes.New(repo.NewRepos(f), paymentstest.Embedded(t), nil)
+	ws := writes.New(repo.New(f, 0), paymentstest.Embedded(t), nil)
 	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestCreateProduct(t *testing.T) {
 		return domain.Product{Meta: domain.Meta{ID: id}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
 	}
 	t.Run("a create that loses with 409 writes nothing", func(t *testing.T) {
-		repos := repo.NewRepos(openStore(t))
+		repos := repo.New(openStore(t), 0)
 		ws := writes.New(repos, paymentstest.Embedded(t), nil)
 		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 5); err != nil {
 			t.Fatal(err)
@@ -167,7 +167,7 @@ func TestCreateProduct(t *testing.T) {
 		}
 	})
 	t.Run("over the stock of a product deleted long ago", func(t *testing.T) {
-		repos := repo.NewRepos(openStore(t))
+		repos := repo.New(openStore(t), 0)
 		ws := writes.New(repos, paymentstest.Embedded(t), nil)
 		// The product's ttl passed; its stock document stayed.
 		if _, err := repos.Inventory.SetStock(t.Context(), "p1", 3, "", time.Now()); err != nil {

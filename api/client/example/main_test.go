@@ -15,7 +15,10 @@ import (
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // startShop serves the API as a first start of `go run ./cmd/shop` does:
@@ -34,7 +37,7 @@ func startShop(t *testing.T) string {
 	if _, err := sample.Load(ctx, st, sample.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(api.Deps{Store: st, Payments: paymentstest.Embedded(t), Secret: []byte("example-test-secret-of-32-bytes!"), DevMode: true}))
+	srv := httptest.NewServer(api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), paymentstest.Embedded(t), nil), Store: st, Secret: []byte("example-test-secret-of-32-bytes!"), DevMode: true}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -142,14 +142,14 @@ func buildLab(ctx context.Context, s store.Store, o labOptions) (*labData, error
 			return nil, fmt.Errorf("container %s: %w", def.ID, err)
 		}
 	}
-	b := &labBuilder{s: s, repos: repo.NewRepos(s), o: o, now: time.Now().UTC().Truncate(time.Second)}
+	b := &labBuilder{s: s, repos: repo.New(s, 0), o: o, now: time.Now().UTC().Truncate(time.Second)}
 	b.total = 1 + o.Categories + o.Products*(o.ReviewsPerProduct+1) + o.Users*(1+o.OrdersPerUser) + o.PriceChanges*o.CartsPerProduct
 	return b.build(ctx)
 }
 
 type labBuilder struct {
 	s           store.Store
-	repos       *repo.Repos
+	repos       *repo.Set
 	o           labOptions
 	now         time.Time
 	done, total int

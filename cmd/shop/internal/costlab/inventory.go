@@ -73,7 +73,7 @@ type inventoryResult struct {
 // tracked products, and one take and one release, over the metered store
 // ms; raw (unmetered) prepares the products and carts.
 type inventoryLab struct {
-	raw, ms *repo.Repos
+	raw, ms *repo.Set
 	// rawInventory counts what the refusals reserved (reservationsOf).
 	rawInventory store.Container
 	// rawOrders writes the workflow measure's copies (movePatch).
@@ -87,7 +87,7 @@ type inventoryLab struct {
 }
 
 func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, error) {
-	l := &inventoryLab{raw: repo.NewRepos(raw), ms: repo.NewRepos(ms), rawInventory: raw.Container(store.InventoryContainer),
+	l := &inventoryLab{raw: repo.New(raw, 0), ms: repo.New(ms, 0), rawInventory: raw.Container(store.InventoryContainer),
 		rawOrders: raw.Container(store.OrdersContainer), now: time.Now().UTC()}
 	pay, err := payembedded.Open("")
 	if err != nil {

@@ -60,7 +60,7 @@ type screenResult struct {
 // labScreens returns the four screens of the issue over the metered store
 // ms (every call counts on the Meter in its context).
 func labScreens(ms store.Store, d *labData) []screen {
-	repos := repo.NewRepos(ms)
+	repos := repo.New(ms, 0)
 	normProducts := ms.Container(normProductsContainer)
 	normCategories := ms.Container(normCategoriesContainer)
 	normCarts := ms.Container(normCartsContainer)

@@ -11,6 +11,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // searchPageSize is the page a search shows.
@@ -19,7 +20,7 @@ const searchPageSize = 20
 // indexLab writes the search index of the lab's products, as the
 // products feed would (not measured).
 func indexLab(ctx context.Context, s store.Store, d *labData) error {
-	h := feedworkers.NewHandlers(s, feedworkers.HandlersConfig{})
+	h := feedworkers.NewHandlers(s, writes.New(repo.New(s, 0), nil, nil), feedworkers.HandlersConfig{})
 	for _, p := range d.products {
 		if err := h.ProductToSearch(ctx, p); err != nil {
 			return fmt.Errorf("index %s: %w", p.ID, err)
@@ -115,8 +116,8 @@ type searchWrite struct {
 // products feed's index step (feedworkers.Handlers.ProductToSearch) costs
 // for each: term documents, store operations and Request Units.
 func measureSearchWrites(ctx context.Context, ms store.Store, n int) ([]searchWrite, error) {
-	repos := repo.NewRepos(ms)
-	h := feedworkers.NewHandlers(ms, feedworkers.HandlersConfig{})
+	repos := repo.New(ms, 0)
+	h := feedworkers.NewHandlers(ms, writes.New(repo.New(ms, 0), nil, nil), feedworkers.HandlersConfig{})
 	out := []searchWrite{{Change: "product create (name of 3 words, 1 category word)"}, {Change: "product rename (2 of its words replaced)"}}
 	index := func(into *searchWrite, p domain.Product, docs int) error {
 		s, err := once(ctx, func(ctx context.Context, _ int) error { return h.ProductToSearch(ctx, p) }, 0)

@@ -207,8 +207,8 @@ func (l *inventoryLab) measureWorkflow(ctx context.Context, ms store.Store, reps
 			AddedOps: report.Round2(c.Tracked.StoreOps - before.StoreOps), AddedRU: report.Round2(c.Tracked.RequestUnits - before.RequestUnits)})
 	}
 	rec := recording(ms)
-	w := writes.New(repo.NewRepos(rec), l.pay, time.Now)
-	feed := feedworkers.NewHandlers(rec, feedworkers.HandlersConfig{Payments: l.pay})
+	w := writes.New(repo.New(rec, 0), l.pay, time.Now)
+	feed := feedworkers.NewHandlers(rec, writes.New(repo.New(rec, 0), l.pay, nil), feedworkers.HandlersConfig{})
 	products := l.tracked[:workflowLines]
 	moves := make([]tally, len(checkoutMoves))
 	apart := map[string]*tally{feedPass: {}, shipMove: {}, cancelShipped: {}, cancelPlaced: {}}

@@ -12,6 +12,7 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // readMix is the share of each screen in the workload's reads: the shape of
@@ -69,7 +70,7 @@ type workloadResult struct {
 // products feed does) and to the normalized product (nothing to propagate).
 type priceChange struct {
 	raw   store.Store // unmetered, to position the change feed
-	repos *repo.Repos
+	repos *repo.Set
 	ms    store.Store
 	// handlers are the feed workers' own, over the metered store.
 	handlers *feedworkers.Handlers
@@ -80,8 +81,8 @@ type priceChange struct {
 }
 
 func newPriceChange(ctx context.Context, raw, ms store.Store) (*priceChange, error) {
-	pc := &priceChange{raw: raw, ms: ms, repos: repo.NewRepos(ms), now: time.Now,
-		handlers: feedworkers.NewHandlers(ms, feedworkers.HandlersConfig{})}
+	pc := &priceChange{raw: raw, ms: ms, repos: repo.New(ms, 0), now: time.Now,
+		handlers: feedworkers.NewHandlers(ms, writes.New(repo.New(ms, 0), nil, nil), feedworkers.HandlersConfig{})}
 	feed := raw.Container(store.ProductsContainer)
 	ranges, err := feed.ReadFeedRanges(ctx)
 	if err != nil {

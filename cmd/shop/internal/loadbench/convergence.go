@@ -18,6 +18,8 @@ import (
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // `shop bench --convergence` measures, from outside, how long the copies
@@ -280,7 +282,7 @@ func auditFile(ctx context.Context, path string) (auditResult, error) {
 		return auditResult{}, err
 	}
 	defer s.Close()
-	r, err := feedworkers.NewHandlers(store.Metered(s), feedworkers.HandlersConfig{}).Audit(ctx, feedworkers.AuditOptions{})
+	r, err := feedworkers.NewHandlers(store.Metered(s), writes.New(repo.New(store.Metered(s), 0), nil, nil), feedworkers.HandlersConfig{}).Audit(ctx, feedworkers.AuditOptions{})
 	if err != nil {
 		return auditResult{}, fmt.Errorf("audit: %w", err)
 	}

@@ -62,7 +62,7 @@ func seedHotCarts(ctx context.Context, path string, k, n int) ([]hotProduct, err
 	if err != nil {
 		return nil, fmt.Errorf("carts: %w", err)
 	}
-	repos := repo.NewRepos(s)
+	repos := repo.New(s, 0)
 	now := time.Now()
 	for _, c := range carts {
 		if _, err := repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {

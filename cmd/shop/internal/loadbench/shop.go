@@ -14,7 +14,10 @@ import (
 	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
+	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
+	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // benchShop is the shop under test: started here as a child process, or
@@ -160,7 +163,7 @@ func loadBenchData(ctx context.Context, path string, opts embedded.Options, o be
 	// The sample data is consistent from the start (sample.Load writes
 	// every copy): the leases are created at the feeds' end and
 	// checkpointed there, so the shop resumes from the end.
-	wk, err := feedworkers.Start(ctx, s, feedworkers.Config{Processor: changefeed.Config{StartFromNow: true}})
+	wk, err := feedworkers.Start(ctx, s, writes.New(repo.New(store.Metered(s), 0), nil, nil), feedworkers.Config{Processor: changefeed.Config{StartFromNow: true}})
 	if err != nil {
 		return fmt.Errorf("feed workers: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // Charges are the Request Units of each operation of the model, split by
@@ -104,18 +105,16 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 		return ch, err
 	}
 	defer pay.Close()
-	wk, err := feedworkers.Start(ctx, t, feedworkers.Config{
-		Payments:  pay,
+	wk, err := feedworkers.Start(ctx, t, writes.New(repo.New(store.Metered(t), 0), pay, nil), feedworkers.Config{
 		Sweeper:   feedworkers.Sweeper{Every: time.Hour},
-		Processor: changefeed.Config{StartFromNow: true, PollEvery: 20 * time.Millisecond},
-	})
+		Processor: changefeed.Config{StartFromNow: true, PollEvery: 20 * time.Millisecond}})
 	if err != nil {
 		return ch, err
 	}
 	defer func() { _ = wk.Stop(context.WithoutCancel(ctx)) }()
 	secret := []byte("shop scale: a measurement's own key!")
-	l := &lab{t: t, wk: wk, secret: secret, repos: repo.NewRepos(t),
-		h: api.NewServer(api.Deps{Store: t, Payments: pay, Secret: secret, Now: time.Now})}
+	l := &lab{t: t, wk: wk, secret: secret, repos: repo.New(t, 0),
+		h: api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(t), 0), pay, time.Now), Store: t, Secret: secret, Now: time.Now})}
 	if err := l.quiet(ctx); err != nil {
 		return ch, err
 	}
@@ -209,7 +208,7 @@ type lab struct {
 	t      *tally
 	wk     *feedworkers.Workers
 	h      http.Handler
-	repos  *repo.Repos
+	repos  *repo.Set
 	secret []byte
 }
 
@@ -340,7 +339,7 @@ func (l *lab) send(method, path, token, body string, headers map[string]string) 
 
 // sizes reads one document of each kind and records its stored bytes.
 func (l *lab) sizes(ctx context.Context, s store.Store, sizes map[string]int, product, category, cartUser, buyer string) error {
-	orders, _, err := repo.NewRepos(s).Orders.Page(ctx, buyer, 1, "")
+	orders, _, err := repo.New(s, 0).Orders.Page(ctx, buyer, 1, "")
 	if err != nil || len(orders) == 0 {
 		return fmt.Errorf("the buyer's order: %d, %v", len(orders), err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // ThrottleOptions are the load of the status view's before and after:
@@ -100,18 +101,15 @@ func throttleRound(ctx context.Context, o ThrottleOptions, n int) (ThrottleRun, 
 		return run, err
 	}
 	defer pay.Close()
-	wk, err := feedworkers.Start(ctx, es, feedworkers.Config{
-		Payments:      pay,
-		Sweeper:       feedworkers.Sweeper{Every: time.Hour},
-		Processor:     changefeed.Config{StartFromNow: true, PollEvery: 50 * time.Millisecond},
-		StatusBuckets: n,
-	})
+	wk, err := feedworkers.Start(ctx, es, writes.New(repo.New(store.Metered(es), n), pay, nil), feedworkers.Config{
+		Sweeper:   feedworkers.Sweeper{Every: time.Hour},
+		Processor: changefeed.Config{StartFromNow: true, PollEvery: 50 * time.Millisecond}})
 	if err != nil {
 		return run, err
 	}
 	defer func() { _ = wk.Stop(context.WithoutCancel(ctx)) }()
 	secret := []byte("shop scale: a measurement's own key!")
-	l := &lab{wk: wk, secret: secret, h: api.NewServer(api.Deps{Store: es, Payments: pay, Secret: secret, Now: time.Now, StatusBuckets: n})}
+	l := &lab{wk: wk, secret: secret, h: api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(es), n), pay, time.Now), Store: es, Secret: secret, Now: time.Now})}
 
 	// One buyer per checkout, each with one line, spread over the
 	// products so that no stock document is the hot spot here.
@@ -191,14 +189,14 @@ func throttleRound(ctx context.Context, o ThrottleOptions, n int) (ThrottleRun, 
 // stockUp gives the first products of the catalog plenty of stock and
 // returns their ids.
 func stockUp(ctx context.Context, l *lab, s store.Store) ([]string, error) {
-	cats, err := repo.NewRepos(s).Products.Categories(ctx)
+	cats, err := repo.New(s, 0).Products.Categories(ctx)
 	if err != nil {
 		return nil, err
 	}
 	admin := l.token("throttle-admin", true)
 	var ids []string
 	for _, c := range cats.Items {
-		page, _, err := repo.NewRepos(s).ProductSummaries.Page(ctx, c.ID, repo.SortByName, store.DefaultPageSize, "")
+		page, _, err := repo.New(s, 0).ProductSummaries.Page(ctx, c.ID, repo.SortByName, store.DefaultPageSize, "")
 		if err != nil {
 			return nil, err
 		}
