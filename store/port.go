@@ -1,6 +1,7 @@
 // Package store is the shop's port onto a document database shaped like
-// Azure Cosmos DB for NoSQL, and the typed repositories written once on top
-// of it. Two adapters implement the port: store/embedded (a durable bbolt
+// Azure Cosmos DB for NoSQL, its limits, and the decorators any adapter
+// can wear (Metered, Patient, Traced); the typed repositories written once
+// on top of it are package store/repo. Two adapters implement the port: store/embedded (a durable bbolt
 // file, the default) and store/cosmos (azcosmos). store/storetest is the
 // one contract suite both must pass.
 //

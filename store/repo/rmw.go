@@ -200,3 +200,33 @@ func readFor[T any](ctx context.Context, c store.Container, pk, id string, o *rm
 	}
 	return v, r.ETag, nil
 }
+
+// PutResult says what a guarded put did.
+type PutResult struct {
+	// Wrote: the document was created or replaced.
+	Wrote bool
+	// Created: there was no document at (pk, id) before.
+	Created bool
+}
+
+// putGuarded writes doc at (pk, id) only if the stored copy was made from
+// an older source version (the version guard of every copy: an older
+// change never overwrites a newer one). It is update with the guard as
+// its function, so a replayed change writes nothing and costs one read.
+func putGuarded[T any](ctx context.Context, c store.Container, pk, id string, version func(T) int64, doc T) (PutResult, error) {
+	var zero T
+	_, done, err := update(ctx, c, pk, id, rmw[T]{create: func() T { return zero }}, func(cur *T) error {
+		if version(*cur) >= version(doc) {
+			return ErrUnchanged
+		}
+		*cur = doc
+		return nil
+	})
+	if errors.Is(err, ErrUnchanged) {
+		return PutResult{}, nil
+	}
+	if err != nil {
+		return PutResult{}, err
+	}
+	return PutResult{Wrote: true, Created: done.Created}, nil
+}

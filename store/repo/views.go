@@ -3,7 +3,6 @@ package repo
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,72 +203,4 @@ func (r *ProductSummaries) Delete(ctx context.Context, categoryID, productID str
 		return nil
 	}
 	return err
-}
-
-// PutResult says what a guarded put did.
-type PutResult struct {
-	// Wrote: the document was created or replaced.
-	Wrote bool
-	// Created: there was no document at (pk, id) before.
-	Created bool
-}
-
-// putGuarded writes doc at (pk, id) only if the stored copy was made from
-// an older source version (the version guard of every copy: an older
-// change never overwrites a newer one). It is update with the guard as
-// its function, so a replayed change writes nothing and costs one read.
-func putGuarded[T any](ctx context.Context, c store.Container, pk, id string, version func(T) int64, doc T) (PutResult, error) {
-	var zero T
-	_, done, err := update(ctx, c, pk, id, rmw[T]{create: func() T { return zero }}, func(cur *T) error {
-		if version(*cur) >= version(doc) {
-			return ErrUnchanged
-		}
-		*cur = doc
-		return nil
-	})
-	if errors.Is(err, ErrUnchanged) {
-		return PutResult{}, nil
-	}
-	if err != nil {
-		return PutResult{}, err
-	}
-	return PutResult{Wrote: true, Created: done.Created}, nil
-}
-
-// Set is every typed repository, each written once over the port. A
-// process builds one (New) and hands it to the API, the feed workers and
-// the write protocols (writes.New), so each repository is opened, and each
-// setting read, in one place.
-type Set struct {
-	Products         *Products
-	Reviews          *Reviews
-	Carts            *Carts
-	Orders           *Orders
-	ProductSummaries *ProductSummaries
-	OrderSummaries   *OrderSummaries
-	Inventory        *Inventory
-	Fanouts          *Fanouts
-	Search           *SearchIndex
-}
-
-// New returns every repository over s, with the order status view in
-// statusBuckets buckets per status and day (0: domain.DefaultStatusBuckets;
-// the API that reads the view and the feed that writes it share the Set,
-// so they cannot disagree). The store is wrapped in store.Patient: a
-// caller whose context asks (store.WithPatience, the feed workers) waits
-// out throttles, a request does not. Wrap s in store.Metered first for the
-// cost headers and the feed batches' charges.
-func New(s store.Store, statusBuckets int) *Set {
-	s = store.Patient(s)
-	return &Set{
-		Products:         NewProducts(s),
-		Reviews:          NewReviews(s),
-		Carts:            NewCarts(s),
-		Orders:           NewOrders(s),
-		ProductSummaries: NewProductSummaries(s),
-		OrderSummaries:   NewOrderSummariesIn(s, statusBuckets),
-		Inventory:        NewInventory(s),
-		Fanouts:          NewFanouts(s),
-		Search:           NewSearchIndex(s),
-	}
 }
