@@ -131,6 +131,7 @@ func TestRetry(t *testing.T) {
 		{"never a POST without Idempotency-Key", post(""), []int{503, 200}, "1", client.RetryPolicy{}, 1, 503, nil},
 		{"a POST with Idempotency-Key, body and all", post("k-1"), []int{429, 201}, "1", client.RetryPolicy{}, 2, 201, []time.Duration{time.Second}},
 		{"never another status", get, []int{500, 200}, "1", client.RetryPolicy{}, 1, 500, nil},
+		{"a Retry-After past any Duration is past Within, not a wait that overflowed", get, []int{429, 200}, "10000000000", client.RetryPolicy{}, 1, 429, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			waits, undo := client.FakeClock(start)
