@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -115,6 +116,11 @@ func RetryAfterOf(r *http.Response) (wait time.Duration, ok bool) {
 	if s, err := strconv.Atoi(v); err == nil {
 		if s < 0 {
 			return 0, false
+		}
+		// More seconds than a Duration holds (about 292 years) would
+		// overflow into a negative wait: such an answer means "not soon".
+		if s > int(math.MaxInt64/time.Second) {
+			return math.MaxInt64, true
 		}
 		return time.Duration(s) * time.Second, true
 	}
