@@ -2,17 +2,12 @@ package api
 
 import (
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
 )
-
-// DeletedProductTTL is how long a soft-deleted product stays, so the feed
-// workers see the deleted=true version before TTL removes it.
-const DeletedProductTTL = 7 * 24 * 3600
 
 type productCreateRequest struct {
 	ProductID   string `json:"productId" validate:"omitempty,shopid,ne=categories"`
@@ -32,24 +27,13 @@ type productCreateRequest struct {
 // DefaultCurrency is the currency of a product created without one.
 const DefaultCurrency = "USD"
 
-// handleProductCreate stores a new product. Its categoryName is copied
-// from the categories index (model-denormalize-reads), so the product page
-// never needs a second read.
-func handleProductCreate(products *repo.Products, ws *writes.Writes, now func() time.Time) http.HandlerFunc {
+// handleProductCreate stores a new product (writes.AddProduct, which
+// copies its categoryName from the categories index).
+func handleProductCreate(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[productCreateRequest](r)
 		if err != nil {
 			writeProblem(w, r, err)
-			return
-		}
-		cats, err := products.Categories(r.Context())
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		name, ok := categoryName(cats, req.CategoryID)
-		if !ok {
-			writeProblem(w, r, unknownCategory(req.CategoryID))
 			return
 		}
 		if req.ProductID == "" {
@@ -58,16 +42,15 @@ func handleProductCreate(products *repo.Products, ws *writes.Writes, now func() 
 		if req.Currency == "" {
 			req.Currency = DefaultCurrency
 		}
-		t := now().UTC()
 		var stock int64
 		if req.Stock != nil {
 			stock = *req.Stock
 		}
-		p, err := ws.CreateProduct(r.Context(), domain.Product{
+		p, err := ws.AddProduct(r.Context(), domain.Product{
 			Meta: domain.Meta{ID: req.ProductID}, Name: req.Name, Description: req.Description,
-			CategoryID: req.CategoryID, CategoryName: name, PriceCents: req.PriceCents,
+			CategoryID: req.CategoryID, PriceCents: req.PriceCents,
 			Currency: req.Currency, PriceVersion: 1, ImageURL: req.ImageURL, Tags: req.Tags,
-			LastUpdated: t, Version: 1,
+			Version: 1,
 		}, stock)
 		if err != nil {
 			writeProblem(w, r, err)
@@ -94,10 +77,9 @@ type productPatch struct {
 // mediaType: decode refuses a patch sent as plain application/json.
 func (productPatch) mediaType() string { return mediaMergePatch }
 
-// handleProductPatch changes a product with If-Match (412 when stale); a
-// price change increments priceVersion, the version guard of every cart
-// line copy the products feed then updates.
-func handleProductPatch(products *repo.Products, now func() time.Time) http.HandlerFunc {
+// handleProductPatch changes a product with If-Match (412 when stale):
+// writes.UpdateProduct.
+func handleProductPatch(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
@@ -109,25 +91,8 @@ func handleProductPatch(products *repo.Products, now func() time.Time) http.Hand
 			writeProblem(w, r, err)
 			return
 		}
-		ch := domain.ProductChange{Name: req.Name, Description: req.Description,
-			PriceCents: req.PriceCents, CategoryID: req.CategoryID, ImageURL: req.ImageURL, Tags: req.Tags}
-		if req.CategoryID != nil {
-			cats, err := products.Categories(r.Context())
-			if err != nil {
-				writeProblem(w, r, err)
-				return
-			}
-			name, ok := categoryName(cats, *req.CategoryID)
-			if !ok {
-				writeProblem(w, r, unknownCategory(*req.CategoryID))
-				return
-			}
-			ch.CategoryName = &name
-		}
-		p, err := products.Update(r.Context(), id, ifMatch(r), func(p *domain.Product) error {
-			p.Apply(ch, now())
-			return nil
-		})
+		p, err := ws.UpdateProduct(r.Context(), id, ifMatch(r), domain.ProductChange{Name: req.Name, Description: req.Description,
+			PriceCents: req.PriceCents, CategoryID: req.CategoryID, ImageURL: req.ImageURL, Tags: req.Tags})
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -137,20 +102,16 @@ func handleProductPatch(products *repo.Products, now func() time.Time) http.Hand
 	}
 }
 
-// handleProductDelete soft-deletes: deletes are absent from the change
-// feed (latest-version mode), so the feed workers must see deleted=true to
-// remove the copies; the document's ttl then removes it.
-func handleProductDelete(products *repo.Products, now func() time.Time) http.HandlerFunc {
+// handleProductDelete soft-deletes a product, optional If-Match:
+// writes.DeleteProduct.
+func handleProductDelete(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		if _, err := products.Update(r.Context(), id, ifMatch(r), func(p *domain.Product) error {
-			p.SoftDelete(DeletedProductTTL, now())
-			return nil
-		}); err != nil {
+		if err := ws.DeleteProduct(r.Context(), id, ifMatch(r)); err != nil {
 			writeProblem(w, r, err)
 			return
 		}
@@ -162,10 +123,9 @@ type categoryRequest struct {
 	Name string `json:"name" validate:"required,notblank,max=100,line"`
 }
 
-// handleCategoryPut creates or renames a category in the categories index
-// (its read-modify-write); the products feed pushes a rename out to the
-// products' categoryName copies.
-func handleCategoryPut(products *repo.Products, now func() time.Time) http.HandlerFunc {
+// handleCategoryPut creates (201) or renames (200) a category in the
+// categories index: writes.PutCategory.
+func handleCategoryPut(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "categoryId")
 		if err != nil {
@@ -177,20 +137,8 @@ func handleCategoryPut(products *repo.Products, now func() time.Time) http.Handl
 			writeProblem(w, r, err)
 			return
 		}
-		var created bool
-		var out domain.Category
-		if _, err := products.UpdateCategories(r.Context(), "", func(c *domain.Categories) error {
-			i := slices.IndexFunc(c.Items, func(c domain.Category) bool { return c.ID == id })
-			created = i < 0
-			if created {
-				c.Items = append(c.Items, domain.Category{ID: id, Name: req.Name})
-				i = len(c.Items) - 1
-			}
-			c.Items[i].Name = req.Name
-			c.LastUpdated = now().UTC()
-			out = c.Items[i]
-			return nil
-		}); err != nil {
+		c, created, err := ws.PutCategory(r.Context(), id, req.Name)
+		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
@@ -199,21 +147,8 @@ func handleCategoryPut(products *repo.Products, now func() time.Time) http.Handl
 			status = http.StatusCreated
 			w.Header().Set("Location", "/v1/categories/"+id+"/products")
 		}
-		encode(w, status, viewCategory(out))
+		encode(w, status, viewCategory(c))
 	}
-}
-
-func categoryName(c domain.Categories, id string) (string, bool) {
-	i := slices.IndexFunc(c.Items, func(c domain.Category) bool { return c.ID == id })
-	if i < 0 {
-		return "", false
-	}
-	return c.Items[i].Name, true
-}
-
-func unknownCategory(id string) error {
-	return &domain.Error{Code: domain.EINVALID, Message: "no such category: " + id,
-		Fields: []domain.FieldError{{Pointer: "/categoryId", Detail: "is not a known category"}}}
 }
 
 type stockRequest struct {

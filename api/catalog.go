@@ -3,10 +3,10 @@ package api
 import (
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store/repo"
+	"github.com/reference-shop/shop/store/writes"
 )
 
 // handleCategories is the home screen: a point read of the categories
@@ -149,10 +149,9 @@ type reviewRequest struct {
 	Body   string `json:"body" validate:"max=5000,text"`
 }
 
-// handleReviewCreate stores the caller's review; the reviews feed then
-// recomputes the product's embedded stats. The review's id comes from the
-// user, so a second review is a 409 (one per user per product).
-func handleReviewCreate(products *repo.Products, reviews *repo.Reviews, now func() time.Time) http.HandlerFunc {
+// handleReviewCreate stores the caller's review of the product
+// (writes.CreateReview): one per user per product, a second is a 409.
+func handleReviewCreate(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathProductID(r)
 		if err != nil {
@@ -164,20 +163,14 @@ func handleReviewCreate(products *repo.Products, reviews *repo.Reviews, now func
 			writeProblem(w, r, err)
 			return
 		}
-		// A point read first: a review of a product that does not exist
-		// would open a reviews partition nothing ever reads.
-		if _, err := products.Get(r.Context(), id); err != nil {
-			writeProblem(w, r, err)
-			return
-		}
 		u := userFrom(r.Context())
 		name := u.Name
 		if name == "" {
 			name = u.ID
 		}
-		rv, err := reviews.Create(r.Context(), domain.Review{
+		rv, err := ws.CreateReview(r.Context(), domain.Review{
 			ProductID: id, UserID: u.ID, UserName: name,
-			Rating: req.Rating, Title: req.Title, Body: req.Body, CreatedAt: now().UTC(),
+			Rating: req.Rating, Title: req.Title, Body: req.Body,
 		})
 		if err != nil {
 			writeProblem(w, r, err)

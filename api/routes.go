@@ -73,7 +73,7 @@ func (s *server) routes(d Deps) http.Handler {
 		// Customer routes: a valid Bearer token.
 		r.Group(func(r chi.Router) {
 			r.Use(authenticate)
-			r.Post("/products/{productId}/reviews", handleReviewCreate(s.repos.Products, s.repos.Reviews, s.now))
+			r.Post("/products/{productId}/reviews", handleReviewCreate(s.writes))
 			r.Get("/cart", handleCartGet(s.writes))
 			r.Put("/cart/items/{productId}", handleCartLine(s.writes.SetCartLine))
 			r.Post("/cart/items/{productId}", handleCartLine(s.writes.AddCartLine))
@@ -87,12 +87,12 @@ func (s *server) routes(d Deps) http.Handler {
 			// Admin routes: the admin role.
 			r.Group(func(r chi.Router) {
 				r.Use(requireAdmin)
-				r.Post("/products", handleProductCreate(s.repos.Products, s.writes, s.now))
-				r.Patch("/products/{productId}", handleProductPatch(s.repos.Products, s.now))
-				r.Delete("/products/{productId}", handleProductDelete(s.repos.Products, s.now))
+				r.Post("/products", handleProductCreate(s.writes))
+				r.Patch("/products/{productId}", handleProductPatch(s.writes))
+				r.Delete("/products/{productId}", handleProductDelete(s.writes))
 				r.Get("/admin/products/{productId}/stock", handleStockGet(s.repos.Inventory))
 				r.Put("/admin/products/{productId}/stock", handleStockPut(s.writes))
-				r.Put("/categories/{categoryId}", handleCategoryPut(s.repos.Products, s.now))
+				r.Put("/categories/{categoryId}", handleCategoryPut(s.writes))
 				r.Get("/admin/orders", handleAdminOrders(s.repos.OrderSummaries, s.now))
 				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.writes))
 				r.Get("/admin/feeds", handleFeeds(d.Feeds))

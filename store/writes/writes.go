@@ -1,8 +1,9 @@
 // Package writes holds the shop's write protocols: each method is one
 // write a user or a feed worker makes that spans more than one document,
-// from its reads to the copies it settles. The HTTP handlers and the
-// change-feed workers both call it, so each protocol is written once, and
-// a handler only decodes, calls one method and encodes.
+// or that reads before it writes (catalog.go), from its reads to the
+// copies it settles. The HTTP handlers and the change-feed workers both
+// call it, so each protocol is written once, and a handler only decodes,
+// calls one method and encodes.
 //
 // Every read-modify-write beneath it goes through the repositories and
 // repo.Retry: one retry policy, one backoff, If-Match everywhere.

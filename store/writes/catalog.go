@@ -1,0 +1,147 @@
+package writes
+
+import (
+	"context"
+	"slices"
+
+	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store/repo"
+)
+
+// This file is the catalog's writes: the admin's product create, change
+// and delete, a category's create or rename, and a customer's review.
+// Each reads what it copies or checks and then writes, so each is one
+// method here, and its handler only decodes, calls it and encodes. The
+// costs are in store operations (X-Store-Operations) when nothing races;
+// a lost race without If-Match reads and writes once more (repo.Retry).
+
+// DeletedProductTTL is how long a soft-deleted product stays, in seconds,
+// so the feed workers see the deleted=true version before TTL removes it.
+const DeletedProductTTL = 7 * 24 * 3600
+
+// AddProduct is the admin's product create (POST /v1/products): it reads
+// the categories index for the product's categoryName copy
+// (model-denormalize-reads), so the product page never needs a second
+// read, stamps lastUpdated, and then runs CreateProduct with stock units
+// available.
+//
+// Reads the categories index; writes the product and its stock. EINVALID
+// if p.CategoryID is not in the index (nothing written), ECONFLICT if the
+// id is taken (the stock not written). Cost: 4 (the index, the product's
+// create, the stock's read and write); 1 when the category is unknown.
+func (w *Writes) AddProduct(ctx context.Context, p domain.Product, stock int64) (domain.Product, error) {
+	name, err := w.categoryName(ctx, p.CategoryID)
+	if err != nil {
+		return domain.Product{}, err
+	}
+	p.CategoryName = name
+	p.LastUpdated = w.now().UTC()
+	return w.CreateProduct(ctx, p, stock)
+}
+
+// UpdateProduct applies the admin's change to product id
+// (domain.Product.Apply: a price change adds 1 to priceVersion, the
+// version guard of every cart line copy the products feed then updates).
+// ifMatch is the client's: a stale one is refused, never retried. A
+// change of category first reads the categories index for the new
+// categoryName copy, which the method fills in ch; the index is read
+// before the product, so an unknown category is refused whether or not
+// the product exists.
+//
+// Reads the categories index (a category change only) and the product;
+// writes the product. EINVALID for an unknown category, ENOTFOUND for a
+// missing or deleted product, EPRECONDITION for a stale ifMatch (or any
+// ifMatch on a product that does not exist). Cost: 2
+// (the product's read and replace), 3 with a category change, 1 when the
+// category is unknown.
+func (w *Writes) UpdateProduct(ctx context.Context, id string, ifMatch repo.Precondition, ch domain.ProductChange) (domain.Product, error) {
+	if ch.CategoryID != nil {
+		name, err := w.categoryName(ctx, *ch.CategoryID)
+		if err != nil {
+			return domain.Product{}, err
+		}
+		ch.CategoryName = &name
+	}
+	return w.repos.Products.Update(ctx, id, ifMatch, func(p *domain.Product) error {
+		p.Apply(ch, w.now())
+		return nil
+	})
+}
+
+// DeleteProduct soft-deletes product id: deletes are absent from the
+// change feed (latest-version mode), so the feed workers must see
+// deleted=true to remove the copies (the view's, search's, the cart
+// lines', the reviews partition); the document's ttl,
+// DeletedProductTTL, then removes it.
+//
+// Reads and writes the product. ENOTFOUND for a missing or already
+// deleted product, EPRECONDITION for a stale ifMatch (or any ifMatch on a
+// product that does not exist). Cost: 2.
+func (w *Writes) DeleteProduct(ctx context.Context, id string, ifMatch repo.Precondition) error {
+	_, err := w.repos.Products.Update(ctx, id, ifMatch, func(p *domain.Product) error {
+		p.SoftDelete(DeletedProductTTL, w.now())
+		return nil
+	})
+	return err
+}
+
+// PutCategory creates category id named name in the categories index, or
+// renames it: the index's read-modify-write, which creates the index on
+// first use. The products feed pushes a rename out to the products'
+// categoryName copies (RenameCategories). It returns the category as
+// written and whether it is new.
+//
+// Reads and writes the categories index. Cost: 2.
+func (w *Writes) PutCategory(ctx context.Context, id, name string) (domain.Category, bool, error) {
+	var created bool
+	var out domain.Category
+	_, err := w.repos.Products.UpdateCategories(ctx, "", func(c *domain.Categories) error {
+		i := slices.IndexFunc(c.Items, func(c domain.Category) bool { return c.ID == id })
+		created = i < 0
+		if created {
+			c.Items = append(c.Items, domain.Category{ID: id, Name: name})
+			i = len(c.Items) - 1
+		}
+		c.Items[i].Name = name
+		c.LastUpdated = w.now().UTC()
+		out = c.Items[i]
+		return nil
+	})
+	if err != nil {
+		return domain.Category{}, false, err
+	}
+	return out, created, nil
+}
+
+// CreateReview stores rv, a user's review of rv.ProductID, stamped
+// createdAt now; the reviews feed then recomputes the product's embedded
+// stats and top reviews. The product is read first: a review of a
+// product that does not exist would open a reviews partition nothing
+// ever reads. The review's id comes from the user (domain.ReviewID), so
+// a second review of the same product is refused.
+//
+// Reads the product; writes the review. ENOTFOUND for a missing or
+// deleted product, ECONFLICT for a second review. Cost: 2; 1 when the
+// product is missing.
+func (w *Writes) CreateReview(ctx context.Context, rv domain.Review) (domain.Review, error) {
+	if _, err := w.repos.Products.Get(ctx, rv.ProductID); err != nil {
+		return domain.Review{}, err
+	}
+	rv.CreatedAt = w.now().UTC()
+	return w.repos.Reviews.Create(ctx, rv)
+}
+
+// categoryName reads the categories index for the name of category id:
+// EINVALID, naming the request's /categoryId, if it is not there.
+func (w *Writes) categoryName(ctx context.Context, id string) (string, error) {
+	cats, err := w.repos.Products.Categories(ctx)
+	if err != nil {
+		return "", err
+	}
+	i := slices.IndexFunc(cats.Items, func(c domain.Category) bool { return c.ID == id })
+	if i < 0 {
+		return "", &domain.Error{Code: domain.EINVALID, Message: "no such category: " + id,
+			Fields: []domain.FieldError{{Pointer: "/categoryId", Detail: "is not a known category"}}}
+	}
+	return cats.Items[i].Name, nil
+}
