@@ -17,10 +17,10 @@ var catalogClock = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // catalog is a store with the categories books and games and the product
 // p1 in books; its writes are metered, so ops tells what a call cost.
-func catalog(t *testing.T) (*writes.Writes, *repo.Repos) {
+func catalog(t *testing.T) (*writes.Writes, *repo.Set) {
 	t.Helper()
 	st := openStore(t)
-	repos := repo.NewRepos(st)
+	repos := repo.New(st, 0)
 	if _, err := repos.Products.UpdateCategories(t.Context(), "", func(c *domain.Categories) error {
 		c.Items = []domain.Category{{ID: "books", Name: "Books", ProductCount: 1}, {ID: "games", Name: "Games"}}
 		return nil
@@ -31,7 +31,7 @@ func catalog(t *testing.T) (*writes.Writes, *repo.Repos) {
 		CategoryID: "books", CategoryName: "Books", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}); err != nil {
 		t.Fatal(err)
 	}
-	return writes.New(repo.NewRepos(store.Metered(st)), nil, func() time.Time { return catalogClock }), repos
+	return writes.New(repo.New(store.Metered(st), 0), nil, func() time.Time { return catalogClock }), repos
 }
 
 // ops runs call with a meter and returns the store operations it made.
@@ -175,7 +175,7 @@ func TestDeleteProduct(t *testing.T) {
 
 func TestPutCategory(t *testing.T) {
 	t.Run("creates the index on first use", func(t *testing.T) {
-		ws := writes.New(repo.NewRepos(openStore(t)), nil, func() time.Time { return catalogClock })
+		ws := writes.New(repo.New(openStore(t), 0), nil, func() time.Time { return catalogClock })
 		c, created, err := ws.PutCategory(t.Context(), "toys", "Toys")
 		if err != nil {
 			t.Fatal(err)
