@@ -22,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/api/telemetry"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
@@ -60,7 +61,7 @@ type shop struct {
 	store   store.Store
 	repos   *repo.Repos
 	feeds   api.FeedStatus
-	cache   *api.ReadCache
+	cache   *readcache.Cache
 }
 
 type options struct {
@@ -78,7 +79,7 @@ type options struct {
 	storeNow   func() time.Time
 	throughput bool
 	// cache serves the catalog screens through a read cache (Deps.Cache).
-	cache *api.ReadCache
+	cache *readcache.Cache
 	// estimated sets Deps.ChargesEstimated, as shop serve does on the
 	// embedded store.
 	estimated bool
@@ -107,7 +108,10 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Store: served, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated, Now: o.now}
+	d := api.Deps{Store: served, Payments: paymentstest.Embedded(t), Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, ChargesEstimated: o.estimated, Now: o.now}
+	if o.cache != nil { // not a nil *readcache.Cache in the interface
+		d.Cache = o.cache
+	}
 	if o.throughput {
 		d.Throughput = st
 	}
