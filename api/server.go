@@ -63,7 +63,7 @@ type Deps struct {
 	CORSOrigins []string
 	// Cache, when set, serves the home page, the category pages and the
 	// product pages from this process's memory (readcache.Cache); the
-	// caller runs its Follow. Nil: every visit reads the store.
+	// caller keeps it fresh (its Follow). Nil: every visit reads the store.
 	Cache ReadCache
 	// SessionTokens says the store keeps session tokens (Cosmos): each
 	// request then carries a store.Session, which X-Session-Token fills
