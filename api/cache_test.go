@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
 	"github.com/reference-shop/shop/store/repo"
@@ -26,12 +28,12 @@ import (
 func TestCachedPagesUnderThrottle(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		cache *api.ReadCache
+		cache *readcache.Cache
 		want  func(status map[int]int) bool
 		says  string
 	}{
 		{"NoCache", nil, func(s map[int]int) bool { return s[503] > 0 }, "some 503s: the budget is spent"},
-		{"Cache", api.NewReadCache(api.CacheConfig{MaxAge: time.Hour}), func(s map[int]int) bool { return s[200] == len(screens)*100 }, "200 every time"},
+		{"Cache", readcache.New(readcache.Config{MaxAge: time.Hour}), func(s map[int]int) bool { return s[200] == len(screens)*100 }, "200 every time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			frozen := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -78,17 +80,17 @@ var screens = []string{"/v1/categories", "/v1/categories/books/products", "/v1/p
 // within the max age, though each had the old version cached.
 func TestCacheFollowsChanges(t *testing.T) {
 	a := newShop(t, func(o *options) {
-		o.cache = api.NewReadCache(api.CacheConfig{MaxAge: time.Hour, PollEvery: 20 * time.Millisecond})
+		o.cache = readcache.New(readcache.Config{MaxAge: time.Hour, PollEvery: 20 * time.Millisecond})
 	})
 	a.fixture()
 	// Instance b serves the same store with a cache of its own.
-	cacheB := api.NewReadCache(api.CacheConfig{MaxAge: time.Hour, PollEvery: 20 * time.Millisecond})
+	cacheB := readcache.New(readcache.Config{MaxAge: time.Hour, PollEvery: 20 * time.Millisecond})
 	b := &shop{t: t, store: a.store, repos: a.repos,
 		handler: api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(a.store), 0), nil, nil), Store: a.store, Secret: testSecret, Cache: cacheB})}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	for _, c := range []*api.ReadCache{a.cache, cacheB} {
-		if err := c.Follow(ctx, a.store); err != nil {
+	for _, c := range []*readcache.Cache{a.cache, cacheB} {
+		if err := c.Follow(ctx, a.store, changefeed.Follow); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,7 +141,7 @@ func seen(t *testing.T, s *shop, path, want string) {
 // TestCacheHeadersOverHTTP: a hit says its age and bound, and its ETag is
 // the miss's, through a real server.
 func TestCacheHeadersOverHTTP(t *testing.T) {
-	s := newShop(t, func(o *options) { o.cache = api.NewReadCache(api.CacheConfig{MaxAge: 7 * time.Second}) })
+	s := newShop(t, func(o *options) { o.cache = readcache.New(readcache.Config{MaxAge: 7 * time.Second}) })
 	s.fixture()
 	srv := httptest.NewServer(s.handler)
 	t.Cleanup(srv.Close)
@@ -171,7 +173,7 @@ func TestCacheHeadersOverHTTP(t *testing.T) {
 // every request a miss, each a query on the category's partition, by
 // spelling the same page another way.
 func TestCacheKeyIsThePage(t *testing.T) {
-	s := newShop(t, func(o *options) { o.cache = api.NewReadCache(api.CacheConfig{MaxAge: time.Hour}) })
+	s := newShop(t, func(o *options) { o.cache = readcache.New(readcache.Config{MaxAge: time.Hour}) })
 	s.fixture()
 	s.do(req{method: "GET", path: "/v1/categories/books/products?limit=10"}).want(200)
 	for _, path := range []string{

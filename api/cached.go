@@ -2,8 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,10 +9,22 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/reference-shop/shop/domain"
-	"github.com/reference-shop/shop/feedworkers/changefeed"
-	"github.com/reference-shop/shop/store"
+	"github.com/reference-shop/shop/api/readcache"
 )
+
+// ReadCache is what the cached screens ask of a read cache: readcache.Cache,
+// which cmd/shop builds, keeps fresh from the change feed and hands over
+// in Deps.Cache.
+type ReadCache interface {
+	// Get returns k's response: an entry younger than MaxAge (a hit, with
+	// its age), the response of another request's read of k under way
+	// (coalesced), or fill's (a miss). An entry or a read under way that
+	// started before notBefore is no answer (bypassed): the caller reads
+	// for itself.
+	Get(k readcache.Key, notBefore time.Time, fill func() readcache.Response) (readcache.Response, readcache.Lookup, time.Duration)
+	// MaxAge is the oldest an entry is served.
+	MaxAge() time.Duration
+}
 
 // cached serves next's responses through c, under the key key gives the
 // request (ok false: not cached, next serves it). A hit writes the kept
@@ -28,7 +38,7 @@ import (
 // reading, within sessionClockSkew, reads for itself and says
 // cache;desc="bypass, older than your last write": a client never reads a
 // screen older than its own write (session.go). A nil c is next.
-func cached(c *ReadCache, key func(r *http.Request) (cacheKey, bool), next http.HandlerFunc) http.HandlerFunc {
+func cached(c ReadCache, key func(r *http.Request) (readcache.Key, bool), next http.HandlerFunc) http.HandlerFunc {
 	if c == nil {
 		return next
 	}
@@ -42,37 +52,37 @@ func cached(c *ReadCache, key func(r *http.Request) (cacheKey, bool), next http.
 		if wrote := clientWrote(r.Context()); !wrote.IsZero() {
 			notBefore = wrote.Add(sessionClockSkew)
 		}
-		res, how, age := c.get(k, notBefore, func() response {
+		res, how, age := c.Get(k, notBefore, func() readcache.Response {
 			w.Header().Set("Server-Timing", `cache;desc="miss"`)
 			rec := &recorder{ResponseWriter: w}
 			next.ServeHTTP(rec, r)
 			return rec.response()
 		})
 		switch {
-		case how == missed:
+		case how == readcache.Missed:
 			return // next wrote the response itself
-		case how == bypassed:
+		case how == readcache.Bypassed:
 			w.Header().Set("Server-Timing", `cache;desc="bypass, older than your last write"`)
 			next.ServeHTTP(w, r)
 			return
-		case res.status == 0 || res.status >= 500:
+		case res.Status == 0 || res.Status >= 500:
 			// The read this request waited for ended without the page's
 			// answer: it panicked, or failed for reasons of its own (its
 			// client went away, its partition was throttled). That is no
 			// answer for this request, which reads for itself.
 			next.ServeHTTP(w, r)
 			return
-		case how == hit:
+		case how == readcache.Hit:
 			w.Header().Set("Server-Timing", fmt.Sprintf(`cache;desc="hit, age %.2f s, max %.2f s"`,
-				age.Seconds(), c.cfg.MaxAge.Seconds()))
+				age.Seconds(), c.MaxAge().Seconds()))
 		default:
 			w.Header().Set("Server-Timing", `cache;desc="coalesced"`)
 		}
 		h := w.Header()
-		for name, v := range res.header {
+		for name, v := range res.Header {
 			h.Set(name, v)
 		}
-		writeBody(w, res.status, res.header["Content-Type"], res.body)
+		writeBody(w, res.Status, res.Header["Content-Type"], res.Body)
 	}
 }
 
@@ -112,80 +122,32 @@ func (rec *recorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-func (rec *recorder) response() response {
-	return response{status: rec.status, header: rec.header, body: rec.body.Bytes()}
+func (rec *recorder) response() readcache.Response {
+	return readcache.Response{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
 }
 
 // The keys of the cached screens. Each tag is what a change invalidates
-// (Changed); the variant is the request's page parameters.
+// (readcache.Cache.Changed); the variant is the request's page parameters.
 
-func categoriesKey(*http.Request) (cacheKey, bool) {
-	return cacheKey{tag: "categories"}, true
+func categoriesKey(*http.Request) (readcache.Key, bool) {
+	return readcache.Key{Tag: "categories"}, true
 }
 
 // categoryPageKey names the page the parameters mean, not how they are
 // spelled (?limit=010 is ?limit=10): else every spelling would be a miss,
 // a query on the category's partition, and a client could bypass the
 // cache at will. Parameters the handler refuses are not cached.
-func categoryPageKey(r *http.Request) (cacheKey, bool) {
+func categoryPageKey(r *http.Request) (readcache.Key, bool) {
 	sort, limit, cont, err := categoryPageParams(r)
 	if err != nil {
-		return cacheKey{}, false
+		return readcache.Key{}, false
 	}
-	return cacheKey{
-		tag:     "category/" + chi.URLParam(r, "categoryId"),
-		variant: sort + "|" + strconv.Itoa(limit) + "|" + cont,
+	return readcache.Key{
+		Tag:     "category/" + chi.URLParam(r, "categoryId"),
+		Variant: sort + "|" + strconv.Itoa(limit) + "|" + cont,
 	}, true
 }
 
-func productKey(r *http.Request) (cacheKey, bool) {
-	return cacheKey{tag: "product/" + chi.URLParam(r, "productId")}, true
-}
-
-// changedDoc is what a change says about the cached screens it touches.
-type changedDoc struct {
-	ID         string `json:"id"`
-	CategoryID string `json:"categoryId"`
-}
-
-// Changed drops the entries a changed document of container touches:
-//   - products: the categories index ("categories") changes the home page
-//     and every category's pages (its recount follows every product that
-//     joined or left a category, whose summary delete is not on the feed);
-//     a product changes its page;
-//   - productsByCategory: a summary changes its category's pages.
-func (c *ReadCache) Changed(container string, doc []byte) {
-	var d changedDoc
-	if json.Unmarshal(doc, &d) != nil {
-		return
-	}
-	switch {
-	case container == store.ProductsContainer && d.ID == domain.CategoriesID:
-		c.Invalidate("categories")
-		c.Invalidate("category/")
-	case container == store.ProductsContainer:
-		c.Invalidate("product/" + d.ID)
-	case container == store.ProductsByCategoryContainer:
-		c.Invalidate("category/" + d.CategoryID)
-	}
-}
-
-// Follow follows the change feed of the containers the cached screens
-// read (changefeed.Follow: positions of this process alone, so every
-// instance drops its own entries) and hands each change to Changed, in
-// the background until ctx ends. It returns once the follower is placed:
-// every change written after it is seen. st should be the raw store: the
-// follower's reads are no request's.
-func (c *ReadCache) Follow(ctx context.Context, st store.Store) error {
-	for _, name := range []string{store.ProductsContainer, store.ProductsByCategoryContainer} {
-		err := changefeed.Follow(ctx, st.Container(name), c.cfg.PollEvery, func(items [][]byte) {
-			for _, doc := range items {
-				c.Changed(name, doc)
-			}
-		})
-		if err != nil {
-			return fmt.Errorf("cache: follow %s: %w", name, err)
-		}
-	}
-	return nil
+func productKey(r *http.Request) (readcache.Key, bool) {
+	return readcache.Key{Tag: "product/" + chi.URLParam(r, "productId")}, true
 }

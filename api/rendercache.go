@@ -1,9 +1,6 @@
 package api
 
-import (
-	"container/list"
-	"sync"
-)
+import "github.com/reference-shop/shop/api/lru"
 
 // renderCache keeps the product page's rendered body of each product for
 // the _etag it was rendered from. The page still makes its one point read
@@ -15,22 +12,18 @@ import (
 // and every write of a document changes its _etag.
 //
 // It holds at most maxEntries products and maxBytes of bodies, evicting
-// the least recently used; a product holds one entry, its newest render.
-// Safe for concurrent use. A nil *renderCache caches nothing.
+// the least recently used (lru.Cache); a product holds one entry, its
+// newest render. Safe for concurrent use. A nil *renderCache caches
+// nothing.
 type renderCache struct {
-	maxEntries, maxBytes int
-
-	mu    sync.Mutex
-	bytes int
-	lru   *list.List // of *renderEntry, most recently used first
-	byID  map[string]*list.Element
+	lru *lru.Cache[string, renderEntry] // by product id
 }
 
 // renderEntry is one product's body, rendered from the document whose
 // _etag is etag (also the page's ETag header).
 type renderEntry struct {
-	id, etag string
-	body     []byte
+	etag string
+	body []byte
 }
 
 // Bounds of the product page's cache: the whole catalog of a small shop,
@@ -41,10 +34,7 @@ const (
 )
 
 func newRenderCache(maxEntries, maxBytes int) *renderCache {
-	return &renderCache{
-		maxEntries: maxEntries, maxBytes: maxBytes,
-		lru: list.New(), byID: make(map[string]*list.Element),
-	}
+	return &renderCache{lru.New[string](maxEntries, maxBytes, func(e renderEntry) int { return len(e.body) }, nil)}
 }
 
 // latest returns product id's newest render and the _etag it was
@@ -55,14 +45,7 @@ func (c *renderCache) latest(id string) (etag string, body []byte) {
 	if c == nil {
 		return "", nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.byID[id]
-	if !ok {
-		return "", nil
-	}
-	c.lru.MoveToFront(el)
-	e := el.Value.(*renderEntry)
+	e, _ := c.lru.Get(id)
 	return e.etag, e.body
 }
 
@@ -70,32 +53,11 @@ func (c *renderCache) latest(id string) (etag string, body []byte) {
 // one. A body over an eighth of maxBytes is not kept. The caller must not
 // change body afterwards.
 func (c *renderCache) put(id, etag string, body []byte) {
-	if c == nil || etag == "" || c.maxEntries <= 0 || len(body) > c.maxBytes/8 {
+	if c == nil || etag == "" {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byID[id]; ok {
-		e := el.Value.(*renderEntry)
-		c.bytes += len(body) - len(e.body)
-		e.etag, e.body = etag, body
-		c.lru.MoveToFront(el)
-	} else {
-		c.byID[id] = c.lru.PushFront(&renderEntry{id: id, etag: etag, body: body})
-		c.bytes += len(body)
-	}
-	for c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes {
-		el := c.lru.Back()
-		e := el.Value.(*renderEntry)
-		c.lru.Remove(el)
-		delete(c.byID, e.id)
-		c.bytes -= len(e.body)
-	}
+	c.lru.Put(id, renderEntry{etag, body})
 }
 
 // size reports the entries and bytes held.
-func (c *renderCache) size() (entries, bytes int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len(), c.bytes
-}
+func (c *renderCache) size() (entries, bytes int) { return c.lru.Size() }

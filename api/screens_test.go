@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/domain"
 )
 
@@ -18,10 +18,10 @@ import (
 // one operation and the next (a hit) none.
 func TestScreensReadOnce(t *testing.T) {
 	t.Run("NoCache", func(t *testing.T) { screensReadOnce(t, nil) })
-	t.Run("Cache", func(t *testing.T) { screensReadOnce(t, api.NewReadCache(api.CacheConfig{})) })
+	t.Run("Cache", func(t *testing.T) { screensReadOnce(t, readcache.New(readcache.Config{})) })
 }
 
-func screensReadOnce(t *testing.T, cache *api.ReadCache) {
+func screensReadOnce(t *testing.T, cache *readcache.Cache) {
 	s := newShop(t, func(o *options) { o.cache = cache })
 	s.fixture()
 	alice := token(t, "alice", false)

@@ -65,9 +65,9 @@ type Deps struct {
 	// (telemetry.CORS); none: same-origin only.
 	CORSOrigins []string
 	// Cache, when set, serves the home page, the category pages and the
-	// product pages from this process's memory (ReadCache); the caller
-	// runs its Follow. Nil: every visit reads the store.
-	Cache *ReadCache
+	// product pages from this process's memory (readcache.Cache); the
+	// caller keeps it fresh (its Follow). Nil: every visit reads the store.
+	Cache ReadCache
 	// SessionTokens says the store keeps session tokens (Cosmos): each
 	// request then carries a store.Session, which X-Session-Token fills
 	// and reports (withSession). The embedded store is strongly

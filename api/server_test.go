@@ -22,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/api/telemetry"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
@@ -61,7 +62,7 @@ type shop struct {
 	store   store.Store
 	repos   *repo.Set
 	feeds   api.FeedStatus
-	cache   *api.ReadCache
+	cache   *readcache.Cache
 }
 
 type options struct {
@@ -79,7 +80,7 @@ type options struct {
 	storeNow   func() time.Time
 	throughput bool
 	// cache serves the catalog screens through a read cache (Deps.Cache).
-	cache *api.ReadCache
+	cache *readcache.Cache
 	// estimated sets Deps.ChargesEstimated, as shop serve does on the
 	// embedded store.
 	estimated bool
@@ -108,7 +109,10 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Writes: writes.New(repo.New(store.Metered(served), 0), paymentstest.Embedded(t), o.now), Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, Cache: o.cache, ChargesEstimated: o.estimated, Now: o.now}
+	d := api.Deps{Writes: writes.New(repo.New(store.Metered(served), 0), paymentstest.Embedded(t), o.now), Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, ChargesEstimated: o.estimated, Now: o.now}
+	if o.cache != nil { // not a nil *readcache.Cache in the interface
+		d.Cache = o.cache
+	}
 	if o.throughput {
 		d.Throughput = st
 	}

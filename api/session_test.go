@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/store"
 )
@@ -108,7 +109,7 @@ func TestACachedScreenIsNeverOlderThanTheClientsWrite(t *testing.T) {
 	clock := time.Now() // the Bearer tokens are checked against it
 	now := func() time.Time { return clock }
 	s := newShop(t, func(o *options) {
-		o.cache = api.NewReadCache(api.CacheConfig{MaxAge: time.Hour, Now: now})
+		o.cache = readcache.New(readcache.Config{MaxAge: time.Hour, Now: now})
 		o.now = now
 	})
 	s.fixture()

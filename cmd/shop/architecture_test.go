@@ -124,6 +124,10 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("store imports %s: the port, its limits and its decorators know only domain; the repositories (store/repo) are built on the port, not inside it", imp)
 			case p.ImportPath == shop+"store/repo" && strings.HasPrefix(imp, shop) && imp != shop+"domain" && imp != shop+"store":
 				t.Errorf("store/repo imports %s: the repositories speak to the port (store) alone, so either adapter serves them", imp)
+			case strings.HasPrefix(p.ImportPath, shop+"api") && imp == shop+"feedworkers":
+				t.Errorf("%s imports feedworkers: the HTTP side reads the feed workers' state through Deps.Feeds, which cmd/shop wires", p.ImportPath)
+			case strings.HasPrefix(p.ImportPath, shop+"api/") && strings.HasPrefix(imp, shop+"feedworkers"):
+				t.Errorf("%s imports %s: the read cache follows the change feed with the reader cmd/shop hands its Follow, so the packages under api know nothing of the feed workers", p.ImportPath, imp)
 			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/api") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/feedworkers") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/store/writes")):
 				t.Errorf("%s imports the adapter %s: it must work on the port alone", p.ImportPath, imp)
 			}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
 )
@@ -27,7 +27,7 @@ type config struct {
 	Partitions int
 	Throughput int // RU/s per container of the embedded store (0: unlimited)
 	// Cache serves the hot catalog screens from memory, each entry at
-	// most CacheMaxAge old (api.ReadCache).
+	// most CacheMaxAge old (readcache.Cache).
 	Cache       bool
 	CacheMaxAge time.Duration
 	// StatusBuckets is the partitions of one status on one day of
@@ -85,7 +85,7 @@ var settings = []setting{
 	{"partitions", "SHOP_PARTITIONS", "4", "simulated physical partitions of the embedded store (feed ranges)"},
 	{"throughput", "SHOP_THROUGHPUT", "0", "provisioned Request Units per second of each container of the embedded store, split evenly over its physical partitions; a call over its partition's share of a second is refused as Cosmos throttles it (429), which the API answers 503 with Retry-After (0: unlimited)"},
 	{"cache", "SHOP_CACHE", "on with Cosmos, off with the embedded store", "serve the home page, the category pages and the product pages from an in-process cache kept fresh by the change feed: a hit costs no Request Unit, so a popular page stops loading one partition per visit (off: every visit reads the store, as the workshop measures)"},
-	{"cache-max-age", "SHOP_CACHE_MAX_AGE", api.DefaultCacheMaxAge.String(), "the oldest a cached page may be when served, whatever the change feed says (the staleness bound; a change usually shows within half a second)"},
+	{"cache-max-age", "SHOP_CACHE_MAX_AGE", readcache.DefaultMaxAge.String(), "the oldest a cached page may be when served, whatever the change feed says (the staleness bound; a change usually shows within half a second)"},
 	{"status-buckets", "SHOP_STATUS_BUCKETS", strconv.Itoa(domain.DefaultStatusBuckets), "partitions of ordersByStatus per status and day: each checkout's summary goes to one (by its order id), the admin day query reads them all; every instance must use the same number, and `shop migrate` moves the summaries after a change (docs/order-views.md)"},
 	{"dev", "SHOP_DEV", "on with the embedded store, off with Cosmos", "dev mode: POST /v1/dev/token issues tokens; on an address other than loopback only if set to true explicitly"},
 	{"workers", "SHOP_WORKERS", "true", "run the change-feed workers in this process"},
@@ -166,7 +166,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if c.Cache, err = boolSetting("cache", c.Cosmos); err != nil {
 		return c, err
 	}
-	if c.CacheMaxAge, err = time.ParseDuration(orDefault(get("cache-max-age"), api.DefaultCacheMaxAge.String())); err != nil || c.CacheMaxAge <= 0 {
+	if c.CacheMaxAge, err = time.ParseDuration(orDefault(get("cache-max-age"), readcache.DefaultMaxAge.String())); err != nil || c.CacheMaxAge <= 0 {
 		return c, fmt.Errorf("cache-max-age: want a duration above 0, got %q", get("cache-max-age"))
 	}
 	if c.Dev, err = boolSetting("dev", !c.Cosmos); err != nil {

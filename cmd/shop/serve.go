@@ -15,9 +15,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/api/telemetry"
 	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
 	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
@@ -139,11 +141,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		deps.Feeds = wk
 	}
 	if cfg.Cache {
-		deps.Cache = api.NewReadCache(api.CacheConfig{MaxAge: cfg.CacheMaxAge})
+		cache := readcache.New(readcache.Config{MaxAge: cfg.CacheMaxAge})
 		// Before the listener: every change from now on reaches the cache.
-		if err := deps.Cache.Follow(ctx, raw); err != nil {
+		if err := cache.Follow(ctx, raw, changefeed.Follow); err != nil {
 			return err
 		}
+		deps.Cache = cache
 		desc += fmt.Sprintf("; read cache on (max age %s)", cfg.CacheMaxAge)
 	}
 	if tr, ok := raw.(store.ThroughputReporter); ok {
