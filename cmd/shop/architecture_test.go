@@ -119,6 +119,9 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("%s imports %s: only store/cosmos speaks to the Azure SDK", p.ImportPath, imp)
 			case p.ImportPath == "github.com/reference-shop/shop/api/client" && strings.HasPrefix(imp, "github.com/reference-shop/shop/"):
 				t.Errorf("api/client imports %s: a program outside the shop must be able to use it, so it knows the API only through openapi.yaml", imp)
+			case p.ImportPath == "github.com/reference-shop/shop/api/httpserver" && strings.HasPrefix(imp, "github.com/reference-shop/shop/") &&
+				imp != "github.com/reference-shop/shop/api" && imp != "github.com/reference-shop/shop/domain":
+				t.Errorf("api/httpserver imports %s: the server's plumbing knows the shop only through the API's answers (api, domain), never a store or a worker", imp)
 			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/api") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/feedworkers") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/store/writes")):
 				t.Errorf("%s imports the adapter %s: it must work on the port alone", p.ImportPath, imp)
 			}
