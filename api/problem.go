@@ -113,8 +113,8 @@ func handleMethodNotAllowed() http.HandlerFunc {
 
 // ProblemHandler answers every request with err as the API answers it
 // (application/problem+json, the status of its code, Retry-After on a
-// 503), for answers made outside the router: the 503 cmd/shop writes to
-// a connection it refuses (cmd/shop/conns.go).
+// 503), for answers made outside the router: the 503 the server writes
+// to a connection it refuses (api/httpserver/conns.go).
 func ProblemHandler(err error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)

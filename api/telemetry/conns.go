@@ -7,7 +7,7 @@ import (
 )
 
 // ConnGauge is what the server's connection bounds report when metrics
-// are collected (cmd/shop/conns.go).
+// are collected (api/httpserver/conns.go).
 type ConnGauge struct {
 	// Open is the connections held open now.
 	Open int64

@@ -128,6 +128,9 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("%s imports feedworkers: the HTTP side reads the feed workers' state through Deps.Feeds, which cmd/shop wires", p.ImportPath)
 			case strings.HasPrefix(p.ImportPath, shop+"api/") && strings.HasPrefix(imp, shop+"feedworkers"):
 				t.Errorf("%s imports %s: the read cache follows the change feed with the reader cmd/shop hands its Follow, so the packages under api know nothing of the feed workers", p.ImportPath, imp)
+			case p.ImportPath == "github.com/reference-shop/shop/api/httpserver" && strings.HasPrefix(imp, "github.com/reference-shop/shop/") &&
+				imp != "github.com/reference-shop/shop/api" && imp != "github.com/reference-shop/shop/domain":
+				t.Errorf("api/httpserver imports %s: the server's plumbing knows the shop only through the API's answers (api, domain), never a store or a worker", imp)
 			case slices.Contains(adapters, imp) && (strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/api") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/feedworkers") || strings.HasPrefix(p.ImportPath, "github.com/reference-shop/shop/store/writes")):
 				t.Errorf("%s imports the adapter %s: it must work on the port alone", p.ImportPath, imp)
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reference-shop/shop/api/httpserver"
 	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
@@ -65,7 +66,7 @@ type config struct {
 
 	// IdleTimeout is how long a keep-alive connection may wait for its
 	// next request; MaxConns and MaxConnsPerAddr bound the connections
-	// held open (connLimits; 0: no bound).
+	// held open (httpserver.Limits; 0: no bound).
 	IdleTimeout     time.Duration
 	MaxConns        int
 	MaxConnsPerAddr int
@@ -96,9 +97,9 @@ var settings = []setting{
 	{"shutdown-grace", "SHOP_SHUTDOWN_GRACE", "15s", "how long in-flight requests get on SIGTERM"},
 	{"request-timeout", "SHOP_REQUEST_TIMEOUT", "10s", "how long one API request's store calls may take before it is a 503 (0: no limit)"},
 	{"shutdown-drain", "SHOP_SHUTDOWN_DRAIN", "0s", "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (5s behind a load balancer)"},
-	{"idle-timeout", "SHOP_IDLE_TIMEOUT", defaultIdleTimeout.String(), "how long a keep-alive connection may wait for its next request before the server closes it (behind a proxy that keeps connections to the shop: longer than the proxy's own idle timeout for them)"},
+	{"idle-timeout", "SHOP_IDLE_TIMEOUT", httpserver.DefaultIdleTimeout.String(), "how long a keep-alive connection may wait for its next request before the server closes it (behind a proxy that keeps connections to the shop: longer than the proxy's own idle timeout for them)"},
 	{"max-conns", "SHOP_MAX_CONNS", "the open-file limit minus 256 (half of that with Cosmos), at most 16384", "connections held open at once; past it the connection idle the longest is closed, or the new one answered 503 when none is idle (0: no bound)"},
-	{"max-conns-per-addr", "SHOP_MAX_CONNS_PER_ADDR", strconv.Itoa(defaultMaxConnsPerAddr), "connections of one client address (an IPv6 one by its /64); past it that address's connection idle the longest is closed, or the new one answered 503 (0: no bound; behind a proxy every connection has the proxy's address)"},
+	{"max-conns-per-addr", "SHOP_MAX_CONNS_PER_ADDR", strconv.Itoa(httpserver.DefaultMaxConnsPerAddr), "connections of one client address (an IPv6 one by its /64); past it that address's connection idle the longest is closed, or the new one answered 503 (0: no bound; behind a proxy every connection has the proxy's address)"},
 	{"checkout-stall", "SHOP_CHECKOUT_STALL", domain.CheckoutStall.String(), "how old an order still in progress (pending, reserved, authorized) must be before the sweeper carries it on: its checkout's request ended, or its instance died"},
 	{"checkout-expiry", "SHOP_CHECKOUT_EXPIRY", domain.CheckoutExpiry.String(), "how old an order still in progress must be before the sweeper expires it (its units back in stock, its authorization voided); its cart stays claimed until then"},
 	{"sweep-every", "SHOP_SWEEP_EVERY", feedworkers.DefaultSweepEvery.String(), "how often the sweeper looks for orders in progress: a dead checkout's order moves on within checkout-stall + sweep-every"},
@@ -199,13 +200,13 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if c.ShutdownDrain, err = time.ParseDuration(orDefault(get("shutdown-drain"), "0s")); err != nil {
 		return c, fmt.Errorf("shutdown-drain: %v", err)
 	}
-	if c.IdleTimeout, err = time.ParseDuration(orDefault(get("idle-timeout"), defaultIdleTimeout.String())); err != nil || c.IdleTimeout <= 0 {
+	if c.IdleTimeout, err = time.ParseDuration(orDefault(get("idle-timeout"), httpserver.DefaultIdleTimeout.String())); err != nil || c.IdleTimeout <= 0 {
 		return c, fmt.Errorf("idle-timeout: want a duration above 0, got %q", get("idle-timeout"))
 	}
-	if c.MaxConns, err = strconv.Atoi(orDefault(get("max-conns"), strconv.Itoa(defaultMaxConns(fdLimit(), c.Cosmos)))); err != nil || c.MaxConns < 0 {
+	if c.MaxConns, err = strconv.Atoi(orDefault(get("max-conns"), strconv.Itoa(httpserver.DefaultMaxConns(httpserver.FDLimit(), c.Cosmos)))); err != nil || c.MaxConns < 0 {
 		return c, fmt.Errorf("max-conns: want a number of connections, 0 for no bound, got %q", get("max-conns"))
 	}
-	if c.MaxConnsPerAddr, err = strconv.Atoi(orDefault(get("max-conns-per-addr"), strconv.Itoa(defaultMaxConnsPerAddr))); err != nil || c.MaxConnsPerAddr < 0 {
+	if c.MaxConnsPerAddr, err = strconv.Atoi(orDefault(get("max-conns-per-addr"), strconv.Itoa(httpserver.DefaultMaxConnsPerAddr))); err != nil || c.MaxConnsPerAddr < 0 {
 		return c, fmt.Errorf("max-conns-per-addr: want a number of connections, 0 for no bound, got %q", get("max-conns-per-addr"))
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/pprof"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/api/httpserver"
 	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/api/telemetry"
 	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
@@ -45,20 +44,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// The addresses first: a busy port must fail before the store is
 	// opened, migrated and seeded (a first run would leave a new data
 	// directory behind it).
-	ln, err := listen(cfg.Addr, "SHOP_ADDR (--addr)", "SHOP_ADDR=127.0.0.1:8081")
+	ln, err := httpserver.Listen(cfg.Addr, "SHOP_ADDR (--addr)", "SHOP_ADDR=127.0.0.1:8081")
 	if err != nil {
 		return err
 	}
 	defer ln.Close() // on the way out before Serve, which closes it itself
 	var metricsLn, pprofLn net.Listener
 	if cfg.MetricsAddr != "" {
-		if metricsLn, err = listen(cfg.MetricsAddr, "SHOP_METRICS_ADDR (--metrics-addr)", "SHOP_METRICS_ADDR=127.0.0.1:9465"); err != nil {
+		if metricsLn, err = httpserver.Listen(cfg.MetricsAddr, "SHOP_METRICS_ADDR (--metrics-addr)", "SHOP_METRICS_ADDR=127.0.0.1:9465"); err != nil {
 			return err
 		}
 		defer metricsLn.Close()
 	}
 	if cfg.PprofAddr != "" {
-		if pprofLn, err = listen(cfg.PprofAddr, "SHOP_PPROF_ADDR (--pprof-addr)", "SHOP_PPROF_ADDR=127.0.0.1:6061"); err != nil {
+		if pprofLn, err = httpserver.Listen(cfg.PprofAddr, "SHOP_PPROF_ADDR (--pprof-addr)", "SHOP_PPROF_ADDR=127.0.0.1:6061"); err != nil {
 			return err
 		}
 		defer pprofLn.Close()
@@ -154,28 +153,28 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		observePartitions(tel, tr)
 	}
 	deps.DevMode = devTokens(cfg, ln.Addr())
-	if deps.DevMode && !isLoopback(ln.Addr()) {
+	if deps.DevMode && !httpserver.IsLoopback(ln.Addr()) {
 		logger.Warn("dev tokens are served to anyone who can reach this address, admin ones included; set SHOP_DEV=false or listen on loopback", "addr", ln.Addr().String())
 	}
 	if metricsLn != nil {
-		defer serveMetrics(metricsLn, tel.MetricsHandler(), stdout)()
+		defer httpserver.ServeMetrics(metricsLn, tel.MetricsHandler(), stdout)()
 		deps.MetricsElsewhere = true
 	}
-	srv := newHTTPServer(ctx, cfg.Addr, api.NewServer(deps))
+	srv := httpserver.New(ctx, cfg.Addr, api.NewServer(deps))
 	srv.IdleTimeout = cfg.IdleTimeout
-	if fds := fdLimit(); fds > 0 && uint64(cfg.MaxConns) > fds {
+	if fds := httpserver.FDLimit(); fds > 0 && uint64(cfg.MaxConns) > fds {
 		logger.Warn("max-conns is above the open-file limit: past it accepts fail (EMFILE) and clients wait", "max_conns", cfg.MaxConns, "open_files", fds)
 	}
-	lim := limitConns(ln, connLimits{Total: cfg.MaxConns, PerAddr: cfg.MaxConnsPerAddr}, refusalResponse(), srv)
+	lim := httpserver.LimitConns(ln, httpserver.Limits{Total: cfg.MaxConns, PerAddr: cfg.MaxConnsPerAddr}, httpserver.RefusalResponse(), srv)
 	tel.ObserveConnections(func(context.Context) telemetry.ConnGauge {
-		s := lim.stats()
+		s := lim.Stats()
 		return telemetry.ConnGauge{Open: int64(s.Open), Evicted: s.Evicted, Refused: s.Refused}
 	})
 	if pprofLn != nil {
-		defer servePprof(pprofLn, stdout)()
+		defer httpserver.ServePprof(pprofLn, stdout)()
 	}
 	fmt.Fprintf(stdout, "shop: store %s; dev mode %v; dev tokens %v; feed workers %v\n", desc, cfg.Dev, deps.DevMode, cfg.Workers)
-	fmt.Fprintf(stdout, "shop: listening on http://%s\n", displayAddr(ln.Addr()))
+	fmt.Fprintf(stdout, "shop: listening on http://%s\n", httpserver.DisplayAddr(ln.Addr()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lim) }()
@@ -222,55 +221,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return shutErr
 }
 
-// newHTTPServer is the shop's http.Server: its timeouts bound what a slow
-// or hostile client can hold (a client sending headers one byte at a time
-// is cut off after 5 s), and serve bounds the connections (limitConns).
-// Requests run on a context that outlives ctx, so a cancelled ctx lets
-// them finish within the shutdown grace.
-func newHTTPServer(ctx context.Context, addr string, h http.Handler) *http.Server {
-	return &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       defaultIdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-}
-
-// defaultIdleTimeout is how long a keep-alive connection may wait for
-// its next request. The connections held idle are the new ones per second
-// times this wait, so 30 s holds a quarter of what the former 120 s held;
-// a shopper's next click comes within seconds and still finds its
-// connection, and a client back after 30 s dials again, one round trip.
-const defaultIdleTimeout = 30 * time.Second
-
 // devTokens decides whether POST /v1/dev/token is served: dev mode on, and
 // either the listener is loopback (only this machine can ask) or dev mode
 // was set explicitly, by someone who chose to open it wider. Dev mode by
 // default on a public address would let anyone mint an admin token.
 func devTokens(cfg config, addr net.Addr) bool {
-	return cfg.Dev && (isLoopback(addr) || cfg.DevSet)
-}
-
-// isLoopback reports whether addr is a loopback address; an unspecified
-// one (every interface) is not.
-func isLoopback(addr net.Addr) bool {
-	host, _, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func displayAddr(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
-		return fmt.Sprintf("localhost:%d", ta.Port)
-	}
-	return a.String()
+	return cfg.Dev && (httpserver.IsLoopback(addr) || cfg.DevSet)
 }
 
 // defaultGCPercent is the garbage collector's target when GOGC is not
@@ -284,38 +240,3 @@ func displayAddr(a net.Addr) string {
 // GOGC, if set, is the runtime's; GOMEMLIMIT, if set, still bounds the
 // heap.
 const defaultGCPercent = 400
-
-// listen binds addr, or says which setting picks another (setting, and
-// an example of it) when it cannot.
-func listen(addr, setting, example string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: pick another address with %s, e.g. %s", err, setting, example)
-	}
-	return ln, nil
-}
-
-// serveMetrics serves h at /metrics on ln, a listener of its own, until
-// stop.
-func serveMetrics(ln net.Listener, h http.Handler, stdout io.Writer) (stop func()) {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "shop: metrics on http://%s/metrics\n", ln.Addr())
-	return func() { _ = srv.Close() }
-}
-
-// servePprof serves Go's profiles on ln, a listener apart from the API
-// so that no route of the shop exposes them, until stop.
-func servePprof(ln net.Listener, stdout io.Writer) (stop func()) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "shop: profiles on http://%s/debug/pprof/\n", ln.Addr())
-	return func() { _ = srv.Close() }
-}

@@ -1,4 +1,4 @@
-package main
+package httpserver
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ import (
 	"github.com/reference-shop/shop/domain"
 )
 
-// connLimits bounds the connections the server holds open. Each open
+// Limits bounds the connections the server holds open. Each open
 // connection costs a file descriptor, a goroutine and its buffers, idle
 // or not: without a bound, one client holding thousands of idle
 // keep-alive connections runs the process out of descriptors, and from
 // then on every accept fails (EMFILE) and every other client waits.
-type connLimits struct {
+type Limits struct {
 	// Total bounds every connection of the listener (0: no bound). Below
-	// the process's descriptor limit (defaultMaxConns), so that accepting
+	// the process's descriptor limit (DefaultMaxConns), so that accepting
 	// never fails for want of a descriptor.
 	Total int
 	// PerAddr bounds the connections of one client address (0: no
@@ -30,12 +30,12 @@ type connLimits struct {
 	PerAddr int
 }
 
-// defaultMaxConnsPerAddr leaves one client address room for what shop
+// DefaultMaxConnsPerAddr leaves one client address room for what shop
 // bench opens from 127.0.0.1 (up to 2,000 vegeta workers, 32 wrk
 // connections) and for a few hundred users behind one NAT, whose
 // browsers open at most 6 connections each; a proxy in front needs more
 // (docs/reliability.md, "Connections and what a proxy in front adds").
-const defaultMaxConnsPerAddr = 4096
+const DefaultMaxConnsPerAddr = 4096
 
 // fdReserve is the part of the open-file limit kept from accepted
 // connections: the store's file, the listeners, the refusals lingering
@@ -50,12 +50,12 @@ const fdReserve = 256
 // past that, memory runs out before descriptors do.
 const maxConnsCap = 16384
 
-// defaultMaxConns is the total bound for an open-file limit of fds: the
+// DefaultMaxConns is the total bound for an open-file limit of fds: the
 // limit less fdReserve, so that an accept never fails for want of a
 // descriptor, and half of that with Cosmos, where each request in flight
 // may hold a connection of its own to the gateway (HTTP/1.1 carries one
 // request at a time). 0 (no bound) where the limit is unknown.
-func defaultMaxConns(fds uint64, cosmos bool) int {
+func DefaultMaxConns(fds uint64, cosmos bool) int {
 	if fds == 0 {
 		return 0
 	}
@@ -69,7 +69,7 @@ func defaultMaxConns(fds uint64, cosmos bool) int {
 	return int(max(1, min(n, maxConnsCap)))
 }
 
-// connLimiter is a net.Listener that holds the connections it accepts
+// Limiter is a net.Listener that holds the connections it accepts
 // within limits. A connection over a bound first makes room by closing
 // the connection idle the longest, of that address for PerAddr, of any
 // address for Total: an idle keep-alive connection is the cheapest to
@@ -78,12 +78,11 @@ func defaultMaxConns(fds uint64, cosmos bool) int {
 // however many addresses it has; refusing past the total instead would
 // let any such client do it. Only when every connection in the bound is
 // busy is the new one refused, with a 503 (refuse); a busy connection
-// is bounded in time by the server's timeouts (newHTTPServer). The
-// server tells which are idle through its ConnState hook (limitConns
-// sets it).
-type connLimiter struct {
+// is bounded in time by the server's timeouts (New). The server tells
+// which are idle through its ConnState hook (LimitConns sets it).
+type Limiter struct {
 	net.Listener
-	limits connLimits
+	limits Limits
 	// refusal is the raw response a refused connection gets.
 	refusal []byte
 	// lingering holds a slot per refused connection still being closed
@@ -112,11 +111,12 @@ const (
 	maxLingering  = 64
 )
 
-// limitConns bounds the connections srv serves from ln to limits, and
-// hooks srv's ConnState to see which are idle. refusal is the response
-// of a refused connection (refusalResponse).
-func limitConns(ln net.Listener, limits connLimits, refusal []byte, srv *http.Server) *connLimiter {
-	l := &connLimiter{
+// LimitConns bounds the connections srv serves from ln to limits, and
+// hooks srv's ConnState to see which are idle: serve srv on the Limiter
+// it returns (srv.Serve(l)), not on ln. refusal is the response of a
+// refused connection (RefusalResponse).
+func LimitConns(ln net.Listener, limits Limits, refusal []byte, srv *http.Server) *Limiter {
+	l := &Limiter{
 		Listener:  ln,
 		limits:    limits,
 		refusal:   refusal,
@@ -137,7 +137,7 @@ func limitConns(ln net.Listener, limits connLimits, refusal []byte, srv *http.Se
 // listener is returned as it is: http.Server retries a temporary one
 // (EMFILE among them) after a pause that doubles from 5 ms to 1 s, so
 // the accept loop neither spins nor stops.
-func (l *connLimiter) Accept() (net.Conn, error) {
+func (l *Limiter) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -158,7 +158,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 // admit counts c in if it fits, closing idle connections to make room:
 // it returns the counted connection (nil if c is refused) and the
 // connections to close, already counted out.
-func (l *connLimiter) admit(c net.Conn) (*limitedConn, []*limitedConn) {
+func (l *Limiter) admit(c net.Conn) (*limitedConn, []*limitedConn) {
 	key := addrKey(c.RemoteAddr())
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -193,7 +193,7 @@ func (l *connLimiter) admit(c net.Conn) (*limitedConn, []*limitedConn) {
 }
 
 // forgetLocked counts c out: it is closed, or about to be.
-func (l *connLimiter) forgetLocked(c *limitedConn) *limitedConn {
+func (l *Limiter) forgetLocked(c *limitedConn) *limitedConn {
 	if c.closed {
 		return c
 	}
@@ -207,7 +207,7 @@ func (l *connLimiter) forgetLocked(c *limitedConn) *limitedConn {
 	return c
 }
 
-func (l *connLimiter) unidleLocked(c *limitedConn) {
+func (l *Limiter) unidleLocked(c *limitedConn) {
 	if c.idleAll != nil {
 		l.idle.Remove(c.idleAll)
 		c.addr.idle.Remove(c.idleAddr)
@@ -218,7 +218,7 @@ func (l *connLimiter) unidleLocked(c *limitedConn) {
 // connState keeps the idle lists: a connection is idle between two
 // requests (StateIdle) and nothing else is ever closed to make room. One
 // that is closed by then is left out.
-func (l *connLimiter) connState(nc net.Conn, s http.ConnState) {
+func (l *Limiter) connState(nc net.Conn, s http.ConnState) {
 	c, ok := nc.(*limitedConn)
 	if !ok {
 		return
@@ -245,7 +245,7 @@ func (l *connLimiter) connState(nc net.Conn, s http.ConnState) {
 // does not reset the connection and take the answer with it. Past
 // maxLingering refusals in progress, or when the write fails, the
 // connection is simply closed: the client sees it reset.
-func (l *connLimiter) refuse(c net.Conn) {
+func (l *Limiter) refuse(c net.Conn) {
 	l.refused.Add(1)
 	select {
 	case l.lingering <- struct{}{}:
@@ -270,20 +270,23 @@ func writeRefusal(c net.Conn, resp []byte) {
 	_, _ = io.CopyN(io.Discard, c, 64<<10)
 }
 
-// connStats is what the limiter holds and has done.
-type connStats struct {
+// ConnStats is what the limiter holds and has done: the connections
+// open and idle now, and the running totals of refused and evicted ones
+// (what /metrics reports, telemetry.ConnGauge).
+type ConnStats struct {
 	Open, Idle       int
 	Refused, Evicted int64
 }
 
-func (l *connLimiter) stats() connStats {
+// Stats is what l holds now and has done so far.
+func (l *Limiter) Stats() ConnStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return connStats{Open: l.open, Idle: l.idle.Len(), Refused: l.refused.Load(), Evicted: l.evicted.Load()}
+	return ConnStats{Open: l.open, Idle: l.idle.Len(), Refused: l.refused.Load(), Evicted: l.evicted.Load()}
 }
 
 // openFrom is how many connections of the address of a are open.
-func (l *connLimiter) openFrom(a net.Addr) int {
+func (l *Limiter) openFrom(a net.Addr) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if c := l.byAddr[addrKey(a)]; c != nil {
@@ -312,7 +315,7 @@ func addrKey(a net.Addr) netip.Addr {
 // limitedConn is a connection the limiter counts until it is closed.
 type limitedConn struct {
 	net.Conn
-	l    *connLimiter
+	l    *Limiter
 	key  netip.Addr
 	addr *addrConns
 	// Guarded by l.mu.
@@ -341,11 +344,11 @@ func (c *limitedConn) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(c.Conn, r)
 }
 
-// refusalResponse is the raw HTTP/1.1 answer of a refused connection:
+// RefusalResponse is the raw HTTP/1.1 answer of a refused connection:
 // the API's 503 problem with its Retry-After, and Connection: close.
 // A 503 rather than a bare close, so that a client (a browser, a proxy)
 // can tell the shop is full from a shop that is down.
-func refusalResponse() []byte {
+func RefusalResponse() []byte {
 	rec := &recordedResponse{header: http.Header{}}
 	req, _ := http.NewRequest(http.MethodGet, "/", nil)
 	api.ProblemHandler(domain.Errorf(domain.EUNAVAILABLE,

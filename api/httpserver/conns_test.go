@@ -1,4 +1,4 @@
-package main
+package httpserver
 
 import (
 	"bufio"
@@ -25,28 +25,32 @@ import (
 	"github.com/reference-shop/shop/store/writes"
 )
 
-// limitedShop serves the shop's API with serve's server on 127.0.0.1,
-// its connections bounded by limits as serve bounds them. What the
+// limitedShop serves the shop's API with the shop's server (New) on
+// 127.0.0.1, its connections bounded by limits as `shop serve` bounds
+// them. What the
 // server logs (accept errors among it) is in the returned log.
-func limitedShop(t testing.TB, limits connLimits) (addr string, lim *connLimiter, serverLog *lockedBuffer) {
+func limitedShop(t testing.TB, limits Limits) (addr string, lim *Limiter, serverLog *lockedBuffer) {
 	t.Helper()
 	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := newHTTPServer(context.Background(), "127.0.0.1:0", api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: []byte(testJWTSecret)}))
+	srv := New(context.Background(), "127.0.0.1:0", api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: []byte(testJWTSecret)}))
 	serverLog = &lockedBuffer{}
 	srv.ErrorLog = log.New(serverLog, "", 0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim = limitConns(ln, limits, refusalResponse(), srv)
+	lim = LimitConns(ln, limits, RefusalResponse(), srv)
 	go srv.Serve(lim)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), lim, serverLog
 }
+
+// testJWTSecret signs the tokens of the test shops.
+const testJWTSecret = "httpserver-test-secret-of-32-bytes-at-least"
 
 // lockedBuffer is a buffer the server's goroutines may write at once.
 type lockedBuffer struct {
@@ -127,7 +131,7 @@ func TestConnLimiter(t *testing.T) {
 	skipUnlessLinux(t)
 	for _, tc := range []struct {
 		name   string
-		limits connLimits
+		limits Limits
 		// held are the addresses of the connections open before the
 		// new one, in order; idle says whether they sent a request (and
 		// so wait idle for the next) or nothing yet (busy being read).
@@ -139,12 +143,12 @@ func TestConnLimiter(t *testing.T) {
 		status int
 		closed int
 	}{
-		{"AddressBoundClosesItsLongestIdle", connLimits{PerAddr: 2}, []string{"127.0.0.1", "127.0.0.1"}, true, "127.0.0.1", 200, 0},
-		{"AddressBoundLeavesOtherAddresses", connLimits{PerAddr: 2}, []string{"127.0.0.1", "127.0.0.1"}, true, "127.0.0.2", 200, -1},
-		{"AddressBoundAllBusyIs503", connLimits{PerAddr: 2}, []string{"127.0.0.1", "127.0.0.1"}, false, "127.0.0.1", 503, -1},
-		{"TotalClosesTheLongestIdleOfAnyAddress", connLimits{Total: 2}, []string{"127.0.0.2", "127.0.0.1"}, true, "127.0.0.3", 200, 0},
-		{"TotalAllBusyIs503", connLimits{Total: 2}, []string{"127.0.0.2", "127.0.0.1"}, false, "127.0.0.3", 503, -1},
-		{"UnderTheBoundsNothingIsClosed", connLimits{Total: 3, PerAddr: 3}, []string{"127.0.0.1", "127.0.0.1"}, true, "127.0.0.1", 200, -1},
+		{"AddressBoundClosesItsLongestIdle", Limits{PerAddr: 2}, []string{"127.0.0.1", "127.0.0.1"}, true, "127.0.0.1", 200, 0},
+		{"AddressBoundLeavesOtherAddresses", Limits{PerAddr: 2}, []string{"127.0.0.1", "127.0.0.1"}, true, "127.0.0.2", 200, -1},
+		{"AddressBoundAllBusyIs503", Limits{PerAddr: 2}, []string{"127.0.0.1", "127.0.0.1"}, false, "127.0.0.1", 503, -1},
+		{"TotalClosesTheLongestIdleOfAnyAddress", Limits{Total: 2}, []string{"127.0.0.2", "127.0.0.1"}, true, "127.0.0.3", 200, 0},
+		{"TotalAllBusyIs503", Limits{Total: 2}, []string{"127.0.0.2", "127.0.0.1"}, false, "127.0.0.3", 503, -1},
+		{"UnderTheBoundsNothingIsClosed", Limits{Total: 3, PerAddr: 3}, []string{"127.0.0.1", "127.0.0.1"}, true, "127.0.0.1", 200, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, lim, serverLog := limitedShop(t, tc.limits)
@@ -161,10 +165,10 @@ func TestConnLimiter(t *testing.T) {
 						t.Fatalf("held connection %d: %v, %v; want 200", i, resp, err)
 					}
 					// The order they went idle in is the order to close them in.
-					waitFor(t, "the connection to be idle", func() bool { return lim.stats().Idle == i+1 })
+					waitFor(t, "the connection to be idle", func() bool { return lim.Stats().Idle == i+1 })
 				}
 			}
-			waitFor(t, "the held connections to be accepted", func() bool { return lim.stats().Open == len(tc.held) })
+			waitFor(t, "the held connections to be accepted", func() bool { return lim.Stats().Open == len(tc.held) })
 
 			c, err := dialerFrom(tc.from).Dial("tcp", addr)
 			if err != nil {
@@ -191,7 +195,7 @@ func TestConnLimiter(t *testing.T) {
 			if tc.closed >= 0 {
 				wantEvicted = 1
 			}
-			if got := lim.stats().Evicted; got != wantEvicted {
+			if got := lim.Stats().Evicted; got != wantEvicted {
 				t.Errorf("%d connections closed to make room, want %d", got, wantEvicted)
 			}
 			// The closed one reads EOF; every other is still served.
@@ -215,7 +219,7 @@ func TestConnLimiter(t *testing.T) {
 // problem document for an unavailable shop, so a client reads it as it
 // reads any other 503.
 func TestRefusalIsTheAPIsProblem(t *testing.T) {
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(refusalResponse())), nil)
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(RefusalResponse())), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +278,7 @@ func TestIdleConnectionsFromOneAddressLeaveRoomForOthers(t *testing.T) {
 	if n+total+maxLingering+spare > int(fds) || n < 3*perAddr {
 		t.Skipf("an open-file limit of %d leaves no room for the test", fds)
 	}
-	addr, lim, serverLog := limitedShop(t, connLimits{Total: total, PerAddr: perAddr})
+	addr, lim, serverLog := limitedShop(t, Limits{Total: total, PerAddr: perAddr})
 
 	// n idle connections from 127.0.0.1, each having asked once and been
 	// answered, held open by the client for the whole test.
@@ -316,7 +320,7 @@ func TestIdleConnectionsFromOneAddressLeaveRoomForOthers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d connections from 127.0.0.1 held by the client: %v; server: %+v", len(held), statuses, lim.stats())
+	t.Logf("%d connections from 127.0.0.1 held by the client: %v; server: %+v", len(held), statuses, lim.Stats())
 	// A server without bounds takes every connection: the process runs
 	// out of descriptors, the client's dials fail and so do the server's
 	// accepts.
@@ -330,7 +334,7 @@ func TestIdleConnectionsFromOneAddressLeaveRoomForOthers(t *testing.T) {
 	if got := lim.openFrom(one); got > perAddr {
 		t.Errorf("the server holds %d connections from 127.0.0.1, want at most %d", got, perAddr)
 	}
-	if got := lim.stats().Open; got > total {
+	if got := lim.Stats().Open; got > total {
 		t.Errorf("the server holds %d connections, want at most %d", got, total)
 	}
 
@@ -364,10 +368,10 @@ func TestIdleConnectionsFromOneAddressLeaveRoomForOthers(t *testing.T) {
 // BenchmarkIdleConnectionMemory reports what one idle keep-alive
 // connection costs the server in heap and stacks (the client's side, a
 // bare net.Conn, is a few hundred bytes of it), the figure behind
-// maxConnsCap: go test -run '^$' -bench IdleConnectionMemory -benchtime 1x ./cmd/shop
+// maxConnsCap: go test -run '^$' -bench IdleConnectionMemory -benchtime 1x ./api/httpserver
 func BenchmarkIdleConnectionMemory(b *testing.B) {
 	const conns = 2000
-	addr, lim, _ := limitedShop(b, connLimits{})
+	addr, lim, _ := limitedShop(b, Limits{})
 	inUse := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -387,14 +391,14 @@ func BenchmarkIdleConnectionMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		for lim.stats().Idle < conns {
+		for lim.Stats().Idle < conns {
 			time.Sleep(time.Millisecond)
 		}
 		b.ReportMetric(float64(inUse()-before)/conns, "B/idle-conn")
 		for _, c := range held {
 			c.Close()
 		}
-		for lim.stats().Open > 0 {
+		for lim.Stats().Open > 0 {
 			time.Sleep(time.Millisecond)
 		}
 	}

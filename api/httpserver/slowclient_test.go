@@ -1,4 +1,4 @@
-package main
+package httpserver
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 	"github.com/reference-shop/shop/store/writes"
 )
 
-// TestServerTimeoutsAreSet: the server serve runs bounds what a slow or
+// TestServerTimeoutsAreSet: the server `shop serve` runs bounds what a slow or
 // hostile client can hold.
 func TestServerTimeoutsAreSet(t *testing.T) {
-	srv := newHTTPServer(context.Background(), ":0", http.NotFoundHandler())
+	srv := New(context.Background(), ":0", http.NotFoundHandler())
 	for _, tc := range []struct {
 		name      string
 		got, want time.Duration
@@ -43,7 +43,7 @@ func TestServerTimeoutsAreSet(t *testing.T) {
 	}
 }
 
-// slowShop serves the shop with serve's server, its header timeout
+// slowShop serves the shop with the shop's server (New), its header timeout
 // shortened from 5 s to 300 ms so the test does not wait 5 s.
 func slowShop(t *testing.T) string {
 	t.Helper()
@@ -52,7 +52,7 @@ func slowShop(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := newHTTPServer(t.Context(), "127.0.0.1:0", api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: []byte(testJWTSecret)}))
+	srv := New(t.Context(), "127.0.0.1:0", api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), nil, nil), Store: st, Secret: []byte(testJWTSecret)}))
 	srv.ReadHeaderTimeout = 300 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,7 +117,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // deeply nested one is a 400 before it is decoded.
 func TestHugeAndDeepBodiesAreRefusedEarly(t *testing.T) {
 	addr := slowShop(t)
-	tok := testToken(t, "ann", false)
+	tok, err := api.IssueToken([]byte(testJWTSecret), "ann", "User ann", "ann@example.com", false, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Run("HugeIs413", func(t *testing.T) {
 		body := &countingReader{}
 		req, _ := http.NewRequest("PUT", "http://"+addr+"/v1/cart/items/p1", io.MultiReader(strings.NewReader(`{"quantity":1,"x":"`), body))

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package main
-
-// fdLimit is 0 where there is no RLIMIT_NOFILE: the total bound of
-// connections is then off unless SHOP_MAX_CONNS sets it.
-func fdLimit() uint64 { return 0 }
