@@ -24,15 +24,34 @@ import (
 // ruleListURL is where the list's files are, one per ID: <id>.md.
 const ruleListURL = "https://github.com/AzureCosmosDB/cosmosdb-agent-kit/blob/main/skills/cosmosdb-best-practices/rules/"
 
-// ruleIDShape is an ID of the list: a category of its, then words.
-var ruleIDShape = regexp.MustCompile(`(?:fts|global|index|model|monitoring|partition|pattern|query|sdk|security|throughput|tooling|vector)(?:-[a-z0-9]+)+`)
+// ruleCategories are the list's categories: an ID is one of them, then
+// words, each after a hyphen.
+var (
+	ruleCategories = []string{"fts", "global", "index", "model", "monitoring", "partition", "pattern", "query", "sdk", "security", "throughput", "tooling", "vector"}
+	ruleIDRest     = regexp.MustCompile(`^(?:-[a-z0-9]+)+`)
+)
 
 // citedRuleIDs returns the rule IDs text cites, each with its line: an
 // ID-shaped word right after "(" or "`", or right before ")". A word that
 // is part of a path, a link, a file name or a longer word is not an ID
 // ("partition-key header", "model-partition-example's", "rules/x-y.md").
 func citedRuleIDs(text string) (ids []string, lines []int) {
-	for _, m := range ruleIDShape.FindAllStringIndex(text, -1) {
+	var at [][2]int
+	for _, c := range ruleCategories {
+		for i := 0; ; {
+			j := strings.Index(text[i:], c+"-")
+			if j < 0 {
+				break
+			}
+			start := i + j
+			i = start + len(c)
+			if m := ruleIDRest.FindStringIndex(text[i:]); m != nil {
+				at = append(at, [2]int{start, i + m[1]})
+			}
+		}
+	}
+	slices.SortFunc(at, func(a, b [2]int) int { return a[0] - b[0] })
+	for _, m := range at {
 		var before, after byte = ' ', ' '
 		if m[0] > 0 {
 			before = text[m[0]-1]
