@@ -18,7 +18,7 @@ const MaxOrderDays = 31
 // handleAdminOrders lists the orders of one status. With day (default
 // today, UTC) it reads the day's partitions (OrderSummaries.Buckets) of
 // ordersByStatus under the synthetic key status:bucket:day
-// (partition-synthetic-key): one single-partition query per bucket, run
+// (partition-synthetic-keys): one single-partition query per bucket, run
 // concurrently and merged newest first, with a continuation that holds
 // each bucket's position. With from and to it does that for each day and
 // merges the days, returning at most limit orders and no continuation;

@@ -1,9 +1,10 @@
 // Package feedworkers keeps the shop's denormalized copies in sync: the
-// handlers of the products, reviews and orders feeds, plain methods over
-// decoded documents, each idempotent and version-guarded because the feed
-// delivers at least once, and Start, which runs them on the change-feed
-// processors of feedworkers/changefeed. docs/feeds.md lists what each
-// handler writes and why it converges.
+// handlers of the products, reviews, orders and inventory feeds, plain
+// methods over decoded documents, each idempotent and version-guarded
+// because the feed delivers at least once, and Start, which runs them on
+// four change-feed processors of feedworkers/changefeed, one per feed,
+// with the checkout sweeper. docs/feeds.md lists what each handler writes
+// and why it converges.
 package feedworkers
 
 import (

@@ -112,7 +112,7 @@ var Containers = []store.ContainerDef{
 	},
 	{
 		// Synthetic key status:day spreads a four-valued status over many
-		// partitions (partition-synthetic-key).
+		// partitions (partition-synthetic-keys).
 		ID:               store.OrdersByStatusContainer,
 		PartitionKeyPath: "/statusDay",
 		IndexingPolicy: store.IndexingPolicy{

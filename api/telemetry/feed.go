@@ -15,7 +15,7 @@ import (
 
 // Attribute keys of the change-feed processor.
 const (
-	ProcessorKey = attribute.Key("shop.feed.processor") // "products", "reviews", "orders"
+	ProcessorKey = attribute.Key("shop.feed.processor") // "products", "reviews", "orders", "inventory"
 	LeaseKey     = attribute.Key("shop.feed.lease")     // the feed range, e.g. "00-3F"
 	ItemsKey     = attribute.Key("shop.feed.items")     // changed items in the batch
 )

@@ -1,8 +1,8 @@
 // Command shop runs the shop: the HTTP API and sample frontend with the
 // change-feed workers in process (serve, the default), and the tools around
-// it (migrate, seed, token, workers, audit, containers).
+// it (migrate, seed, token, workers, audit, containers, cost, bench, scale).
 //
-//	go run ./cmd/shop              # serve on :8080 with the embedded store in ./data
+//	go run ./cmd/shop              # serve on 127.0.0.1:8080 with the embedded store in ./data
 //	go run ./cmd/shop seed --products 10000 --reviews 10000 --users 10000
 //	go run ./cmd/shop token --user alice --admin
 //	go run ./cmd/shop token '{"userId":"rita","admin":true}'  # the dev endpoint's body

@@ -27,7 +27,7 @@ const (
 
 // sampleWorkers is how many writes Load keeps in flight. On Cosmos each
 // write is a network round trip, so concurrency is what makes a bulk load
-// fast (throughput-bulk); the embedded store serializes its commits but
+// fast (sdk-ingestion-rate-control); the embedded store serializes its commits but
 // encodes and validates in parallel.
 const sampleWorkers = 16
 

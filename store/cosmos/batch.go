@@ -16,7 +16,7 @@ import (
 )
 
 // ExecuteBatch runs ops as one transaction in the logical partition pk
-// (model-transactional-batch). A failed batch is NOT a Go error from the
+// (Cosmos's transactional batch). A failed batch is NOT a Go error from the
 // SDK: the response says Success=false and each operation's status, 424
 // for those the failure rolled back. Here it becomes Committed=false, the
 // per-operation codes, and an error with the first real failure's code.

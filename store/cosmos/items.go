@@ -31,7 +31,7 @@ func (c *Container) op(verb, id string) string {
 }
 
 // itemOptions asks for the stored item back on writes (the port returns
-// it) and sets If-Match for optimistic concurrency (model-etag-occ).
+// it) and sets If-Match for optimistic concurrency (sdk-etag-concurrency).
 func itemOptions(opts *store.WriteOptions) *azcosmos.ItemOptions {
 	o := &azcosmos.ItemOptions{EnableContentResponseOnWrite: true}
 	if opts != nil && opts.IfMatch != "" {
@@ -121,7 +121,7 @@ func (c *Container) Upsert(ctx context.Context, pk string, item []byte, opts *st
 }
 
 // Patch is a partial document update: only the operations travel, and
-// the service applies them atomically (model-patch-partial-update). A
+// the service applies them atomically (sdk-patch-counter-increment). A
 // Condition travels as the patch's filter predicate; the service answers
 // 412 when it does not hold, which maps to EPRECONDITION.
 func (c *Container) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.PatchOptions) (store.ItemResponse, error) {

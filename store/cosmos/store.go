@@ -124,7 +124,7 @@ func newClient(endpoint string, cfg Config, sess *sessions) (*azcosmos.Client, e
 	case cfg.ConnectionString != "":
 		c, err = azcosmos.NewClientFromConnectionString(cfg.ConnectionString, opts)
 	case cfg.UseEntraID:
-		// Keyless (security-rbac): no key in config at all; the identity
+		// Keyless (security-managed-identity): no key in config at all; the identity
 		// needs a data-plane role assignment on the account.
 		cred, cerr := azidentity.NewDefaultAzureCredential(nil)
 		if cerr != nil {

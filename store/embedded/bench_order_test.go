@@ -32,7 +32,7 @@ func seedCategory(b *testing.B, c store.Container, n int) {
 // name, 20 per page) on a logical partition of 1,250 and of 10,000
 // products, first page and a middle one. The container declares the
 // composite index (name asc, id asc), so the page is an index walk
-// (query-order-by-index) whose cost does not grow with the partition.
+// (index-composite) whose cost does not grow with the partition.
 func BenchmarkQueryPageOrdered(b *testing.B) {
 	for _, n := range []int{1250, 10000} {
 		s := benchStore(b, Options{NoSync: true})

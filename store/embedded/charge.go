@@ -50,7 +50,7 @@ import "math"
 //   - A change-feed page costs what reading its items does: the point-read
 //     estimate per item, and 1 RU for a page with nothing new. The one
 //     published figure, "around 10 RUs per item" to copy posts through the
-//     change feed (model-partition-example), is the feed read plus the
+//     change feed (the model-partition-example page), is the feed read plus the
 //     write of the copy (8.76 RU and up): about 1 RU per item read.
 //   - A request that finds nothing (404), conflicts (409), fails its
 //     If-Match (412) or is refused as too large (413) still costs about 1 RU.

@@ -14,7 +14,7 @@ import (
 )
 
 // Order indexes serve ORDER BY the way Cosmos's composite indexes do
-// (query-order-by-index): a page walks the index of its logical partition
+// (index-composite): a page walks the index of its logical partition
 // in order, from the continuation on, and loads only the documents it
 // walks over, instead of loading and sorting the whole partition.
 //

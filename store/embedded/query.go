@@ -37,7 +37,7 @@ type row struct {
 
 // Query runs a structured query. With a partition key it reads that one
 // logical partition, a contiguous key range of one physical partition
-// (query-single-partition): by walking an order index when one serves its
+// (partition-query-patterns): by walking an order index when one serves its
 // ORDER BY (querywalk.go), by a scan and a sort otherwise. Without one it
 // fans out to every physical partition, is charged for each, and says so
 // (query-avoid-cross-partition).
