@@ -130,10 +130,6 @@ func (l *CartLine) Refresh(p Product) bool {
 	return l.copy() != before
 }
 
-// IsStale reports whether a line copied from an older version of p shows
-// something p no longer says (see Refresh).
-func (l CartLine) IsStale(p Product) bool { return l.Refresh(p) }
-
 // ApplyProduct refreshes the product's line from p (Refresh) and reports
 // whether what the cart shows changed.
 func (c *Cart) ApplyProduct(p Product, now time.Time) bool {

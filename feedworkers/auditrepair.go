@@ -148,16 +148,17 @@ func (h *Handlers) repairCartLine(ctx context.Context, c domain.Cart, productID 
 }
 
 // propagateProduct does for the product's current version what the
-// products feed does for it (productCopies, then the categories index).
+// products feed does for it (its steps, then the categories index), as a
+// replay whose own categories are counted again, not every category.
 func (h *Handlers) propagateProduct(ctx context.Context, id string) (domain.Product, error) {
 	p, err := h.repos.Products.GetAny(ctx, id)
 	if err != nil {
 		return p, err
 	}
-	var rc recount
-	if err := h.productCopies(ctx, p, true, &rc); err != nil {
+	batch := &productBatch{h: h, replay: true}
+	if err := batch.apply(ctx, p); err != nil {
 		return p, err
 	}
-	_, err = h.updateIndex(ctx, &rc)
+	_, err = h.updateIndex(ctx, &batch.rc)
 	return p, err
 }

@@ -80,7 +80,10 @@ func (h *Handlers) ProductToCarts(ctx context.Context, p domain.Product) (repo.F
 	for range h.fanout {
 		g.Go(func() error {
 			for c := range work {
-				updated, err := h.applyToCart(gctx, c, p)
+				// The freshness rule runs once, inside RefreshCart, on the
+				// copy the query returned (its first attempt reads
+				// nothing): a current line costs no operation.
+				_, updated, err := h.writes.RefreshCart(gctx, c, p)
 				mu.Lock()
 				if updated {
 					res.CartsUpdated++
@@ -109,15 +112,4 @@ func (h *Handlers) cartsWith(ctx context.Context, productID, cont string) ([]dom
 	_, ru, nanos := qm.Totals()
 	store.MeterFrom(ctx).Add(ru, nanos)
 	return carts, next, ru, err
-}
-
-// applyToCart refreshes one cart's line of p when it is stale, starting
-// from the copy the query returned (no read unless the owner changed the
-// cart since).
-func (h *Handlers) applyToCart(ctx context.Context, c domain.Cart, p domain.Product) (bool, error) {
-	if l, ok := c.Line(p.ID); !ok || !l.IsStale(p) {
-		return false, nil
-	}
-	_, updated, err := h.writes.RefreshCart(ctx, c, p)
-	return updated, err
 }

@@ -188,7 +188,10 @@ func (w *Writes) Cart(ctx context.Context, userID string) (domain.Cart, error) {
 // (domain.CartLine.Refresh), starting from c as the caller read it and
 // reading again only if the cart changed since. It reports the cart and
 // whether it was written; a cart that expired meanwhile is not an error.
-// The price fan-out and the cart PUT both end here.
+// The price fan-out and the cart PUT both end here, and neither checks
+// the rule before: it runs once per attempt, inside the read-modify-write,
+// and a line it leaves as it was costs no write (nor, on the first
+// attempt, a read).
 func (w *Writes) RefreshCart(ctx context.Context, c domain.Cart, p domain.Product) (domain.Cart, bool, error) {
 	out, err := w.repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
 		if !c.ApplyProduct(p, w.now()) {
