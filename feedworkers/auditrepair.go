@@ -24,7 +24,7 @@ func (h *Handlers) repairAvailability(ctx context.Context, id string) error {
 	_, err = h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
 		want := domain.Availability{Status: domain.StatusOf(s.Available), SourceVersion: s.Version}
 		if s.Version < p.Availability.SourceVersion || p.Availability == want {
-			return errUnchanged
+			return repo.ErrUnchanged
 		}
 		before := domain.CartCopyOf(*p)
 		p.Availability = want
@@ -53,7 +53,7 @@ func (h *Handlers) repairReviews(ctx context.Context, seen domain.Product) error
 			return errors.New("the product's reviews changed since the audit read them: left to its feed")
 		}
 		if p.Deleted || sameReviews(p, stats, top) {
-			return errUnchanged
+			return repo.ErrUnchanged
 		}
 		p.ReviewStats, p.TopReviews = stats, top
 		p.Version++

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/store/repo"
 )
 
 // productToView keeps the product's copy in productsByCategory. p should
@@ -202,7 +203,7 @@ func (h *Handlers) updateIndex(ctx context.Context, rc *recount) (domain.Categor
 		// lost its If-Match race reads again.
 		read = *c
 		if !counted && !featured {
-			return errUnchanged
+			return repo.ErrUnchanged
 		}
 		c.LastUpdated = h.now().UTC()
 		return nil
@@ -254,7 +255,7 @@ func (h *Handlers) nameProducts(ctx context.Context, products []domain.Product, 
 func (h *Handlers) nameProduct(ctx context.Context, id, catID, name string) error {
 	_, err := h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
 		if p.Deleted || p.CategoryID != catID || !p.Apply(domain.ProductChange{CategoryName: &name}, h.now()) {
-			return errUnchanged
+			return repo.ErrUnchanged
 		}
 		return nil
 	})
@@ -475,7 +476,7 @@ func (h *Handlers) ReviewsToProducts(ctx context.Context, reviews []domain.Revie
 			// counted (two workers during a lease handover), and must not
 			// replace them.
 			if p.Deleted || sameReviews(p, stats, top) || stats.Count < p.ReviewStats.Count {
-				return errUnchanged
+				return repo.ErrUnchanged
 			}
 			p.ReviewStats, p.TopReviews = stats, top
 			p.Version++

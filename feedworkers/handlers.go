@@ -67,13 +67,11 @@ func NewHandlers(st store.Store, w *writes.Writes, cfg HandlersConfig) *Handlers
 	}
 }
 
-// errUnchanged aborts a read-modify-write whose document already holds
-// the values: skipping the write keeps a replayed batch free of charge
-// and of new feed events.
-var errUnchanged = errors.New("unchanged")
-
+// ignoreUnchanged is nil for repo.ErrUnchanged: a read-modify-write whose
+// document already held the values skipped its write, which keeps a
+// replayed batch free of charge and of new feed events.
 func ignoreUnchanged(err error) error {
-	if errors.Is(err, errUnchanged) {
+	if errors.Is(err, repo.ErrUnchanged) {
 		return nil
 	}
 	return err
