@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/reference-shop/shop/api/lru"
 )
 
 // RoleAdmin is the role of the admin routes.
@@ -116,7 +118,9 @@ const TokenClockSkew = time.Minute
 
 // tokenVerifier checks a token's signature and times: HS256 only (so
 // alg:none and key-confusion tokens are refused), an expiry required, not
-// before nbf, not issued in the future, give or take TokenClockSkew.
+// before nbf, not issued in the future, give or take TokenClockSkew. A
+// token that verified is kept (keepVerified), so a signed-in screen pays
+// the HMAC and the claims' decoding once per token, not once per request.
 func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims, error) {
 	parser := jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
@@ -126,9 +130,33 @@ func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims
 		jwt.WithTimeFunc(now),
 	)
 	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
-	return func(raw string) (claims, error) {
+	return keepVerified(func(raw string) (claims, error) {
 		var c claims
 		_, err := parser.ParseWithClaims(raw, &c, keyFunc)
+		return c, err
+	}, now, verifiedTokens)
+}
+
+// verifiedTokens bounds the tokens keepVerified keeps: a few MB.
+const verifiedTokens = 16384
+
+// keepVerified wraps verify with a cache of the tokens it accepted, by
+// their exact text, at most maxEntries of them, the least recently used
+// out first. Only a token that verified enters, so a forged one cannot
+// fill the cache. A kept token is good until its expiry (give or take
+// TokenClockSkew, as verify has it): past that, verify runs again and
+// refuses it. What else verify checks cannot turn false with time: the
+// signature, the claims' form, nbf and iat, which only move into the past.
+func keepVerified(verify func(raw string) (claims, error), now func() time.Time, maxEntries int) func(raw string) (claims, error) {
+	kept := lru.New[string](maxEntries, maxEntries<<10, func(c claims) int { return len(c.Name) + len(c.Email) + 64 }, nil)
+	return func(raw string) (claims, error) {
+		if c, ok := kept.Get(raw); ok && now().Before(c.ExpiresAt.Add(TokenClockSkew)) {
+			return c, nil
+		}
+		c, err := verify(raw)
+		if err == nil && c.ExpiresAt != nil {
+			kept.Put(raw, c)
+		}
 		return c, err
 	}
 }
