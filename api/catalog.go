@@ -27,7 +27,7 @@ func handleCategories(products *repo.Products) http.HandlerFunc {
 // on productsByCategory (pk = categoryId), never a fan-out over products.
 // Only an empty first page costs a second read, of the categories index,
 // to tell an unknown category (404) from an empty one.
-func handleCategoryPage(summaries *repo.ProductSummaries, products *repo.Products) http.HandlerFunc {
+func handleCategoryPage(summaries *repo.ProductSummaries, products *repo.Products, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		categoryID, err := pathID(r, "categoryId")
 		if err != nil {
@@ -39,12 +39,12 @@ func handleCategoryPage(summaries *repo.ProductSummaries, products *repo.Product
 			writeProblem(w, r, err)
 			return
 		}
-		items, next, err := summaries.Page(r.Context(), categoryID, sort, limit, cont)
+		page, err := summaries.Page(r.Context(), categoryID, sort, limit, cont)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		if len(items) == 0 && cont == "" {
+		if len(page.Items) == 0 && cont == "" {
 			c, err := products.Categories(r.Context())
 			if err != nil {
 				writeProblem(w, r, err)
@@ -55,7 +55,7 @@ func handleCategoryPage(summaries *repo.ProductSummaries, products *repo.Product
 				return
 			}
 		}
-		encode(w, http.StatusOK, pageOf(mapSlice(items, viewProductSummary), next))
+		writePage(w, r, rs, "productSummary", page, viewProductSummary)
 	}
 }
 

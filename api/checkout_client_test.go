@@ -206,7 +206,11 @@ func TestCheckoutConcurrentDuplicates(t *testing.T) {
 	if created == 0 {
 		t.Fatal("no checkout succeeded")
 	}
-	items, _, err := s.repos.Orders.Page(context.Background(), "alice", 100, "")
+	page, err := s.repos.Orders.Page(context.Background(), "alice", 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := page.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -293,7 +293,11 @@ func TestCheckoutConcurrentKeysPayOnce(t *testing.T) {
 						t.Errorf("round %d: checkout %d = %d, want 201 or 409", round, i, c)
 					}
 				}
-				items, _, err := s.repos.Orders.Page(t.Context(), user, 100, "")
+				page, err := s.repos.Orders.Page(t.Context(), user, 100, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				items, err := page.Decode()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,7 +11,11 @@ import (
 func TestHomeShowsFeaturedFromTheOneRead(t *testing.T) {
 	s := newShop(t)
 	s.fixture()
-	sums, _, err := s.repos.ProductSummaries.Page(t.Context(), "books", "name", 10, "")
+	page, err := s.repos.ProductSummaries.Page(t.Context(), "books", "name", 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := page.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}

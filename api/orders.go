@@ -24,19 +24,19 @@ func handleSummary(orders *repo.Orders) http.HandlerFunc {
 
 // handleOrders is the order history: ONE single-partition query in orders
 // (pk = the token's sub), newest first, projected to what the list shows.
-func handleOrders(orders *repo.Orders) http.HandlerFunc {
+func handleOrders(orders *repo.Orders, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		limit, cont, err := pageParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		items, next, err := orders.Page(r.Context(), userFrom(r.Context()).ID, limit, cont)
+		page, err := orders.Page(r.Context(), userFrom(r.Context()).ID, limit, cont)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		encode(w, http.StatusOK, pageOf(mapSlice(items, viewOrderListItem), next))
+		writePage(w, r, rs, "orderListItem", page, viewOrderListItem)
 	}
 }
 

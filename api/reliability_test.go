@@ -218,7 +218,11 @@ func TestCheckoutRetriedThroughFaultsPlacesOneOrder(t *testing.T) {
 		}
 	}
 	f.Heal()
-	orders, _, err := s.repos.Orders.Page(context.Background(), "alice", 100, "")
+	page, err := s.repos.Orders.Page(context.Background(), "alice", 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := page.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,8 +61,8 @@ func (s *server) routes(d Deps) http.Handler {
 		// The hot catalog screens go through the read cache when it is on
 		// (cached.go).
 		r.Get("/categories", cached(d.Cache, categoriesKey, handleCategories(s.repos.Products)))
-		r.Get("/categories/{categoryId}/products", cached(d.Cache, categoryPageKey, handleCategoryPage(s.repos.ProductSummaries, s.repos.Products)))
-		r.Get("/search", handleSearch(s.repos.Search))
+		r.Get("/categories/{categoryId}/products", cached(d.Cache, categoryPageKey, handleCategoryPage(s.repos.ProductSummaries, s.repos.Products, s.renders)))
+		r.Get("/search", handleSearch(s.repos.Search, s.renders))
 		r.Get("/products/{productId}", cached(d.Cache, productKey, handleProduct(s.repos.Products, s.rendered)))
 		r.Get("/products/{productId}/reviews", handleReviews(s.repos.Reviews))
 		r.Get("/products/{productId}/image.svg", handleProductImage(s.repos.Products))
@@ -80,7 +80,7 @@ func (s *server) routes(d Deps) http.Handler {
 			r.Delete("/cart/items/{productId}", handleCartDelete(s.writes))
 			r.Post("/checkout", handleCheckout(s.writes))
 			r.Get("/me/summary", handleSummary(s.repos.Orders))
-			r.Get("/orders", handleOrders(s.repos.Orders))
+			r.Get("/orders", handleOrders(s.repos.Orders, s.renders))
 			r.Get("/orders/{orderId}", handleOrder(s.repos.Orders))
 			r.Post("/orders/{orderId}/cancel", handleOrderCancel(s.writes))
 

@@ -12,7 +12,7 @@ import (
 // (repo.PickTerm), whatever the number of words; the other words filter
 // on the entry's copy of the product's terms. Every word must match (AND).
 // Results are best rated first, then by name, ties by id (domain.SearchRank).
-func handleSearch(index *repo.SearchIndex) http.HandlerFunc {
+func handleSearch(index *repo.SearchIndex, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		terms, err := domain.ParseQuery(r.URL.Query().Get("q"))
 		if err != nil {
@@ -24,12 +24,12 @@ func handleSearch(index *repo.SearchIndex) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		items, next, err := index.Search(r.Context(), terms, limit, cont)
+		page, err := index.Search(r.Context(), terms, limit, cont)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		encode(w, http.StatusOK, pageOf(mapSlice(items, viewSearchEntry), next))
+		writePage(w, r, rs, "searchEntry", page, viewSearchEntry)
 	}
 }
 

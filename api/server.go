@@ -90,6 +90,8 @@ type server struct {
 	now    func() time.Time
 	// rendered is the product page's cache of rendered bodies.
 	rendered *renderCache
+	// renders are the other screens' renders of the documents they show.
+	renders *renders
 }
 
 // NewServer returns the shop's HTTP handler: its whole surface (routes.go).
@@ -114,6 +116,7 @@ func NewServer(d Deps) http.Handler {
 		now:    d.Now,
 
 		rendered: newRenderCache(renderCacheEntries, renderCacheBytes),
+		renders:  newRenders(rendersEntries, rendersBytes),
 	}
 	return s.surface(d)
 }

@@ -214,7 +214,11 @@ func TestAuditFindsAndRepairsPlantedDrift(t *testing.T) {
 		if len(c.Items) > 0 && cart.ID == "" {
 			cart = c
 		}
-		page, _, err := repos.Orders.Page(ctx, c.UserID, 1, "")
+		raw, err := repos.Orders.Page(ctx, c.UserID, 1, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := raw.Decode()
 		if err == nil && len(page) > 0 && order.ID == "" {
 			if order, err = repos.Orders.Get(ctx, c.UserID, page[0].ID); err != nil {
 				t.Fatal(err)

@@ -142,7 +142,12 @@ func search(tb fataler, idx *repo.SearchIndex, terms []string, limit int) []stri
 	cont := ""
 	for {
 		ctx, meter := store.WithMeter(context.Background())
-		page, next, err := idx.Search(ctx, terms, limit, cont)
+		raw, err := idx.Search(ctx, terms, limit, cont)
+		if err != nil {
+			tb.Fatalf("search %v: %v", terms, err)
+		}
+		page, err := raw.Decode()
+		next := raw.Next
 		if err != nil {
 			tb.Fatalf("search %v: %v", terms, err)
 		}

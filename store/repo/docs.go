@@ -86,6 +86,28 @@ func decodeItems[T any](items [][]byte) ([]T, error) {
 	return out, nil
 }
 
+// Page is one page of a query's documents as the store returned them,
+// not yet decoded, and the continuation of the next page ("" on the
+// last). A screen that keeps what it rendered of each document's bytes
+// (api/renders.go) decodes only the documents it has not seen; every
+// other caller calls Decode.
+type Page[T any] struct {
+	Items [][]byte
+	Next  string
+}
+
+// Decode returns the page's documents.
+func (p Page[T]) Decode() ([]T, error) { return decodeItems[T](p.Items) }
+
+// rawPage runs one page of q and leaves its items as they are.
+func rawPage[T any](ctx context.Context, c store.Container, q store.Query) (Page[T], error) {
+	page, err := c.Query(ctx, q)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	return Page[T]{Items: page.Items, Next: page.Continuation}, nil
+}
+
 // queryPage runs one page of q and decodes its items.
 func queryPage[T any](ctx context.Context, c store.Container, q store.Query) ([]T, string, error) {
 	page, err := c.Query(ctx, q)

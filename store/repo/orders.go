@@ -46,8 +46,8 @@ type OrderListItem struct {
 // Page returns one page of the user's order history, newest first: ONE
 // single-partition query with a projection (only what the list shows is
 // returned and charged for).
-func (r *Orders) Page(ctx context.Context, userID string, limit int, continuation string) ([]OrderListItem, string, error) {
-	return queryPage[OrderListItem](ctx, r.c, store.Query{
+func (r *Orders) Page(ctx context.Context, userID string, limit int, continuation string) (Page[OrderListItem], error) {
+	return rawPage[OrderListItem](ctx, r.c, store.Query{
 		PartitionKey: userID,
 		Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeOrder}},
 		OrderBy:      "createdAt",

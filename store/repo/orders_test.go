@@ -148,7 +148,11 @@ func TestOrdersPlaceConcurrent(t *testing.T) {
 		t.Errorf("summary = %d orders, %d cents, average %d, last %v; want %d, %d, %d, %v",
 			sum.TotalOrders, sum.TotalSpentCents, sum.AverageOrderCents, sum.LastOrderAt, n, wantSpent, (wantSpent+n/2)/n, last)
 	}
-	items, _, err := orders.Page(ctx, "u1", 100, "")
+	page, err := orders.Page(ctx, "u1", 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := page.Decode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +278,12 @@ func TestOrdersPageNewestFirst(t *testing.T) {
 		if pages > n {
 			t.Fatal("continuation never ends")
 		}
-		items, next, err := orders.Page(ctx, "u1", 3, cont)
+		page, err := orders.Page(ctx, "u1", 3, cont)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := page.Decode()
+		next := page.Next
 		if err != nil {
 			t.Fatal(err)
 		}

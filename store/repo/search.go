@@ -37,9 +37,9 @@ func PickTerm(terms []string) string {
 // single-partition query on the partition of PickTerm(terms), whatever
 // the number of terms, the others filtered with ARRAY_CONTAINS on the
 // entry's copy of the product's terms. terms are domain.ParseQuery's.
-func (s *SearchIndex) Search(ctx context.Context, terms []string, limit int, continuation string) ([]domain.SearchEntry, string, error) {
+func (s *SearchIndex) Search(ctx context.Context, terms []string, limit int, continuation string) (Page[domain.SearchEntry], error) {
 	if len(terms) == 0 {
-		return nil, "", domain.Errorf(domain.EINVALID, "a search needs a term")
+		return Page[domain.SearchEntry]{}, domain.Errorf(domain.EINVALID, "a search needs a term")
 	}
 	read := PickTerm(terms)
 	filters := []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeSearchEntry}}
@@ -48,7 +48,7 @@ func (s *SearchIndex) Search(ctx context.Context, terms []string, limit int, con
 			filters = append(filters, store.Filter{Path: "terms", Op: store.OpArrayContains, Value: t})
 		}
 	}
-	return queryPage[domain.SearchEntry](ctx, s.c, store.Query{
+	return rawPage[domain.SearchEntry](ctx, s.c, store.Query{
 		PartitionKey: read,
 		Filters:      filters,
 		OrderBy:      "rank",

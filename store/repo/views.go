@@ -31,7 +31,7 @@ const (
 // Page returns one page of a category's products ordered by name or price
 // (ties by id): ONE single-partition query served by a composite index.
 // By rating, best first, it reads the whole category (byRating).
-func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, limit int, continuation string) ([]domain.ProductSummary, string, error) {
+func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, limit int, continuation string) (Page[domain.ProductSummary], error) {
 	if sort == SortByRating {
 		return r.byRating(ctx, categoryID, limit, continuation)
 	}
@@ -39,7 +39,7 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 	if sort == SortByPrice {
 		orderBy = "priceCents"
 	}
-	return queryPage[domain.ProductSummary](ctx, r.c, store.Query{
+	return rawPage[domain.ProductSummary](ctx, r.c, store.Query{
 		PartitionKey: categoryID,
 		Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
 		OrderBy:      orderBy,
@@ -59,7 +59,7 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 // removed before it moves no other across the page boundary. Every page
 // pays for the whole category: the exercise of
 // docs/workshop/05-a-table-per-read-pattern.md makes it an index walk.
-func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limit int, continuation string) ([]domain.ProductSummary, string, error) {
+func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limit int, continuation string) (Page[domain.ProductSummary], error) {
 	if limit <= 0 {
 		limit = store.DefaultPageSize
 	}
@@ -68,46 +68,61 @@ func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limi
 		rating, id, ok := strings.Cut(continuation, ":")
 		avg, err := strconv.ParseFloat(rating, 64)
 		if !ok || err != nil || id == "" {
-			return nil, "", domain.Errorf(domain.EINVALID, "continuation is not one this server issued")
+			return Page[domain.ProductSummary]{}, domain.Errorf(domain.EINVALID, "continuation is not one this server issued")
 		}
 		after = &domain.ProductSummary{Meta: domain.Meta{ID: id}, AverageRating: avg}
 	}
-	var all []domain.ProductSummary
+	// Each summary beside the bytes it was decoded from: the page
+	// returns the bytes, in the order of the values.
+	type doc struct {
+		s   domain.ProductSummary
+		raw []byte
+	}
+	var all []doc
 	cont := ""
 	for {
-		page, next, err := queryPage[domain.ProductSummary](ctx, r.c, store.Query{
+		page, err := rawPage[domain.ProductSummary](ctx, r.c, store.Query{
 			PartitionKey: categoryID,
 			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
 			Limit:        store.MaxQueryPageSize,
 			Continuation: cont,
 		})
 		if err != nil {
-			return nil, "", err
+			return Page[domain.ProductSummary]{}, err
 		}
-		all = append(all, page...)
-		if next == "" {
+		summaries, err := page.Decode()
+		if err != nil {
+			return Page[domain.ProductSummary]{}, err
+		}
+		for i, s := range summaries {
+			all = append(all, doc{s, page.Items[i]})
+		}
+		if page.Next == "" {
 			break
 		}
-		cont = next
+		cont = page.Next
 	}
 	byRating := func(a, b domain.ProductSummary) int {
 		return cmp.Or(cmp.Compare(b.AverageRating, a.AverageRating), cmp.Compare(b.ID, a.ID))
 	}
-	slices.SortFunc(all, byRating)
+	slices.SortFunc(all, func(a, b doc) int { return byRating(a.s, b.s) })
 	start := 0
 	if after != nil {
 		start = len(all)
-		if i := slices.IndexFunc(all, func(s domain.ProductSummary) bool { return byRating(s, *after) > 0 }); i >= 0 {
+		if i := slices.IndexFunc(all, func(d doc) bool { return byRating(d.s, *after) > 0 }); i >= 0 {
 			start = i
 		}
 	}
 	end := min(start+limit, len(all))
-	next := ""
-	if end < len(all) {
-		last := all[end-1]
-		next = strconv.FormatFloat(last.AverageRating, 'g', -1, 64) + ":" + last.ID
+	var out Page[domain.ProductSummary]
+	for _, d := range all[start:end] {
+		out.Items = append(out.Items, d.raw)
 	}
-	return all[start:end], next, nil
+	if end < len(all) {
+		last := all[end-1].s
+		out.Next = strconv.FormatFloat(last.AverageRating, 'g', -1, 64) + ":" + last.ID
+	}
+	return out, nil
 }
 
 // Best returns the n best-rated products of a category (by ratingScore,

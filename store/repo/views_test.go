@@ -1,6 +1,7 @@
 package repo_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -81,7 +82,7 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 			var ids []string
 			cont := ""
 			for range 10 {
-				page, next, err := views.Page(ctx, "coffee", tt.sort, 3, cont)
+				page, next, err := summaryPage(ctx, views, "coffee", tt.sort, 3, cont)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +99,7 @@ func TestProductSummariesPageAndIDs(t *testing.T) {
 			}
 		})
 	}
-	_, _, err := views.Page(ctx, "coffee", repo.SortByRating, 3, "not-an-offset")
+	_, _, err := summaryPage(ctx, views, "coffee", repo.SortByRating, 3, "not-an-offset")
 	wantCode(t, "rating page with a foreign continuation", err, domain.EINVALID)
 	ids, err := views.IDs(ctx, "coffee")
 	if err != nil {
@@ -166,7 +167,7 @@ func TestCategoryPagesKeepTheirPlace(t *testing.T) {
 			for i, rating := range []float64{4.9, 4.5, 4.1, 3.7, 3.3, 2.9} {
 				put(fmt.Sprintf("p%d", i+1), int64(1000+100*i), rating)
 			}
-			page, next, err := views.Page(ctx, "coffee", sort, 2, "")
+			page, next, err := summaryPage(ctx, views, "coffee", sort, 2, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +181,7 @@ func TestCategoryPagesKeepTheirPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			for n := 2; next != ""; n++ {
-				if page, next, err = views.Page(ctx, "coffee", sort, 2, next); err != nil {
+				if page, next, err = summaryPage(ctx, views, "coffee", sort, 2, next); err != nil {
 					t.Fatal(err)
 				}
 				for _, s := range page {
@@ -197,4 +198,14 @@ func TestCategoryPagesKeepTheirPlace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// summaryPage is ProductSummaries.Page decoded.
+func summaryPage(ctx context.Context, views *repo.ProductSummaries, categoryID, sort string, limit int, cont string) ([]domain.ProductSummary, string, error) {
+	page, err := views.Page(ctx, categoryID, sort, limit, cont)
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := page.Decode()
+	return items, page.Next, err
 }

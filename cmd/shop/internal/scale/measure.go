@@ -126,7 +126,11 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 		return ch, fmt.Errorf("the sample catalog has no category")
 	}
 	cat := cats.Items[0].ID
-	page, _, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
+	raw, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
+	if err != nil {
+		return ch, err
+	}
+	page, err := raw.Decode()
 	if err != nil || len(page) < 2 {
 		return ch, fmt.Errorf("category %s: %d products, %v", cat, len(page), err)
 	}
@@ -142,7 +146,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 	read := map[string]func(i int) error{
 		classProduct: func(int) error { _, err := l.repos.Products.Read(ctx, hot, ""); return err },
 		classCategory: func(int) error {
-			_, _, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
+			_, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
 			return err
 		},
 	}
@@ -339,7 +343,11 @@ func (l *lab) send(method, path, token, body string, headers map[string]string) 
 
 // sizes reads one document of each kind and records its stored bytes.
 func (l *lab) sizes(ctx context.Context, s store.Store, sizes map[string]int, product, category, cartUser, buyer string) error {
-	orders, _, err := repo.New(s, 0).Orders.Page(ctx, buyer, 1, "")
+	raw, err := repo.New(s, 0).Orders.Page(ctx, buyer, 1, "")
+	if err != nil {
+		return err
+	}
+	orders, err := raw.Decode()
 	if err != nil || len(orders) == 0 {
 		return fmt.Errorf("the buyer's order: %d, %v", len(orders), err)
 	}

@@ -196,7 +196,11 @@ func stockUp(ctx context.Context, l *lab, s store.Store) ([]string, error) {
 	admin := l.token("throttle-admin", true)
 	var ids []string
 	for _, c := range cats.Items {
-		page, _, err := repo.New(s, 0).ProductSummaries.Page(ctx, c.ID, repo.SortByName, store.DefaultPageSize, "")
+		raw, err := repo.New(s, 0).ProductSummaries.Page(ctx, c.ID, repo.SortByName, store.DefaultPageSize, "")
+		if err != nil {
+			return nil, err
+		}
+		page, err := raw.Decode()
 		if err != nil {
 			return nil, err
 		}
