@@ -279,6 +279,7 @@ func (c *Container) put(pt partitionTx, st *containerState, pk string, oldLSN ui
 	if err := c.s.checkPartitionSize(pt.items, pk, len(w.doc)-len(oldDoc)); err != nil {
 		return err
 	}
+	st.memo.wroteAt(pt.tx.ID())
 	if oldLSN != 0 {
 		if err := pt.feed.Delete(lsnKey(oldLSN)); err != nil {
 			return err
@@ -336,6 +337,7 @@ func (c *Container) remove(tx *bolt.Tx, st *containerState, pk, id, match string
 		return 0, domain.Errorf(domain.EPRECONDITION, "item %s has changed: If-Match %s, _etag now %s", id, match, h.etag)
 	}
 	charge := deleteCharge(len(doc))
+	st.memo.wroteAt(pt.tx.ID())
 	// The entries go first: doc aliases the item's page until it is deleted.
 	if err := pt.reindex(pk, id, doc, nil); err != nil {
 		return 0, err

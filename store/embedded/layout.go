@@ -227,15 +227,5 @@ func parseHeader(v []byte) (header, []byte, error) {
 // item's own ttl wins over the default, and -1 means never. An item expires
 // ttl seconds after its last write.
 func expired(def *store.ContainerDef, h header, now time.Time) bool {
-	if def.DefaultTTL == nil {
-		return false
-	}
-	ttl := int64(*def.DefaultTTL)
-	if h.ttl != noTTL {
-		ttl = h.ttl
-	}
-	if ttl < 0 {
-		return false
-	}
-	return now.UnixNano() >= h.written+ttl*int64(time.Second)
+	return now.UnixNano() >= expiresAt(def, h)
 }

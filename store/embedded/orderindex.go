@@ -116,13 +116,14 @@ func orderIndexNamed(indexes []orderIndex, name string) *orderIndex {
 
 // partitionTx is one physical partition's buckets in a write transaction.
 type partitionTx struct {
+	tx          *bolt.Tx
 	items, feed *bolt.Bucket
 	indexes     []orderIndex
 	orders      []*bolt.Bucket // parallel to indexes
 }
 
 func (st *containerState) partitionTx(tx *bolt.Tx, p int) partitionTx {
-	pt := partitionTx{items: tx.Bucket(st.items[p]), feed: tx.Bucket(st.feed[p]), indexes: st.orders.load()}
+	pt := partitionTx{tx: tx, items: tx.Bucket(st.items[p]), feed: tx.Bucket(st.feed[p]), indexes: st.orders.load()}
 	for _, oi := range pt.indexes {
 		pt.orders = append(pt.orders, tx.Bucket(oi.buckets[p]))
 	}

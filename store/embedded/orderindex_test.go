@@ -229,7 +229,7 @@ func TestIndexedPageCostsLessThanAScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.opts.scanQueries = true
+	s.opts.scanQueries, s.opts.noQueryMemo = true, true
 	scanned, err := c.Query(bg, q)
 	if err != nil {
 		t.Fatal(err)

@@ -138,13 +138,28 @@ func randomQuery(r *rand.Rand) store.Query {
 func samePages(t *testing.T, r *rand.Rand, s *Store, c store.Container, clk *clock, q store.Query) {
 	t.Helper()
 	for pages := 0; pages < 200; pages++ {
-		s.opts.scanQueries = false
+		// The memo's page, kept before a write or a tick of the clock,
+		// must still be the answer after them.
+		if _, err := c.Query(bg, q); err != nil {
+			t.Fatal(err)
+		}
+		if r.IntN(2) == 0 {
+			mutate(r, s, c, clk)
+		}
+		kept, err := c.Query(bg, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.opts.noQueryMemo = true
 		indexed, err1 := c.Query(bg, q)
 		s.opts.scanQueries = true
 		scanned, err2 := c.Query(bg, q)
-		s.opts.scanQueries = false
+		s.opts.scanQueries, s.opts.noQueryMemo = false, false
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%+v: errors %v (index) and %v (scan)", q, err1, err2)
+		}
+		if diff := cmp.Diff(strs(indexed.Items), strs(kept.Items)); diff != "" || kept.Continuation != indexed.Continuation || kept.RequestCharge != indexed.RequestCharge {
+			t.Fatalf("query %+v page %d: the memo's page is not the walked one (charge %.2f, walked %.2f; -walked +memo):\n%s", q, pages, kept.RequestCharge, indexed.RequestCharge, diff)
 		}
 		if diff := cmp.Diff(strs(scanned.Items), strs(indexed.Items)); diff != "" {
 			t.Fatalf("query %+v page %d: items differ (-scan +index):\n%s", q, pages, diff)

@@ -74,6 +74,11 @@ func (s *Store) purgeContainer(name string) (int, error) {
 			if err != nil {
 				return err
 			}
+			if len(keys) > 0 {
+				// What a query returns cannot change (the items were
+				// invisible already), but every write says it wrote.
+				st.memo.wroteAt(tx.ID())
+			}
 			for i, k := range keys {
 				pk, id := splitItemKey(k)
 				if err := pt.reindex(pk, id, docs[i], nil); err != nil {

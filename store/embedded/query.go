@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +24,10 @@ type compiledQuery struct {
 	store.Query
 	filters []filter
 	shape   string
-	found   [][]byte // per filter, the value of the document being matched
+	// key is the query's whole text (shape's, unhashed, with the page
+	// size and the continuation): its page's name in the memo.
+	key   string
+	found [][]byte // per filter, the value of the document being matched
 }
 
 // row is one matching item: its sort key and enough to resume after it.
@@ -33,6 +38,8 @@ type row struct {
 	id   []byte
 	pk   []byte
 	doc  []byte
+	// expires is when the item expires (UnixNano; expiresAt).
+	expires int64
 }
 
 // Query runs a structured query. With a partition key it reads that one
@@ -77,7 +84,14 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 	now := c.s.opts.Now()
 	page := store.QueryPage{CrossPartition: q.PartitionKey == "", PartitionsTouched: len(parts)}
 	size, n, loaded := 0, 0, 0
+	key := cq.memoKey()
 	err = c.s.db.View(func(tx *bolt.Tx) error {
+		if !c.s.opts.noQueryMemo {
+			if kept, ok := st.memo.get(key, tx.ID(), now); ok {
+				page = kept
+				return nil
+			}
+		}
 		var rows []row
 		var err error
 		if index, prefix := c.orderIndexFor(tx, st, cq); index != nil {
@@ -104,15 +118,24 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 			last := rows[n-1]
 			t := token{Kind: tokenQuery, Container: c.name, Shape: cq.shape, Sort: bytes.Clone(last.raw), ID: string(last.id), PK: string(last.pk)}
 			tok, err := encodeToken(c.s.secret, t)
+			if err != nil {
+				return err
+			}
 			page.Continuation = tok
-			return err
 		}
+		page.RequestCharge = queryCharge(len(parts), loaded, size)
+		// The page stands until a write, or until the first of the rows
+		// that made it (the one past the page included) expires.
+		until := int64(math.MaxInt64)
+		for _, r := range rows[:min(len(rows), n+1)] {
+			until = min(until, r.expires)
+		}
+		st.memo.put(key, tx.ID(), until, page)
 		return nil
 	})
 	if err != nil {
 		return store.QueryPage{}, storeError(err)
 	}
-	page.RequestCharge = queryCharge(len(parts), loaded, size)
 	c.s.charge(st, page.RequestCharge, parts...)
 	return page, nil
 }
@@ -133,6 +156,7 @@ func (c *Container) scanRows(tx *bolt.Tx, st *containerState, cq *compiledQuery,
 				return err
 			}
 			if r, ok := cq.match(k, doc); ok && (after == nil || cq.less(after, &r)) {
+				r.expires = expiresAt(&st.def, h)
 				rows = append(rows, r)
 			}
 			return nil
@@ -162,6 +186,9 @@ func scan(b *bolt.Bucket, pk string, fn func(k, v []byte) error) error {
 	}
 	return nil
 }
+
+// memoKey names the query's page in the container's memo.
+func (cq *compiledQuery) memoKey() string { return cq.key }
 
 // compile validates q and computes its shape: everything but the page size
 // and the continuation, so a token only resumes the query that made it.
@@ -209,6 +236,7 @@ func compile(container string, q store.Query) (*compiledQuery, error) {
 	}{container, q.PartitionKey, q.OrderBy, q.Desc, q.Filters, q.Select})
 	sum := sha256.Sum256(shape)
 	cq.shape = hex.EncodeToString(sum[:8])
+	cq.key = string(shape) + "|" + strconv.Itoa(q.Limit) + "|" + q.Continuation
 	return cq, nil
 }
 

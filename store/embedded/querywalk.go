@@ -104,6 +104,7 @@ func (c *Container) walkOrder(tx *bolt.Tx, st *containerState, cq *compiledQuery
 			return row{}, false, err
 		}
 		r, ok := cq.match(k, doc)
+		r.expires = expiresAt(&st.def, h)
 		return r, ok && (after == nil || cq.less(after, &r)), nil
 	}
 	k := seekOrder(cur, prefix, cq.Desc, after)

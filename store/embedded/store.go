@@ -53,6 +53,9 @@ type Options struct {
 	// scanQueries makes every query scan and sort, ignoring the order
 	// indexes: tests compare both plans.
 	scanQueries bool
+	// noQueryMemo makes every query walk or scan (querymemo.go): tests
+	// compare both.
+	noQueryMemo bool
 }
 
 // Store is a bbolt file holding containers.
@@ -120,6 +123,8 @@ type containerState struct {
 	// parallel to parts; a new definition keeps them, a split keeps those
 	// of the partitions that did not split.
 	meters []*meter
+	// memo keeps the pages of the container's queries (querymemo.go).
+	memo *queryMemo
 }
 
 var (
@@ -239,6 +244,7 @@ func newContainerState(rec containerRecord) *containerState {
 		index:  newIndexPolicy(rec.Def.IndexingPolicy),
 		orders: newOrderSet(newOrderIndexes(rec.Def.ID, rec.Def.IndexingPolicy, parts)),
 		meters: newMeters(len(parts)),
+		memo:   new(queryMemo),
 	}
 	for _, set := range rec.Def.UniqueKeys {
 		var paths [][]string
