@@ -12,14 +12,14 @@ import (
 // handleCategories is the home screen: a point read of the categories
 // index document (query-point-reads), the cheapest call there is, instead
 // of a query.
-func handleCategories(products *repo.Products) http.HandlerFunc {
+func handleCategories(products *repo.Products, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := products.Categories(r.Context())
+		doc, err := products.ReadCategories(r.Context())
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		encode(w, http.StatusOK, viewCategories(c))
+		writeDoc(w, r, rs, "categories", doc, viewCategories)
 	}
 }
 

@@ -75,6 +75,26 @@ func renderDoc[T, V any](c *renders, name string, doc []byte, view func(T) V) ([
 	return body, nil
 }
 
+// writeDoc writes the view of the document doc as encode(w, 200, view(the
+// decoded doc)) would, rendered by renderDoc.
+func writeDoc[T, V any](w http.ResponseWriter, r *http.Request, c *renders, name string, doc []byte, view func(T) V) {
+	body, err := renderDoc(c, name, doc, view)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	buf := buffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buffers.Put(buf)
+		}
+	}()
+	buf.Write(body)
+	buf.WriteByte('\n')
+	writeBody(w, http.StatusOK, "application/json", buf.Bytes())
+}
+
 // writePage writes p as encode(w, 200, pageOf(views, p.Next)) would, each
 // item's view rendered by renderDoc: the same bytes, byte for byte
 // (TestRenderedPagesAreTheEncodedPages).

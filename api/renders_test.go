@@ -93,3 +93,30 @@ func TestRendersFollowTheDocument(t *testing.T) {
 		t.Error("a document that does not decode rendered")
 	}
 }
+
+// TestRenderedDocsAreTheEncodedDocs: writeDoc writes what encode of the
+// view wrote, made or kept.
+func TestRenderedDocsAreTheEncodedDocs(t *testing.T) {
+	text := rapid.OneOf(rapid.String(), rapid.SampledFrom([]string{"Coffee & Tea", `<i>"x"</i>`, "café"}))
+	rs := newRenders(64, 1<<20)
+	rapid.Check(t, func(t *rapid.T) {
+		var c domain.Categories
+		c.ID, c.Type = domain.CategoriesID, domain.TypeCategories
+		for range rapid.IntRange(0, 5).Draw(t, "categories") {
+			c.Items = append(c.Items, domain.Category{ID: rapid.StringMatching(`[a-z]{1,8}`).Draw(t, "id"), Name: text.Draw(t, "name"), ProductCount: rapid.IntRange(0, 1000).Draw(t, "count")})
+		}
+		doc, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := httptest.NewRecorder()
+		encode(want, 200, viewCategories(c))
+		for round := range 2 {
+			got := httptest.NewRecorder()
+			writeDoc(got, httptest.NewRequest("GET", "/", nil), rs, "categories", doc, viewCategories)
+			if got.Body.String() != want.Body.String() || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
+				t.Fatalf("round %d:\n got %s\nwant %s", round, got.Body, want.Body)
+			}
+		}
+	})
+}

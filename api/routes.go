@@ -60,7 +60,7 @@ func (s *server) routes(d Deps) http.Handler {
 		// Public screens.
 		// The hot catalog screens go through the read cache when it is on
 		// (cached.go).
-		r.Get("/categories", cached(d.Cache, categoriesKey, handleCategories(s.repos.Products)))
+		r.Get("/categories", cached(d.Cache, categoriesKey, handleCategories(s.repos.Products, s.renders)))
 		r.Get("/categories/{categoryId}/products", cached(d.Cache, categoryPageKey, handleCategoryPage(s.repos.ProductSummaries, s.repos.Products, s.renders)))
 		r.Get("/search", handleSearch(s.repos.Search, s.renders))
 		r.Get("/products/{productId}", cached(d.Cache, productKey, handleProduct(s.repos.Products, s.rendered)))

@@ -117,6 +117,18 @@ func (r *Products) Categories(ctx context.Context) (domain.Categories, error) {
 	return c, err
 }
 
+// ReadCategories is Categories' one point read without the decoding: the
+// index as stored, or an empty index's document when there is none yet,
+// for a screen that keeps what it rendered of each document's bytes (the
+// home page, api/renders.go).
+func (r *Products) ReadCategories(ctx context.Context) ([]byte, error) {
+	it, err := r.c.Read(ctx, domain.CategoriesID, domain.CategoriesID)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return encode(newCategories())
+	}
+	return it.Item, err
+}
+
 // UpdateCategories is the read-modify-write of the categories index,
 // creating it on first use.
 func (r *Products) UpdateCategories(ctx context.Context, ifMatch string, fn func(*domain.Categories) error) (domain.Categories, error) {
