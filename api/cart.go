@@ -11,15 +11,15 @@ import (
 
 // handleCartGet is the cart screen: ONE point read in carts by (userId,
 // userId); the lines carry name and price copies (model-denormalize-reads).
-func handleCartGet(ws *writes.Writes) http.HandlerFunc {
+func handleCartGet(ws *writes.Writes, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := ws.Cart(r.Context(), userFrom(r.Context()).ID)
+		doc, etag, err := ws.CartDoc(r.Context(), userFrom(r.Context()).ID)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		setETag(w, c.ETag)
-		encode(w, http.StatusOK, viewCart(c))
+		setETag(w, etag)
+		writeDoc(w, r, rs, "cart", doc, viewCart)
 	}
 }
 

@@ -74,7 +74,7 @@ func (s *server) routes(d Deps) http.Handler {
 		r.Group(func(r chi.Router) {
 			r.Use(authenticate)
 			r.Post("/products/{productId}/reviews", handleReviewCreate(s.writes))
-			r.Get("/cart", handleCartGet(s.writes))
+			r.Get("/cart", handleCartGet(s.writes, s.renders))
 			r.Put("/cart/items/{productId}", handleCartLine(s.writes.SetCartLine))
 			r.Post("/cart/items/{productId}", handleCartLine(s.writes.AddCartLine))
 			r.Delete("/cart/items/{productId}", handleCartDelete(s.writes))

@@ -25,6 +25,18 @@ func (r *Carts) Get(ctx context.Context, userID string) (domain.Cart, error) {
 	return c, err
 }
 
+// Read is Get's one point read without the decoding: the cart as stored
+// and its ETag, or an empty cart's document (with no ETag) if the user has
+// none.
+func (r *Carts) Read(ctx context.Context, userID string) ([]byte, string, error) {
+	it, err := r.c.Read(ctx, userID, userID)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		doc, err := encode(domain.NewCart(userID))
+		return doc, "", err
+	}
+	return it.Item, it.ETag, err
+}
+
 // Unchanged reports whether the user's cart is still at version etag: a
 // point read with If-None-Match, charged as a read, which does not send
 // the cart back when it is (Container.ReadIfNoneMatch). A cart gone

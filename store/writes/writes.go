@@ -10,7 +10,9 @@
 package writes
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -169,9 +171,44 @@ func (w *Writes) changeCart(ctx context.Context, userID string, ifMatch repo.Pre
 // before the checkout.
 func (w *Writes) Cart(ctx context.Context, userID string) (domain.Cart, error) {
 	c, err := w.repos.Carts.Get(ctx, userID)
-	if err != nil || c.Pending == nil {
+	if err != nil {
 		return c, err
 	}
+	return w.cartAsRead(ctx, c)
+}
+
+// pendingMark is how a stored cart that carries a checkout's claim
+// begins its field (domain.Cart.Pending, omitted when nil). Inside a
+// string value its quotes would be escaped, so a cart without it has no
+// claim; one with it may (CartDoc then decodes and looks).
+var pendingMark = []byte(`"pendingCheckout":`)
+
+// CartDoc is Cart for a screen that keeps what it rendered of each
+// document's bytes (api/renders.go): the cart as stored and its ETag, not
+// decoded, unless it carries a checkout's claim, when it is Cart's answer
+// encoded. The same reads and writes as Cart.
+func (w *Writes) CartDoc(ctx context.Context, userID string) (doc []byte, etag string, err error) {
+	doc, etag, err = w.repos.Carts.Read(ctx, userID)
+	if err != nil || !bytes.Contains(doc, pendingMark) {
+		return doc, etag, err
+	}
+	c, err := repo.Decode[domain.Cart](doc)
+	if err != nil {
+		return nil, "", err
+	}
+	if c, err = w.cartAsRead(ctx, c); err != nil {
+		return nil, "", err
+	}
+	doc, err = json.Marshal(c)
+	return doc, c.ETag, err
+}
+
+// cartAsRead is the cart screen's answer from c, the cart as read.
+func (w *Writes) cartAsRead(ctx context.Context, c domain.Cart) (domain.Cart, error) {
+	if c.Pending == nil {
+		return c, nil
+	}
+	userID := c.UserID
 	o, voided, err := w.repos.Orders.Lookup(ctx, userID, c.Pending.OrderID)
 	switch {
 	case domain.IsCode(err, domain.ENOTFOUND), err == nil && voided:
