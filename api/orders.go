@@ -43,20 +43,28 @@ func handleOrders(orders *repo.Orders, rs *renders) http.HandlerFunc {
 // handleOrder is the order detail: ONE point read by (the token's sub,
 // orderId). Another user's order id is not in the caller's partition, so
 // it is a 404, never a 403 that would confirm it exists.
-func handleOrder(orders *repo.Orders) http.HandlerFunc {
+func handleOrder(orders *repo.Orders, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "orderId")
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		o, err := orders.Get(r.Context(), userFrom(r.Context()).ID, id)
+		doc, etag, err := orders.Read(r.Context(), userFrom(r.Context()).ID, id)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		setETag(w, o.ETag)
-		encode(w, http.StatusOK, viewOrder(o))
+		body, ok, err := renderShown(rs, "order", doc, repo.IsOrder, viewOrder)
+		switch {
+		case err != nil:
+			writeProblem(w, r, err)
+		case !ok:
+			writeProblem(w, r, domain.Errorf(domain.ENOTFOUND, "order %q not found", id))
+		default:
+			setETag(w, etag)
+			writeRendered(w, body)
+		}
 	}
 }
 

@@ -267,3 +267,16 @@ func TestAdminFeeds(t *testing.T) {
 		}
 	})
 }
+
+// TestOrderDetailShowsOnlyOrders: the orders partition also holds the
+// user's customerSummary; its id as an order id is a 404, on the first
+// request and on every one after (the refusal is kept with the render).
+func TestOrderDetailShowsOnlyOrders(t *testing.T) {
+	s := newShop(t)
+	s.fixture()
+	alice := token(t, "alice", false)
+	placeOrder(s, alice, "k1", 1)
+	for range 3 {
+		s.do(req{method: "GET", path: "/v1/orders/" + domain.CustomerSummaryID, token: alice}).want(404)
+	}
+}

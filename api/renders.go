@@ -37,9 +37,11 @@ type renderKey struct {
 }
 
 // rendered is one document's bytes and its view's JSON, as encodeTo
-// writes it without the final newline.
+// writes it without the final newline, or refused: the screen does not
+// show such a document (renderShown).
 type rendered struct {
 	doc, body []byte
+	refused   bool
 }
 
 // Bounds of the screens' renders: a few thousand documents of a busy shop.
@@ -58,21 +60,32 @@ func newRenders(maxEntries, maxBytes int) *renders {
 // renderDoc returns the JSON of view (named name) of the document doc, a
 // T, kept or made. The caller must not change the result.
 func renderDoc[T, V any](c *renders, name string, doc []byte, view func(T) V) ([]byte, error) {
+	body, _, err := renderShown(c, name, doc, nil, view)
+	return body, err
+}
+
+// renderShown is renderDoc for a screen that shows only the documents
+// shows accepts (nil: all): ok is false, and body nil, for another, and
+// that answer is kept too.
+func renderShown[T, V any](c *renders, name string, doc []byte, shows func(T) bool, view func(T) V) (body []byte, ok bool, err error) {
 	k := renderKey{name, maphash.Bytes(c.seed, doc)}
-	if r, ok := c.lru.Get(k); ok && bytes.Equal(r.doc, doc) {
-		return r.body, nil
+	if r, found := c.lru.Get(k); found && bytes.Equal(r.doc, doc) {
+		return r.body, !r.refused, nil
 	}
 	v, err := repo.Decode[T](doc)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	body, err := render(view(v))
-	if err != nil {
-		return nil, err
+	if shows != nil && !shows(v) {
+		c.lru.Put(k, rendered{doc: doc, refused: true})
+		return nil, false, nil
+	}
+	if body, err = render(view(v)); err != nil {
+		return nil, false, err
 	}
 	body = bytes.TrimSuffix(body, []byte("\n"))
 	c.lru.Put(k, rendered{doc: doc, body: body})
-	return body, nil
+	return body, true, nil
 }
 
 // writeDoc writes the view of the document doc as encode(w, 200, view(the
@@ -83,6 +96,12 @@ func writeDoc[T, V any](w http.ResponseWriter, r *http.Request, c *renders, name
 		writeProblem(w, r, err)
 		return
 	}
+	writeRendered(w, body)
+}
+
+// writeRendered writes a rendered body, the newline encode ends it with
+// added.
+func writeRendered(w http.ResponseWriter, body []byte) {
 	buf := buffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {

@@ -81,7 +81,7 @@ func (s *server) routes(d Deps) http.Handler {
 			r.Post("/checkout", handleCheckout(s.writes))
 			r.Get("/me/summary", handleSummary(s.repos.Orders))
 			r.Get("/orders", handleOrders(s.repos.Orders, s.renders))
-			r.Get("/orders/{orderId}", handleOrder(s.repos.Orders))
+			r.Get("/orders/{orderId}", handleOrder(s.repos.Orders, s.renders))
 			r.Post("/orders/{orderId}/cancel", handleOrderCancel(s.writes))
 
 			// Admin routes: the admin role.

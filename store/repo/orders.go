@@ -25,7 +25,7 @@ const IdempotencyTTL = 7 * 24 * 3600
 // Another user's order id is simply not in this partition: ENOTFOUND.
 func (r *Orders) Get(ctx context.Context, userID, orderID string) (domain.Order, error) {
 	o, err := ReadDoc[domain.Order](ctx, r.c, userID, orderID)
-	if err == nil && o.Type != domain.TypeOrder {
+	if err == nil && !IsOrder(o) {
 		err = domain.Errorf(domain.ENOTFOUND, "order %q not found", orderID)
 	}
 	if domain.IsCode(err, domain.ENOTFOUND) {
@@ -33,6 +33,23 @@ func (r *Orders) Get(ctx context.Context, userID, orderID string) (domain.Order,
 	}
 	return o, err
 }
+
+// Read is Get's one point read without the decoding: the document as
+// stored and its ETag, for a screen that keeps what it rendered of each
+// document's bytes (the order detail, api/renders.go), which must show
+// it only if IsOrder. ENOTFOUND if missing.
+func (r *Orders) Read(ctx context.Context, userID, orderID string) ([]byte, string, error) {
+	it, err := r.c.Read(ctx, userID, orderID)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return nil, "", domain.Errorf(domain.ENOTFOUND, "order %q not found", orderID)
+	}
+	return it.Item, it.ETag, err
+}
+
+// IsOrder reports whether o, a document of the orders container, is an
+// order (the container also holds each user's customerSummary and the
+// checkouts' idempotency records).
+func IsOrder(o domain.Order) bool { return o.Type == domain.TypeOrder }
 
 // OrderListItem is the projection the order history needs.
 type OrderListItem struct {
