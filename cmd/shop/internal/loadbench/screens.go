@@ -37,6 +37,10 @@ type screensReport struct {
 	// users; TotalTime the whole run.
 	SetupTime string `json:"setupTime"`
 	TotalTime string `json:"totalTime"`
+	// LoadAfter is the load average when the run ended (the machine's is
+	// at its start): other work on a shared machine weighs on every
+	// figure but the CPU per request.
+	LoadAfter string `json:"loadAfter"`
 	// Load is wrk's command line; each screen takes Rounds rounds of the
 	// shop and as many of the bare handler, alternating.
 	Load   string `json:"load"`
@@ -183,6 +187,7 @@ func runScreens(ctx context.Context, o benchOptions) (screensReport, error) {
 	}
 	rep.Goals = screenGoals(rep.Screens)
 	rep.TotalTime = time.Since(start).Round(time.Second).String()
+	rep.LoadAfter = report.ThisMachine().LoadAverage
 	return rep, nil
 }
 

@@ -62,7 +62,7 @@ func writeScreensMarkdown(out io.Writer, r screensReport) {
 	fmt.Fprintln(out, "- shop CPU: the shop process's user and system time (/proc) over the requests wrk completed in its rounds; store ops and RU: what the fetched answer said it cost (X-Store-Operations, X-Request-Charge)")
 	fmt.Fprintf(out, "- p99: the shop alone at a constant %d requests/s for %s (vegeta, in the bench's process), and the share answered 200\n", r.Rate, r.Duration)
 	fmt.Fprintln(out, "- CPU stolen: the share of the machine's CPU time its hypervisor took during each round (steal, /proc/stat), the shop's rounds / the bare handler's: a round with much stolen measured the host")
-	fmt.Fprintf(out, "- machine: %s; wrk, the bare handler and the shop share these CPUs\n\n", r.Machine)
+	fmt.Fprintf(out, "- machine: %s, %s at the end; wrk, the bare handler and the shop share these CPUs, and whatever else runs on the machine weighs on every figure but the shop's CPU per request\n\n", r.Machine, r.LoadAfter)
 	fmt.Fprintf(out, "| screen | request | body bytes | store ops, RU | shop req/s: median (rounds) | bare req/s: median (rounds) | ratio | shop CPU per request | p99 at %d/s (success) | CPU stolen %% per round, shop / bare |\n", r.Rate)
 	fmt.Fprintln(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, s := range r.Screens {
@@ -98,8 +98,8 @@ func screenBreakdowns(r screensReport) []wrkResult {
 
 // writeScreensText prints the report for a terminal.
 func writeScreensText(out io.Writer, r screensReport) {
-	fmt.Fprintf(out, "shop bench --screens: %s\ndata: %s (set up in %s, whole run %s)\nthroughput: %s, %d rounds each, alternating; ratio of the medians\nmachine: %s\n\n",
-		r.Target, r.DataSet, r.SetupTime, r.TotalTime, r.Load, r.Rounds, r.Machine)
+	fmt.Fprintf(out, "shop bench --screens: %s\ndata: %s (set up in %s, whole run %s)\nthroughput: %s, %d rounds each, alternating; ratio of the medians\nmachine: %s, %s at the end\n\n",
+		r.Target, r.DataSet, r.SetupTime, r.TotalTime, r.Load, r.Rounds, r.Machine, r.LoadAfter)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "screen\trequest\tbytes\tops, RU\tshop req/s (rounds)\tbare req/s (rounds)\tratio\tshop CPU µs/req\tp99 at %d/s (success)\terrors\tstolen %% shop / bare\t\n", r.Rate)
 	for _, s := range r.Screens {
