@@ -4,6 +4,9 @@
 // bare net/http handler serving the same bytes, measured by a load
 // generator in another process (wrk); a ramp of the product page; a flash
 // sale; and, with --revisions, the same product page of other builds.
+// --screens makes that comparison for every screen that renders from one
+// read (screens.go); --hotspots and --convergence are the modes of
+// docs/scale.md and docs/reliability.md.
 package loadbench
 
 import (
@@ -14,6 +17,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -46,6 +50,9 @@ type benchOptions struct {
 	// throughput provisions the started shops' containers (SHOP_THROUGHPUT,
 	// RU/s each; 0: unlimited).
 	throughput int
+	// screenProfiles is the directory of --screens' CPU profiles ("":
+	// none taken).
+	screenProfiles string
 }
 
 // Bounds that keep a run short and local, whatever the flags say.
@@ -138,6 +145,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&o.flashUnits, "flash-units", 100, "units of the flash sale's product")
 	hotspots := fs.Bool("hotspots", false, "instead of the benchmark, drive the read hot spots (home page, most populous category's page, a product page) and one user's cart writes at full speed with wrk, against a shop with the read cache off then on, both at --throughput RU/s (default 400); --write-docs writes its section of docs/scale.md")
 	convergence := fs.Bool("convergence", false, fmt.Sprintf("instead of the benchmark, measure how long the feeds take to catch up after a burst of admin writes that fans out (a category rename, products moved into it, price changes of products in many carts): on a plain shop, at --throughput RU/s (default %d), and after a kill -9 half way through the burst (from the restart), then audit each shop's copies; data %d products, %d users, %d reviews unless given; --write-docs writes its section of docs/reliability.md", defaultConvergenceThroughput, convergenceProducts, convergenceUsers, convergenceReviews))
+	screens := fs.Bool("screens", false, fmt.Sprintf("instead of the benchmark, measure every screen that renders from one read (home, category page, search, product page, cart, order history, order detail, my account) against a bare handler serving the same bytes: %d wrk rounds of each, alternating, then the shop at --rate for --duration (p99); shop serve's defaults on the catalog of a first start (%d products, %d reviews), %s rounds, %d/s for %s unless given; --write-docs writes its section of docs/performance.md", wrkRounds, screensProducts, screensReviews, screensRound, screensRate, screensDuration))
+	fs.StringVar(&o.screenProfiles, "cpuprofile-screens", "", "with --screens: write a CPU profile of the shop per screen, taken during one more wrk round, into this directory (SCREEN.pb.gz, go tool pprof), and report where each screen's CPU went")
 	fs.IntVar(&o.throughput, "throughput", 0, "provisioned Request Units per second of each container of the started shop (SHOP_THROUGHPUT), and a report of what each physical partition spent and refused during the mix (0: unlimited, no report)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -157,12 +166,28 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := o.validate(); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if o.screenProfiles != "" && !*screens {
+		return errors.New("cpuprofile-screens: profiles the screens of --screens")
+	}
+	if *screens {
+		if o.url != "" || len(o.revisions) > 0 || *hotspots || *convergence || o.throughput > 0 {
+			return errors.New("screens: starts its own shop with shop serve's defaults; no --url, --revisions, --hotspots, --convergence or --throughput")
+		}
+		o.screensDefaults(given)
+		rep, err := runScreens(ctx, o)
+		if err != nil {
+			return err
+		}
+		rep.Command = strings.TrimSpace("go run ./cmd/shop bench " + strings.Join(args, " "))
+		return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
+			"bench screens", func(w io.Writer) { writeScreensMarkdown(w, rep) }, func(w io.Writer) { writeScreensText(w, rep) })
+	}
 	if *convergence {
 		if o.url != "" || len(o.revisions) > 0 || *hotspots {
 			return errors.New("convergence: starts its own shops; no --url, --revisions or --hotspots")
 		}
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 		if !given["products"] {
 			o.products = convergenceProducts
 		}
@@ -199,6 +224,35 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	rep.Command = strings.TrimSpace("go run ./cmd/shop bench " + strings.Join(args, " "))
 	return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs},
 		"bench", func(w io.Writer) { writeBenchMarkdown(w, rep) }, func(w io.Writer) { writeBenchText(w, rep) })
+}
+
+// screensDefaults sets what --screens runs with in place of the flags
+// that were not given.
+func (o *benchOptions) screensDefaults(given map[string]bool) {
+	for _, d := range []struct {
+		flag string
+		set  func()
+	}{
+		{"products", func() { o.products = screensProducts }},
+		{"reviews", func() { o.reviews = screensReviews }},
+		{"users", func() { o.users = screensUsers }},
+		{"rate", func() { o.rate = screensRate }},
+		{"duration", func() { o.duration = screensDuration }},
+		{"closed-loop", func() { o.closedTime = screensRound }},
+	} {
+		if !given[d.flag] {
+			d.set()
+		}
+	}
+}
+
+// shopBinary is the shop binary the bench starts: --shop, or this
+// program.
+func (o benchOptions) shopBinary() (string, error) {
+	if o.shopBin != "" {
+		return o.shopBin, nil
+	}
+	return os.Executable()
 }
 
 func (o benchOptions) validate() error {

@@ -61,9 +61,11 @@ type benchCatalog struct {
 	// stock (the flash sale measures that apart).
 	inStock []string
 	// page is the product page the comparisons load (benchProduct when
-	// the shop has it), productBody its JSON, which the baseline serves.
+	// the shop has it), productBody its JSON and productType its
+	// Content-Type, which the baseline serves.
 	page        string
 	productBody []byte
+	productType string
 }
 
 // discover lists the categories and up to 100 products of each.
@@ -114,7 +116,7 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 	if err != nil {
 		return cat, fmt.Errorf("product %s: %w", cat.page, err)
 	}
-	cat.productBody = product.Body
+	cat.productBody, cat.productType = product.Body, product.HTTPResponse.Header.Get("Content-Type")
 	return cat, nil
 }
 

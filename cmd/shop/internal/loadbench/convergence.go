@@ -113,12 +113,9 @@ const (
 
 // runConvergence loads the data once, then runs each situation on a copy.
 func runConvergence(ctx context.Context, o benchOptions) (convergenceReport, error) {
-	bin := o.shopBin
-	if bin == "" {
-		var err error
-		if bin, err = os.Executable(); err != nil {
-			return convergenceReport{}, err
-		}
+	bin, err := o.shopBinary()
+	if err != nil {
+		return convergenceReport{}, err
 	}
 	throughput := o.throughput
 	if throughput == 0 {

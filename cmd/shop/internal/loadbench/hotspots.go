@@ -96,12 +96,9 @@ func runHotspots(ctx context.Context, o benchOptions) (hotspotsReport, error) {
 	if wrk == "" {
 		return hotspotsReport{}, errors.New("shop bench --hotspots loads the shop with wrk, which is not on PATH")
 	}
-	bin := o.shopBin
-	if bin == "" {
-		var err error
-		if bin, err = os.Executable(); err != nil {
-			return hotspotsReport{}, err
-		}
+	bin, err := o.shopBinary()
+	if err != nil {
+		return hotspotsReport{}, err
 	}
 	throughput := o.throughput
 	if throughput == 0 {

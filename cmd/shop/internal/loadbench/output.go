@@ -182,6 +182,12 @@ func writeThroughputMarkdown(out io.Writer, r benchReport) {
 	}
 	fmt.Fprintf(out, "\n### Where a product page's CPU goes\n\n")
 	fmt.Fprintf(out, "A CPU profile of each shop (its SHOP_PPROF_ADDR listener) during one more wrk round, not counted above. Each sample goes to the part of its innermost frame that names one (cmd/shop/internal/loadbench/profile.go): an allocation made by the telemetry is the allocator's, a write the handler makes is net/http's. µs per request = share × the CPU per request above.\n\n")
+	writeBreakdownTable(out, profiled)
+}
+
+// writeBreakdownTable is the profiled targets' breakdowns side by side: a
+// row per part, a column per target (its name), and the CPU per request.
+func writeBreakdownTable(out io.Writer, profiled []wrkResult) {
 	fmt.Fprint(out, "| part |")
 	for _, t := range profiled {
 		fmt.Fprintf(out, " %s |", t.Name)

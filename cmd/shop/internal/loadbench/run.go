@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/pprof/profile"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/reference-shop/shop/cmd/shop/internal/progress"
@@ -86,16 +87,17 @@ type memoryReport struct {
 	Note   string  `json:"note"`
 }
 
-// serveBaseline serves body from a bare net/http handler on 127.0.0.1:
-// what the machine does for the same bytes without the shop in the way.
-func serveBaseline(body []byte) (string, func(), error) {
+// serveBaseline serves body with its Content-Type from a bare net/http
+// handler on 127.0.0.1, whatever the path: what the machine does for the
+// same bytes without the shop in the way.
+func serveBaseline(body []byte, contentType string) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Type", contentType)
 			_, _ = w.Write(body)
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -164,7 +166,7 @@ func runBench(ctx context.Context, o benchOptions) (benchReport, error) {
 	}
 	page := "/v1/products/" + url.PathEscape(cat.page)
 	rep.Page, rep.PageBytes = page, len(cat.productBody)
-	baseURL, closeBaseline, err := serveBaseline(cat.productBody)
+	baseURL, closeBaseline, err := serveBaseline(cat.productBody, cat.productType)
 	if err != nil {
 		return rep, err
 	}
@@ -322,11 +324,9 @@ func startShops(ctx context.Context, o benchOptions) (shops []*benchShop, revs [
 			closeAll()
 		}
 	}()
-	bin := o.shopBin
-	if bin == "" {
-		if bin, err = os.Executable(); err != nil {
-			return nil, nil, nil, nil, err
-		}
+	bin, err := o.shopBinary()
+	if err != nil {
+		return nil, nil, nil, nil, err
 	}
 	for _, rev := range o.revisions {
 		r, err := buildRevision(ctx, rev)
@@ -372,21 +372,20 @@ func startShops(ctx context.Context, o benchOptions) (shops []*benchShop, revs [
 // saveProfile writes a CPU profile of the shop under one more wrk round
 // of its product page to --cpuprofile (go tool pprof reads it).
 func saveProfile(ctx context.Context, wrk string, shop *benchShop, page, path string, round time.Duration) error {
-	done := make(chan error, 1)
-	go func() {
-		p, err := takeProfile(ctx, shop.child.pprof, round)
-		if err == nil {
-			var f *os.File
-			if f, err = os.Create(path); err == nil {
-				err = errors.Join(p.Write(f), f.Close())
-			}
-		}
-		done <- err
-	}()
-	if _, err := wrkRun(ctx, wrk, shop.url+page, wrkConnections, round); err != nil {
+	p, err := profileDuring(ctx, wrk, wrkTarget{name: shop.name, url: shop.url + page, child: shop.child}, wrkConnections, round)
+	if err != nil {
 		return err
 	}
-	return <-done
+	return writeProfile(p, path)
+}
+
+// writeProfile writes p to path, as go tool pprof reads it.
+func writeProfile(p *profile.Profile, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(p.Write(f), f.Close())
 }
 
 // benchGoals are the targets of the HTTP path.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,6 +21,9 @@ type wrkTarget struct {
 	name  string
 	url   string
 	child *childShop
+	// headers are sent with every request ("Authorization: Bearer ..."
+	// for a signed-in screen), to the bare handler as to the shop.
+	headers []string
 }
 
 // externalResult is the product page of each shop against the bare
@@ -40,9 +44,11 @@ type externalResult struct {
 // wrkResult is one target's rounds.
 type wrkResult struct {
 	Name string `json:"name"`
-	// Rounds are each round's requests/s, RPS their mean.
+	// Rounds are each round's requests/s, RPS their mean, Median their
+	// median.
 	Rounds []float64 `json:"rounds"`
 	RPS    float64   `json:"rps"`
+	Median float64   `json:"median"`
 	// Ratio is RPS over the baseline's.
 	Ratio float64 `json:"ratio"`
 	// CPUMicrosPerRequest is the server's CPU time (user and system, from
@@ -53,8 +59,10 @@ type wrkResult struct {
 	// Breakdown is where that CPU went (a shop with a profile listener).
 	Breakdown *breakdown `json:"breakdown,omitempty"`
 	// StolenPercent is the share of the machine's CPU time the hypervisor
-	// took during this target's rounds (cpuClock).
-	StolenPercent float64 `json:"stolenPercent"`
+	// took during this target's rounds (cpuClock), StolenRounds the same
+	// share during each round.
+	StolenPercent float64   `json:"stolenPercent"`
+	StolenRounds  []float64 `json:"stolenRounds"`
 	requests      int64
 	cpu           float64 // seconds
 	clock         cpuClock
@@ -97,12 +105,14 @@ func runExternal(ctx context.Context, wrk string, targets []wrkTarget, conns, ro
 				}
 			}
 			clock := readCPUClock()
-			run, err := wrkRun(ctx, wrk, t.url, conns, round)
+			run, err := wrkRun(ctx, wrk, t.url, conns, round, t.headers...)
 			if err != nil {
 				return res, err
 			}
 			r := &res.Targets[i]
-			r.clock = r.clock.add(readCPUClock().sub(clock))
+			took := readCPUClock().sub(clock)
+			r.clock = r.clock.add(took)
+			r.StolenRounds = append(r.StolenRounds, report.Round2(took.stolenPercent()))
 			if t.child != nil {
 				after, err := t.child.cpuTime()
 				if err != nil {
@@ -123,6 +133,7 @@ func runExternal(ctx context.Context, wrk string, targets []wrkTarget, conns, ro
 			sum += x
 		}
 		r.RPS = report.Round2(sum / float64(len(r.Rounds)))
+		r.Median = report.Round2(median(r.Rounds))
 		r.StolenPercent = report.Round2(r.clock.stolenPercent())
 		if r.requests > 0 && r.cpu > 0 {
 			r.CPUMicrosPerRequest = report.Round2(r.cpu / float64(r.requests) * 1e6)
@@ -144,26 +155,36 @@ func profileTargets(ctx context.Context, wrk string, targets []wrkTarget, res *e
 		if t.child == nil || t.child.pprof == "" {
 			continue
 		}
-		type taken struct {
-			p   *profile.Profile
-			err error
-		}
-		done := make(chan taken, 1)
-		go func() {
-			p, err := takeProfile(ctx, t.child.pprof, round)
-			done <- taken{p, err}
-		}()
-		if _, err := wrkRun(ctx, wrk, t.url, conns, round); err != nil {
+		p, err := profileDuring(ctx, wrk, t, conns, round)
+		if err != nil {
 			return err
 		}
-		got := <-done
-		if got.err != nil {
-			return fmt.Errorf("profiling %s: %w", t.name, got.err)
-		}
-		b := breakDown(got.p, res.Targets[i].CPUMicrosPerRequest)
+		b := breakDown(p, res.Targets[i].CPUMicrosPerRequest)
 		res.Targets[i].Breakdown = &b
 	}
 	return nil
+}
+
+// profileDuring takes a CPU profile of t's shop (through its profile
+// listener) during one wrk round of round on t.
+func profileDuring(ctx context.Context, wrk string, t wrkTarget, conns int, round time.Duration) (*profile.Profile, error) {
+	type taken struct {
+		p   *profile.Profile
+		err error
+	}
+	done := make(chan taken, 1)
+	go func() {
+		p, err := takeProfile(ctx, t.child.pprof, round)
+		done <- taken{p, err}
+	}()
+	if _, err := wrkRun(ctx, wrk, t.url, conns, round, t.headers...); err != nil {
+		return nil, err
+	}
+	got := <-done
+	if got.err != nil {
+		return nil, fmt.Errorf("profiling %s: %w", t.name, got.err)
+	}
+	return got.p, nil
 }
 
 var (
@@ -173,10 +194,27 @@ var (
 	wrkSockErr  = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 )
 
-// wrkRun runs wrk once on url.
-func wrkRun(ctx context.Context, wrk, url string, conns int, d time.Duration) (wrkOutput, error) {
-	cmd := exec.CommandContext(ctx, wrk, "-t"+strconv.Itoa(wrkThreads), "-c"+strconv.Itoa(conns),
-		"-d"+strconv.Itoa(int(d.Seconds()))+"s", url)
+// median is the middle of xs (the mean of the two middle ones when
+// their number is even), 0 for none; xs is not reordered.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// wrkRun runs wrk once on url, each request with the headers given
+// ("Name: value").
+func wrkRun(ctx context.Context, wrk, url string, conns int, d time.Duration, headers ...string) (wrkOutput, error) {
+	args := []string{"-t" + strconv.Itoa(wrkThreads), "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(int(d.Seconds())) + "s"}
+	for _, h := range headers {
+		args = append(args, "-H", h)
+	}
+	cmd := exec.CommandContext(ctx, wrk, append(args, url)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
