@@ -39,12 +39,26 @@ func foldMarks() transform.Transformer {
 // full-width "ｍｕｇ" and the ligature "ﬁ" read as "mug" and "fi"), lower
 // case, diacritics removed. Products and queries are folded alike.
 func Fold(s string) string {
+	if isASCII(s) {
+		// NFKC and the marks' removal leave ASCII as it is: a search
+		// folds its words at every request, and this is most of them.
+		return strings.ToLower(s)
+	}
 	s = strings.ToLower(norm.NFKC.String(s))
 	out, _, err := transform.String(foldMarks(), s)
 	if err != nil {
 		return s
 	}
 	return out
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Words splits s into its folded words: runs of letters and digits.

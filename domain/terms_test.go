@@ -2,7 +2,13 @@ package domain
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
+
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+	"pgregory.net/rapid"
 )
 
 func TestTermsFoldBothSides(t *testing.T) {
@@ -94,4 +100,23 @@ func TestSearchRankOrdersBestRatedThenName(t *testing.T) {
 	if !slices.Equal(ranks, want) {
 		t.Errorf("order %q, want %q", ranks, want)
 	}
+}
+
+// TestFoldOfASCIIIsTheFullFold: the ASCII shortcut of Fold gives what the
+// whole fold (NFKC, lower case, marks removed) gives.
+func TestFoldOfASCIIIsTheFullFold(t *testing.T) {
+	full := func(s string) string {
+		s = strings.ToLower(norm.NFKC.String(s))
+		out, _, err := transform.String(foldMarks(), s)
+		if err != nil {
+			return s
+		}
+		return out
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.StringOf(rapid.RuneFrom(nil, &unicode.RangeTable{R16: []unicode.Range16{{Lo: 0, Hi: 0x7f, Stride: 1}}})).Draw(t, "s")
+		if got, want := Fold(s), full(s); got != want {
+			t.Fatalf("Fold(%q) = %q, want %q", s, got, want)
+		}
+	})
 }
