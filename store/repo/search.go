@@ -107,11 +107,18 @@ func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64
 	return l, err
 }
 
-// Settle drops the terms whose tombstones version wrote
-// (domain.SearchLedger.Settle).
-func (s *SearchIndex) Settle(ctx context.Context, productID string, version int64, removed []string, ttl *int) error {
-	_, _, err := update(ctx, s.c, domain.SearchLedgerKey(productID), productID, rmw[domain.SearchLedger]{}, func(l *domain.SearchLedger) error {
-		if !l.Settle(version, removed, ttl) {
+// Settle records that version's entries and tombstones are written
+// (domain.SearchLedger.Settle): the tombstoned terms dropped, Shown set to
+// shown. from is the ledger as Widen returned it: the write goes out with
+// If-Match on its _etag, without a read (a lost race, or a ledger Widen
+// did not find stored, reads again).
+func (s *SearchIndex) Settle(ctx context.Context, productID string, version int64, removed []string, ttl *int, shown string, from domain.SearchLedger) error {
+	var o rmw[domain.SearchLedger]
+	if from.ETag != "" {
+		o.from, o.fromETag = &from, from.ETag
+	}
+	_, _, err := update(ctx, s.c, domain.SearchLedgerKey(productID), productID, o, func(l *domain.SearchLedger) error {
+		if !l.Settle(version, removed, ttl, shown) {
 			return ErrUnchanged
 		}
 		return nil
