@@ -84,16 +84,22 @@ func EntryOfProduct(p Product, term string, terms []string) SearchEntry {
 	}
 }
 
-// SearchFingerprint names what every entry of a product holds but its own
-// term: the card and the terms (the rank follows from the card). Two
-// versions of a product with the same fingerprint have the same entries,
-// so the second writes none. It is a hash (FNV-64a of the JSON), 16 hex
-// digits: the ledger, read before every index step, stays small.
-func SearchFingerprint(card SearchCard, terms []string) string {
+// SearchFingerprint names what every entry of p holds but its own term:
+// its card and its terms (the rank follows from the card). Two versions of
+// a product with the same fingerprint have the same entries, so the
+// second writes none. It is a hash (FNV-64a of the JSON), 16 hex digits,
+// so the ledger, read before every index step, stays small; "" for a
+// product with no entry to write (deleted, or of no term), which is never
+// taken as shown.
+func SearchFingerprint(p Product) string {
+	terms := SearchTerms(p)
+	if len(terms) == 0 {
+		return ""
+	}
 	b, err := json.Marshal(struct {
 		Card  SearchCard `json:"card"`
 		Terms []string   `json:"terms"`
-	}{card, terms})
+	}{SearchCardOf(p), terms})
 	if err != nil {
 		panic(err) // strings and numbers only: cannot fail
 	}
@@ -140,12 +146,13 @@ type SearchLedger struct {
 	// Version is the newest product version indexed, or being indexed:
 	// an older version of the product is not indexed after it.
 	Version int64 `json:"version"`
-	// Shown is the SearchFingerprint of what every live entry holds, set
-	// by Settle once all the entries of Version are written, and cleared
-	// by the claim of a version (Widen): while a version's writes are
-	// under way, or after they stopped half way, it is empty and the next
-	// version rewrites every entry. A version whose fingerprint equals it
-	// writes nothing.
+	// Shown is the SearchFingerprint of the version claimed (Version), set
+	// by its claim (Widen); empty for a deleted product. The claim's
+	// writes are all done once the entry under the last of the version's
+	// terms holds that version or a newer one: the index step writes its
+	// tombstones first, then its entries in the order of the terms, and
+	// stops at the first error. A version whose fingerprint is Shown, its
+	// claim's writes done, writes nothing.
 	Shown string `json:"shown,omitempty"`
 }
 
@@ -154,15 +161,15 @@ type SearchLedger struct {
 func SearchLedgerKey(productID string) string { return "product:" + productID }
 
 // Widen claims the ledger for version, before any entry of it is written:
-// it adds its terms and clears Shown, since the entries are about to
-// change. It reports whether anything changed; an older version than the
-// ledger's changes nothing (it is not to be indexed).
-func (l *SearchLedger) Widen(version int64, terms []string) bool {
+// it adds its terms and sets Shown to shown, the version's fingerprint.
+// It reports whether anything changed; an older version than the ledger's
+// changes nothing (it is not to be indexed).
+func (l *SearchLedger) Widen(version int64, terms []string, shown string) bool {
 	if version < l.Version {
 		return false
 	}
-	changed := version > l.Version || l.Shown != ""
-	l.Version, l.Shown = version, ""
+	changed := version > l.Version || l.Shown != shown
+	l.Version, l.Shown = version, shown
 	for _, t := range terms {
 		if !slices.Contains(l.Terms, t) {
 			l.Terms = append(l.Terms, t)
@@ -172,22 +179,19 @@ func (l *SearchLedger) Widen(version int64, terms []string) bool {
 	return changed
 }
 
-// Settle records that every entry and tombstone of version is written:
-// it drops removed (their tombstones) and sets Shown to shown (the
-// fingerprint of the entries written; empty for a deleted product),
-// unless a newer version has claimed the ledger since: that one settles
-// it. ttl is set once the product is deleted. It reports whether anything
-// changed.
-func (l *SearchLedger) Settle(version int64, removed []string, ttl *int, shown string) bool {
+// Settle drops removed (their tombstones are written), unless a newer
+// version has claimed the ledger since: that one settles it. ttl is set
+// once the product is deleted.
+func (l *SearchLedger) Settle(version int64, removed []string, ttl *int) bool {
 	if l.Version != version {
 		return false
 	}
 	n := len(l.Terms)
 	l.Terms = slices.DeleteFunc(l.Terms, func(t string) bool { return slices.Contains(removed, t) })
 	sameTTL := (l.TTL == nil && ttl == nil) || (l.TTL != nil && ttl != nil && *l.TTL == *ttl)
-	if len(l.Terms) == n && sameTTL && l.Shown == shown {
+	if len(l.Terms) == n && sameTTL {
 		return false
 	}
-	l.TTL, l.Shown = ttl, shown
+	l.TTL = ttl
 	return true
 }

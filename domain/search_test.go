@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestShownRatingIsHalfStars(t *testing.T) {
 	for _, tc := range []struct{ average, want float64 }{
@@ -18,7 +21,7 @@ func TestShownRatingIsHalfStars(t *testing.T) {
 func TestSearchFingerprintFollowsTheCard(t *testing.T) {
 	p := Product{Meta: Meta{ID: "p-1"}, Name: "Blue mug", CategoryName: "Kitchen", PriceCents: 900,
 		ReviewStats: ReviewStats{Count: 4, Average: 4.44}}
-	fp := func(p Product) string { return SearchFingerprint(SearchCardOf(p), SearchTerms(p)) }
+	fp := SearchFingerprint
 	base := fp(p)
 	same := p
 	same.ReviewStats = ReviewStats{Count: 5, Average: 4.32}
@@ -39,28 +42,31 @@ func TestSearchFingerprintFollowsTheCard(t *testing.T) {
 			t.Errorf("a %s change left the fingerprint as it was", name)
 		}
 	}
+	gone := p
+	gone.Deleted = true
+	if got := fp(gone); got != "" {
+		t.Errorf("a deleted product's fingerprint = %q, want none: it has no entry to show", got)
+	}
 }
 
-// The claim clears Shown (the entries are about to change), and only the
-// settle of the claimed version sets it again.
-func TestSearchLedgerShownFollowsTheWrites(t *testing.T) {
+// The claim records the version's fingerprint; an older version changes
+// nothing, and the settle of a version another has claimed since leaves
+// the ledger to that one.
+func TestSearchLedgerClaims(t *testing.T) {
 	l := SearchLedger{Version: 3, Terms: []string{"mug"}, Shown: "a"}
-	if l.Widen(2, []string{"mug"}) || l.Shown != "a" {
+	if l.Widen(2, []string{"mug", "cup"}, "b") || l.Shown != "a" || len(l.Terms) != 1 {
 		t.Fatalf("an older version changed the ledger: %+v", l)
 	}
-	if !l.Widen(3, []string{"mug"}) || l.Shown != "" {
-		t.Fatalf("a claim of the settled version (a repair) left Shown: %+v", l)
+	if l.Widen(3, []string{"mug"}, "a") {
+		t.Fatalf("claiming the claimed version again changed the ledger: %+v", l)
 	}
-	if !l.Widen(4, []string{"mug", "cup"}) || l.Version != 4 {
-		t.Fatalf("claim of v4: %+v", l)
+	if !l.Widen(4, []string{"cup"}, "c") || l.Version != 4 || l.Shown != "c" || !slices.Equal(l.Terms, []string{"mug", "cup"}) {
+		t.Fatalf("claim of v4: %+v, want v4 showing c, naming mug and cup", l)
 	}
-	if l.Settle(3, nil, nil, "b") || l.Shown != "" {
+	if l.Settle(3, []string{"mug"}, nil) || len(l.Terms) != 2 {
 		t.Fatalf("v3 settled a ledger v4 claimed: %+v", l)
 	}
-	if !l.Settle(4, nil, nil, "c") || l.Shown != "c" {
-		t.Fatalf("v4's settle: %+v", l)
-	}
-	if l.Settle(4, nil, nil, "c") {
-		t.Errorf("settling twice changed the ledger")
+	if !l.Settle(4, []string{"mug"}, nil) || !slices.Equal(l.Terms, []string{"cup"}) {
+		t.Fatalf("v4's settle: %+v, want it naming cup alone", l)
 	}
 }

@@ -475,7 +475,7 @@ func (a *audit) checkMissingSearch(ctx context.Context) error {
 				return err
 			}
 		}
-		// The ledger names every term, and is settled on what the product
+		// The ledger names every term, and its claim is what the product
 		// shows (its Shown is the product's fingerprint), at a version no
 		// newer than the product's: the next change of the product then
 		// writes exactly when what it shows differs.
@@ -487,7 +487,7 @@ func (a *audit) checkMissingSearch(ctx context.Context) error {
 				unnamed = append(unnamed, t)
 			}
 		}
-		shown := domain.SearchFingerprint(domain.SearchCardOf(p), terms)
+		shown := domain.SearchFingerprint(p)
 		if !ok || len(unnamed) > 0 || l.Version > p.Version || l.Shown != shown {
 			d := Difference{Copy: CopySearchLedger, Container: store.ProductsByTermContainer, PartitionKey: domain.SearchLedgerKey(p.ID),
 				ID: p.ID, Source: "products/" + p.ID, Detail: fmt.Sprintf("missing, or at version %d (the product's is %d), or showing %q (the product shows %q), or not naming %v",

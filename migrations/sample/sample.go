@@ -308,7 +308,7 @@ func (w *sampleWriter) writeSearch(p *samplePlan) func(context.Context, int) err
 		return put(ctx, domain.SearchLedgerKey(prod.ID), domain.SearchLedger{
 			Meta: domain.Meta{ID: prod.ID, Type: domain.TypeSearchLedger, SchemaVersion: domain.SchemaVersion},
 			Key:  domain.SearchLedgerKey(prod.ID), Terms: terms, Version: prod.Version,
-			Shown: domain.SearchFingerprint(domain.SearchCardOf(prod), terms),
+			Shown: domain.SearchFingerprint(prod),
 		})
 	}
 }

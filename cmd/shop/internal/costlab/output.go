@@ -77,7 +77,7 @@ func writeCostText(out io.Writer, r costReport) {
 	w := r.Workload
 	fmt.Fprintf(out, "\nworkload (model-denormalize-reads template): %g reads/s (%s), %g writes/s (%s)\n",
 		w.ReadRPS, mixText(w.ReadMix), w.WriteRPS, w.Write)
-	fmt.Fprintf(out, "propagation of one price change, measured: %.4g store ops (the feed read, then the shop's products feed handler: current product, view summary refresh, the search ledger read and claimed, the product read again, the entry under each of the product's terms rewritten (the price is in them) and the ledger settled, the product's fan-out record, cross-partition cart query, one If-Match replace per cart, the fan-out record written back)\n",
+	fmt.Fprintf(out, "propagation of one price change, measured: %.4g store ops (the feed read, then the shop's products feed handler: current product, view summary refresh, the search ledger read and claimed, the product read again, the entry under each of the product's terms rewritten (the price is in them), the product's fan-out record, cross-partition cart query, one If-Match replace per cart, the fan-out record written back)\n",
 		w.Denormalized.PropagateOps)
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "design\treads: rps × RU = RU/s\twrites: rps × RU = RU/s\ttotal RU/s\t")
@@ -125,11 +125,11 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 		ops, ru := beforeText(s.Before)
 		fmt.Fprintf(out, "| %s | %.2f | %.4g | %.4g | **%.2f** | %s | %s |\n", s.Change, s.ProductRU, s.TermDocs, s.StoreOps, s.RequestUnits, ops, ru)
 	}
-	fmt.Fprintf(out, "\n%s %s.\n", strings.ToUpper(reviewsText(r.Reviews)[:1])+reviewsText(r.Reviews)[1:], searchBeforeNote)
+	fmt.Fprintf(out, "\n%s. %s.\n", strings.ToUpper(reviewsText(r.Reviews)[:1])+reviewsText(r.Reviews)[1:], searchBeforeNote)
 	w := r.Workload
 	fmt.Fprintf(out, "\n### Workload template (model-denormalize-reads)\n\n")
 	fmt.Fprintf(out, "%g reads/s (%s) and %g writes/s, each a %s. ", w.ReadRPS, mixText(w.ReadMix), w.WriteRPS, w.Write)
-	fmt.Fprintf(out, "The propagation is measured, not assumed: the lab changes the price, reads the products change feed and runs the shop's own products feed handler on it (feedworkers.Handlers.Products), which reads the current product, refreshes the productsByCategory summary, reads and claims the product's search ledger, reads the product again, rewrites its entry under each of its terms (the price is in them) and settles the ledger, checks the product's fan-out record, runs the cross-partition query for the carts holding the product, replaces each with If-Match and records what it pushed (%.4g store ops per change).\n\n", w.Denormalized.PropagateOps)
+	fmt.Fprintf(out, "The propagation is measured, not assumed: the lab changes the price, reads the products change feed and runs the shop's own products feed handler on it (feedworkers.Handlers.Products), which reads the current product, refreshes the productsByCategory summary, reads and claims the product's search ledger, reads the product again, rewrites its entry under each of its terms (the price is in them), checks the product's fan-out record, runs the cross-partition query for the carts holding the product, replaces each with If-Match and records what it pushed (%.4g store ops per change).\n\n", w.Denormalized.PropagateOps)
 	fmt.Fprintln(out, "| design | reads: rps × RU = RU/s | writes: rps × RU = RU/s | total RU/s |")
 	fmt.Fprintln(out, "|---|--:|--:|--:|")
 	for _, d := range []struct {
@@ -154,7 +154,7 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 }
 
 // searchWritesNote says what the search write rows measure.
-const searchWritesNote = "the products feed's index step (feedworkers.Handlers.ProductToSearch) after a product write: the product's ledger read; when the product shows what its entries hold (its card: name, category, price, picture, availability, the rating in half stars; and its terms), nothing more. Otherwise the ledger claimed for the version (a write with If-Match on that read), the product read again (the version must still be current), one entry per term, one tombstone per term dropped, and the ledger settled (a write with If-Match on the claim); each entry and tombstone is a guarded write (a point read, then the write). A review changes the product's review stats only: the review rows add reviews to a copy of the sample catalog (migrations/sample), each to a product drawn in proportion to its reviews plus one, its rating one of the product's earlier ratings drawn at random (costlab.measureReviewWrites)"
+const searchWritesNote = "the products feed's index step (feedworkers.Handlers.ProductToSearch) after a product write: the product's ledger read; when the ledger's claim is what the product shows (its card: name, category, price, picture, availability, the rating in half stars; and its terms), the entry under its last term read, and when that claim's writes are done, nothing more. Otherwise the ledger claimed for the version (a write with If-Match on that read), the product read again (the version must still be current), one tombstone per term dropped, one entry per term, and the ledger settled (a write with If-Match on the claim) when terms were dropped; each entry and tombstone is a guarded write (a point read, then the write). A review changes the product's review stats only: the review rows add reviews to a copy of the sample catalog (migrations/sample), each to a product drawn in proportion to its reviews plus one, its rating one of the product's earlier ratings drawn at random (costlab.measureReviewWrites)"
 
 // searchBeforeNote says where the before columns come from.
 const searchBeforeNote = "The before columns are the index step on commit d2aeb27, whose entries copied the category page's whole summary (the exact average and the review count among it), so that every version, every review included, rewrote them all: that commit's `shop cost`, and for the review rows this lab's review measure run on it, the same reviews (costlab.searchBefore)"
