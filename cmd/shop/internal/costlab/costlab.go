@@ -48,9 +48,9 @@ type costReport struct {
 	// screens.
 	SearchWrites []searchWrite `json:"searchWrites"`
 	// Reviews is what the reviews of the review rows did to the stars.
-	Reviews reviewWrites `json:"reviews"`
-	Goals        []report.Goal `json:"goals"`
-	BuildTime    string        `json:"buildTime"`
+	Reviews   reviewWrites  `json:"reviews"`
+	Goals     []report.Goal `json:"goals"`
+	BuildTime string        `json:"buildTime"`
 }
 
 // searchWriteProducts is how many products the search write measure
