@@ -64,7 +64,9 @@ func TestBrowserSearch(t *testing.T) {
 			for (const card of cards) {
 				const s = (await (await fetch("/v1/products/" + card.dataset.product)).json()).reviewStats;
 				out.push(JSON.stringify({id: card.dataset.product, count: s.count, average: s.average,
-					line: card.querySelector(".rating").textContent}));
+					line: card.querySelector(".rating").textContent,
+					full: (card.querySelector(".stars")?.textContent.match(/★/g) || []).length,
+					half: card.querySelectorAll(".stars .half-star").length}));
 			}
 			return out;
 		})`
@@ -72,10 +74,11 @@ func TestBrowserSearch(t *testing.T) {
 			rated := 0
 			for _, l := range lines {
 				var c struct {
-					ID      string
-					Count   int
-					Average float64
-					Line    string
+					ID         string
+					Count      int
+					Average    float64
+					Line       string
+					Full, Half int
 				}
 				if err := json.Unmarshal([]byte(l), &c); err != nil {
 					p.fail("%s: %v", where, err)
@@ -85,6 +88,11 @@ func TestBrowserSearch(t *testing.T) {
 				}
 				if w := want(c.Count, c.Average); !strings.HasSuffix(c.Line, w) || (c.Count > 0) != strings.Contains(c.Line, "out of 5") {
 					p.fail("%s: the card of %s (%d reviews, %.2f) says %q, want it to end in %q", where, c.ID, c.Count, c.Average, c.Line, w)
+				}
+				// The same stars on both screens: the average in half stars
+				// (a half star's glyphs hold one filled star).
+				if halves := int(math.Round(c.Average * 2)); c.Count > 0 && (c.Full != (halves+1)/2 || c.Half != halves%2) {
+					p.fail("%s: the card of %s (%.2f) draws %d filled stars, %d of them half, want %.1f stars", where, c.ID, c.Average, c.Full, c.Half, float64(halves)/2)
 				}
 			}
 			if rated == 0 {
