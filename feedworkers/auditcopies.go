@@ -217,7 +217,14 @@ func (a *audit) checkSearchDoc(ctx context.Context, typ string, item []byte) err
 		d.Detail = fmt.Sprintf("an entry under %q, a word the product no longer holds (%v)", e.Term, terms)
 	default:
 		a.seenEntry(e.Term, e.ID)
-		same, detail := sameJSON(e, domain.EntryOfProduct(p, e.Term, terms))
+		// The entry must show what the product shows. Its version may lag
+		// the product's (a version that showed the same wrote nothing:
+		// ProductToSearch), never lead it.
+		want := domain.EntryOfProduct(p, e.Term, terms)
+		if e.SourceVersion <= p.Version {
+			want.SourceVersion = e.SourceVersion
+		}
+		same, detail := sameJSON(e, want)
 		if same {
 			return nil
 		}
@@ -468,6 +475,10 @@ func (a *audit) checkMissingSearch(ctx context.Context) error {
 				return err
 			}
 		}
+		// The ledger names every term, and its claim is what the product
+		// shows (its Shown is the product's fingerprint), at a version no
+		// newer than the product's: the next change of the product then
+		// writes exactly when what it shows differs.
 		a.report.Checked[CopySearchLedger]++
 		l, ok := a.ledgers[p.ID]
 		var unnamed []string
@@ -476,9 +487,11 @@ func (a *audit) checkMissingSearch(ctx context.Context) error {
 				unnamed = append(unnamed, t)
 			}
 		}
-		if !ok || len(unnamed) > 0 || l.Version != p.Version {
+		shown := domain.SearchFingerprint(p)
+		if !ok || len(unnamed) > 0 || l.Version > p.Version || l.Shown != shown {
 			d := Difference{Copy: CopySearchLedger, Container: store.ProductsByTermContainer, PartitionKey: domain.SearchLedgerKey(p.ID),
-				ID: p.ID, Source: "products/" + p.ID, Detail: fmt.Sprintf("missing, or version %d (the product's is %d) or not naming %v", l.Version, p.Version, unnamed)}
+				ID: p.ID, Source: "products/" + p.ID, Detail: fmt.Sprintf("missing, or at version %d (the product's is %d), or showing %q (the product shows %q), or not naming %v",
+					l.Version, p.Version, l.Shown, shown, unnamed)}
 			if err := a.differRepaired(ctx, d, func(ctx context.Context) error { return a.h.repairSearch(ctx, p.ID, "") }); err != nil {
 				return err
 			}

@@ -104,7 +104,9 @@ func (h *Handlers) repairProduct(ctx context.Context, id, from string) error {
 }
 
 // repairSearch runs the search path for the product's current version,
-// and leaves a tombstone under term when the product no longer holds it.
+// writing its entries even where the ledger says they show it (the audit
+// found one that does not, or a ledger that says wrong), and leaves a
+// tombstone under term when the product no longer holds it.
 func (h *Handlers) repairSearch(ctx context.Context, id, term string) error {
 	p, err := h.repos.Products.GetAny(ctx, id)
 	if domain.IsCode(err, domain.ENOTFOUND) {
@@ -113,7 +115,7 @@ func (h *Handlers) repairSearch(ctx context.Context, id, term string) error {
 	if err != nil {
 		return err
 	}
-	if err := h.ProductToSearch(ctx, p); err != nil {
+	if err := h.indexSearch(ctx, p, true); err != nil {
 		return err
 	}
 	if term == "" || slices.Contains(domain.SearchTerms(p), term) {

@@ -41,6 +41,7 @@ var searchCategories = []domain.Category{
 // searchModel is the shop as the test changed it: every version of every
 // product it wrote, as the change feed could deliver them.
 type searchModel struct {
+	st       store.Store
 	repos    *repo.Set
 	h        *feedworkers.Handlers
 	versions [][]byte                    // every product version written, raw
@@ -124,7 +125,7 @@ func (m *searchModel) expected(tb fataler, terms []string) []string {
 		}
 		held := domain.SearchTerms(p)
 		if !slices.ContainsFunc(terms, func(t string) bool { return !slices.Contains(held, t) }) {
-			hits = append(hits, hit{domain.SearchRank(p.ReviewStats.Average, p.Name), p.ID})
+			hits = append(hits, hit{domain.SearchRank(domain.ShownRating(p.ReviewStats.Average), p.Name), p.ID})
 		}
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.id, b.id)) })
@@ -164,14 +165,38 @@ func search(tb fataler, idx *repo.SearchIndex, terms []string, limit int) []stri
 	}
 }
 
+// shows checks that every entry of every live product shows the card of
+// its current version, whatever version wrote it.
+func (m *searchModel) shows(tb fataler) {
+	tb.Helper()
+	for _, id := range m.live {
+		p, err := m.repos.Products.Get(context.Background(), id)
+		if err != nil {
+			tb.Fatalf("product %s: %v", id, err)
+		}
+		for _, term := range domain.SearchTerms(p) {
+			e, err := repo.ReadDoc[domain.SearchEntry](context.Background(), m.st.Container(store.ProductsByTermContainer), term, id)
+			if err != nil {
+				tb.Fatalf("entry of %s under %s: %v", id, term, err)
+			}
+			if want := domain.SearchCardOf(p); e.Type != domain.TypeSearchEntry || e.SearchCard != want || e.SourceVersion > p.Version {
+				tb.Fatalf("entry of %s under %s is %s v%d %+v, want v%d's card %+v", id, term, e.Type, e.SourceVersion, e.SearchCard, p.Version, want)
+			}
+		}
+	}
+}
+
 // TestSearchIndexMatchesBruteForce is the model-based test of the index:
-// random creates, renames, category moves, tag changes, price changes and
+// random creates, renames, category moves, tag changes, price changes
+// (between two prices, so a version often shows what an earlier one did),
+// reviews (the rating moves, often within the same half star) and
 // deletes, and now and then the feed catching up: it delivers the versions
 // written since, shuffled, with duplicates, in batches of random sizes
 // (some marked as replays), while stale versions reach the handler
-// directly. Once the feed has caught up, every random
-// query of one to three words returns exactly the brute-force filter over
-// all products, in the stated order, one store operation per page.
+// directly. Once the feed has caught up, every entry shows its product's
+// current card, and every random query of one to three words returns
+// exactly the brute-force filter over all products, in the stated order,
+// one store operation per page.
 func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 	rapid.Check(tt, func(t *rapid.T) {
 		st, err := embedded.Open(filepath.Join(tt.TempDir(), "shop.db"), embedded.Options{NoSync: true})
@@ -190,7 +215,7 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		m := &searchModel{repos: repos, h: feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{}), byID: map[string][]domain.Product{}}
+		m := &searchModel{st: st, repos: repos, h: feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{}), byID: map[string][]domain.Product{}}
 		change := func(id string, ch domain.ProductChange) {
 			p, err := repos.Products.Update(ctx, id, "", func(p *domain.Product) error {
 				p.Apply(ch, now)
@@ -203,20 +228,34 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 		}
 		steps := rapid.IntRange(1, 25).Draw(t, "steps")
 		for i := range steps {
-			op := rapid.IntRange(0, 6).Draw(t, "op")
+			op := rapid.IntRange(0, 7).Draw(t, "op")
 			if len(m.live) == 0 {
 				op = 0
 			}
 			switch op {
 			case 6:
 				m.deliver(t)
+			case 7:
+				id := rapid.SampledFrom(m.live).Draw(t, "reviewed")
+				p, err := repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
+					p.ReviewStats.Count++
+					p.ReviewStats.Average = float64(rapid.IntRange(380, 460).Draw(t, "average")) / 100
+					p.Version++
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.record(t, st, p)
 			case 0:
 				cat := rapid.SampledFrom(searchCategories).Draw(t, "category")
-				p, err := repos.Products.Create(ctx, domain.Product{
+				p := domain.Product{
 					Meta: domain.Meta{ID: fmt.Sprintf("p-%03d", i)}, Name: phrase(t, "name", 3),
 					CategoryID: cat.ID, CategoryName: cat.Name, Tags: rapid.SliceOfN(rapid.SampledFrom(searchWords), 0, 3).Draw(t, "tags"),
 					PriceCents: 100, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: now,
-				})
+				}
+				p.KeepImage() // as the API creates it, so a price change back shows what the product showed
+				p, err := repos.Products.Create(ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -232,7 +271,7 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 				tags := rapid.SliceOfN(rapid.SampledFrom(searchWords), 0, 3).Draw(t, "tags")
 				change(rapid.SampledFrom(m.live).Draw(t, "tagged"), domain.ProductChange{Tags: &tags})
 			case 4:
-				price := rapid.Int64Range(1, 9999).Draw(t, "price")
+				price := rapid.SampledFrom([]int64{100, 200}).Draw(t, "price")
 				change(rapid.SampledFrom(m.live).Draw(t, "priced"), domain.ProductChange{PriceCents: &price})
 			case 5:
 				id := rapid.SampledFrom(m.live).Draw(t, "deleted")
@@ -249,6 +288,7 @@ func TestSearchIndexMatchesBruteForce(tt *testing.T) {
 		}
 
 		m.deliver(t)
+		m.shows(t)
 		for range 10 {
 			terms, err := domain.ParseQuery(phrase(t, "query", 3))
 			if err != nil {
@@ -323,5 +363,173 @@ func TestSearchIgnoresAVersionOlderThanTheIndexed(t *testing.T) {
 	}
 	if got := search(t, repos.Search, []string{"name", "p"}, 10); !slices.Equal(got, []string{"p-1"}) {
 		t.Errorf("search name p = %v, want [p-1]", got)
+	}
+}
+
+// rate sets the product's review stats, as the reviews feed does after a
+// review: a new product version that changes nothing else.
+func rate(tb testing.TB, repos *repo.Set, id string, count int, average float64) domain.Product {
+	tb.Helper()
+	p, err := repos.Products.UpdateAny(context.Background(), id, func(p *domain.Product) error {
+		p.ReviewStats.Count, p.ReviewStats.Average = count, average
+		p.Version++
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// TestSearchWritesNothingForAReviewItsResultsDoNotShow: a review that
+// leaves the rating a result shows as it was (4.44, then 4.32: four and a
+// half stars both) costs the index step two reads, the ledger and the
+// entry written last, and writes nothing: the entries copy no review
+// count and no exact average.
+func TestSearchWritesNothingForAReviewItsResultsDoNotShow(t *testing.T) {
+	st := newStore(t)
+	repos := repo.New(st, 0)
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
+	createProduct(t, repos, "p-1", "kitchen", 500)
+	if err := h.ProductToSearch(t.Context(), rate(t, repos, "p-1", 4, 4.44)); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, st, store.ProductsByTermContainer)
+	p := rate(t, repos, "p-1", 5, 4.32)
+	ctx, m := store.WithMeter(t.Context())
+	if err := h.ProductToSearch(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshot(t, st, store.ProductsByTermContainer); !slices.Equal(before, after) {
+		t.Errorf("a review the results do not show rewrote the index:\nbefore %v\nafter  %v", before, after)
+	}
+	if ops, ru, _ := m.Totals(); ops != 2 {
+		t.Errorf("index step: %d store operations (%.2f RU), want 2 (the ledger's read, the last entry's)", ops, ru)
+	}
+}
+
+// TestSearchIgnoresAnOlderVersionAfterASkip: v4 sets the price back to
+// v2's, so the index already shows v4 and writes nothing for it; then v3
+// (the other price) reaches the handler late, as a worker that read the
+// product before v4 was written would hand it. Nothing claimed the ledger
+// for v4, yet the results must not show v3's price.
+func TestSearchIgnoresAnOlderVersionAfterASkip(t *testing.T) {
+	st := newStore(t)
+	repos := repo.New(st, 0)
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
+	v1 := createProduct(t, repos, "p-1", "kitchen", 500)
+	v2 := setPrice(t, repos, v1.ID, 600) // also draws its picture: v1 has none
+	v3 := setPrice(t, repos, v1.ID, 700)
+	v4 := setPrice(t, repos, v1.ID, 600)
+	for i, p := range []domain.Product{v2, v4, v3} {
+		ctx, m := store.WithMeter(t.Context())
+		if err := h.ProductToSearch(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if ops, _, _ := m.Totals(); i == 1 && ops != 2 {
+			t.Fatalf("v4, which shows what v2 did, cost %d store operations, want 2: the skip this test is about did not happen", ops)
+		}
+	}
+	for _, term := range domain.SearchTerms(v4) {
+		raw, err := repos.Search.Search(t.Context(), []string{term}, 10, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := raw.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) != 1 || page[0].PriceCents != 600 {
+			t.Errorf("search %s = %+v, want p-1 at 600 cents", term, page)
+		}
+	}
+}
+
+// TestSearchRewritesWhenTheShownRatingChanges: a review that moves the
+// rating to another half star (4.32, four and a half stars, to 4.2, four)
+// rewrites the entry under every term, and the product falls behind one
+// that still shows four and a half.
+func TestSearchRewritesWhenTheShownRatingChanges(t *testing.T) {
+	st := newStore(t)
+	repos := repo.New(st, 0)
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
+	createProduct(t, repos, "p-1", "kitchen", 500)
+	createProduct(t, repos, "p-2", "kitchen", 500)
+	for _, p := range []domain.Product{rate(t, repos, "p-1", 5, 4.32), rate(t, repos, "p-2", 9, 4.4)} {
+		if err := h.ProductToSearch(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := search(t, repos.Search, []string{"kitchen"}, 10), []string{"p-1", "p-2"}; !slices.Equal(got, want) {
+		t.Fatalf("search kitchen = %v, want %v (both 4.5 stars, then by name)", got, want)
+	}
+	p := rate(t, repos, "p-1", 6, 4.2)
+	if err := h.ProductToSearch(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	terms := domain.SearchTerms(p)
+	for _, term := range terms {
+		e, err := repo.ReadDoc[domain.SearchEntry](t.Context(), st.Container(store.ProductsByTermContainer), term, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Rating != 4 || e.SourceVersion != p.Version || e.Rank != domain.SearchRank(4, p.Name) {
+			t.Errorf("entry under %s: rating %v v%d rank %q, want 4 v%d %q", term, e.Rating, e.SourceVersion, e.Rank, p.Version, domain.SearchRank(4, p.Name))
+		}
+	}
+	if got, want := search(t, repos.Search, []string{"kitchen"}, 10), []string{"p-2", "p-1"}; !slices.Equal(got, want) {
+		t.Errorf("search kitchen = %v, want %v (p-1 now shows 4 stars)", got, want)
+	}
+	l, err := repos.Search.Ledger(t.Context(), p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := domain.SearchFingerprint(p); l.Version != p.Version || l.Shown != want {
+		t.Errorf("ledger v%d shows %q, want v%d %q", l.Version, l.Shown, p.Version, want)
+	}
+}
+
+// TestSearchFinishesAClaimThatStoppedHalfWay: a step that claimed the
+// ledger for v2 (a new price) and stopped after its first entry, as a
+// crash leaves it, does not let v3 (a review within the same half star,
+// so v2's fingerprint) skip: the entry written last does not hold v2, so
+// v3 writes every entry.
+func TestSearchFinishesAClaimThatStoppedHalfWay(t *testing.T) {
+	st := newStore(t)
+	repos := repo.New(st, 0)
+	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
+	ctx := t.Context()
+	createProduct(t, repos, "p-1", "kitchen", 500)
+	v1 := rate(t, repos, "p-1", 4, 4.44)
+	if err := h.ProductToSearch(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	v2 := setPrice(t, repos, "p-1", 600)
+	terms := domain.SearchTerms(v2)
+	from, err := repos.Search.Ledger(ctx, v2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repos.Search.Widen(ctx, v2.ID, v2.Version, terms, domain.SearchFingerprint(v2), &from); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repos.Search.Put(ctx, domain.EntryOfProduct(v2, terms[0], terms)); err != nil {
+		t.Fatal(err)
+	}
+	v3 := rate(t, repos, "p-1", 5, 4.32)
+	if domain.SearchFingerprint(v3) != domain.SearchFingerprint(v2) {
+		t.Fatal("v3 must show what v2 shows")
+	}
+	if err := h.ProductToSearch(ctx, v3); err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range terms {
+		e, err := repos.Search.Entry(ctx, term, v3.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.PriceCents != 600 {
+			t.Errorf("entry under %s at %d cents (v%d), want 600", term, e.PriceCents, e.SourceVersion)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +50,69 @@ func TestBrowserSearch(t *testing.T) {
 		if got := p.resultIDs(); !sameSet(got, want) {
 			p.fail("the results are %v, want the products named or filed under coffee %v", got, want)
 		}
+	})
+
+	t.Run("ResultCardsShowTheRatingAResultCarries", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		p.search("coffee")
+		p.waitHeading("Results for “coffee”")
+		// Each card's rating line against the product's stats: a search
+		// result carries the average in half stars and no review count;
+		// the category page's card keeps both.
+		ratingLines := `(async (cards) => {
+			const out = [];
+			for (const card of cards) {
+				const s = (await (await fetch("/v1/products/" + card.dataset.product)).json()).reviewStats;
+				out.push(JSON.stringify({id: card.dataset.product, count: s.count, average: s.average,
+					line: card.querySelector(".rating").textContent,
+					full: (card.querySelector(".stars")?.textContent.match(/★/g) || []).length,
+					half: card.querySelectorAll(".stars .half-star").length}));
+			}
+			return out;
+		})`
+		check := func(where string, lines []string, want func(count int, average float64) string) {
+			rated := 0
+			for _, l := range lines {
+				var c struct {
+					ID         string
+					Count      int
+					Average    float64
+					Line       string
+					Full, Half int
+				}
+				if err := json.Unmarshal([]byte(l), &c); err != nil {
+					p.fail("%s: %v", where, err)
+				}
+				if c.Count > 0 {
+					rated++
+				}
+				if w := want(c.Count, c.Average); !strings.HasSuffix(c.Line, w) || (c.Count > 0) != strings.Contains(c.Line, "out of 5") {
+					p.fail("%s: the card of %s (%d reviews, %.2f) says %q, want it to end in %q", where, c.ID, c.Count, c.Average, c.Line, w)
+				}
+				// The same stars on both screens: the average in half stars
+				// (a half star's glyphs hold one filled star).
+				if halves := int(math.Round(c.Average * 2)); c.Count > 0 && (c.Full != (halves+1)/2 || c.Half != halves%2) {
+					p.fail("%s: the card of %s (%.2f) draws %d filled stars, %d of them half, want %.1f stars", where, c.ID, c.Average, c.Full, c.Half, float64(halves)/2)
+				}
+			}
+			if rated == 0 {
+				p.fail("%s: no card of a rated product: the test needs some", where)
+			}
+		}
+		check("search", p.evalStrings(ratingLines+`(document.querySelectorAll(".products .card[data-product]"))`), func(n int, avg float64) string {
+			if n == 0 {
+				return "No reviews yet"
+			}
+			return fmt.Sprintf(" %.1f", math.Round(avg*2)/2)
+		})
+		p.goTo("#/c/coffee-tea")
+		p.waitHeading("Coffee & Tea")
+		check("category page", p.evalStrings(ratingLines+`(document.querySelectorAll(".products .card[data-product]"))`), func(n int, avg float64) string {
+			if n == 0 {
+				return "No reviews yet"
+			}
+			return fmt.Sprintf(" (%d)", n) // after the average to one decimal
+		})
 	})
 
 	t.Run("EveryWordMustMatch", func(t *testing.T) {

@@ -40,11 +40,18 @@ export function date(iso) {
   return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
-// stars draws a rating; screen readers get the words, not the glyphs.
+// stars draws a rating to the nearest half star, as a search result
+// carries it (domain.ShownRating), so a product draws the same stars on
+// every screen; screen readers get the words, not the glyphs. A half star
+// is a filled star clipped to its left half over an empty one.
 export function stars(rating) {
-  const r = Math.round(rating);
+  const halves = Math.round(Math.min(Math.max(rating, 0), 5) * 2);
+  const full = Math.floor(halves / 2), half = halves % 2;
   return h("span", {},
-    h("span", { class: "stars", "aria-hidden": "true" }, "★".repeat(r) + "☆".repeat(5 - r)),
+    h("span", { class: "stars", "aria-hidden": "true" },
+      "★".repeat(full),
+      half ? h("span", { class: "half-star" }, "☆", h("span", {}, "★")) : null,
+      "☆".repeat(5 - full - half)),
     h("span", { class: "visually-hidden" }, `${rating} out of 5 stars`));
 }
 

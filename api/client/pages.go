@@ -64,8 +64,8 @@ func CategoryProducts(ctx context.Context, c ClientWithResponsesInterface, categ
 }
 
 // SearchResults yields the products a search finds, page after page.
-func SearchResults(ctx context.Context, c ClientWithResponsesInterface, params SearchProductsParams, editors ...RequestEditorFn) iter.Seq2[ProductSummary, error] {
-	return Pages(ctx, func(ctx context.Context, continuation *string) ([]ProductSummary, *string, error) {
+func SearchResults(ctx context.Context, c ClientWithResponsesInterface, params SearchProductsParams, editors ...RequestEditorFn) iter.Seq2[SearchResult, error] {
+	return Pages(ctx, func(ctx context.Context, continuation *string) ([]SearchResult, *string, error) {
 		params.Continuation = continuation
 		r, err := OK(c.SearchProductsWithResponse(ctx, &params, editors...))
 		if err != nil {

@@ -694,6 +694,37 @@ type ReviewStats struct {
 	Histogram []int `json:"histogram"`
 }
 
+// SearchResult One product a search found: what the search index copies of it, the category page's
+// summary without the review count, with the average rating in half stars. The index
+// copies nothing that moves with every review, so a review rewrites it only when the
+// stars move.
+type SearchResult struct {
+	// Availability The stock status: a copy kept by the feed workers from the product's stock, so the
+	// product page stays one read. It lags the stock by the feed's delay (a fraction of a
+	// second on the embedded store) and changes only when the status does: `low_stock` at
+	// 5 units or fewer, `sold_out` at 0. A product whose stock is not tracked is `in_stock`.
+	Availability Availability `json:"availability"`
+	CategoryID   ID           `json:"categoryId"`
+
+	// CategoryName The category's name, copied with the product.
+	CategoryName string `json:"categoryName"`
+	Currency     string `json:"currency"`
+	ID           ID     `json:"id"`
+	ImageURL     string `json:"imageUrl"`
+	Name         string `json:"name"`
+	PriceCents   int    `json:"priceCents"`
+
+	// Rating The average rating rounded to the nearest half star; 0 when the product has no reviews.
+	Rating float32 `json:"rating"`
+}
+
+// SearchResultPage defines model for SearchResultPage.
+type SearchResultPage struct {
+	// Continuation Pass back as `continuation` for the next page; null on the last page.
+	Continuation *Continuation  `json:"continuation"`
+	Items        []SearchResult `json:"items"`
+}
+
 // Stock defines model for Stock.
 type Stock struct {
 	Available   int         `json:"available"`
@@ -1445,8 +1476,12 @@ type ClientInterface interface {
 	// its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
 	// simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
 	// ("the", "and", "with", ...) are not searched. Results are the best rated first
-	// (average rating descending), then by name, then by id: the order is the same on every
-	// page. Whatever the number of words, the search reads ONE partition of the index (that
+	// (the rating in half stars, descending), then by name, then by id: the order is the
+	// same on every page. A result is what the search index copies of the product: the
+	// category page's summary without the review count, its rating in half stars
+	// (`rating`), so that a review rewrites the index only when it moves the stars; the
+	// product page has the exact average and the count. Whatever the number of words, the
+	// search reads ONE partition of the index (that
 	// of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
 	// `q`, one over 200 bytes or 5 words, one with a control character, or one with no
 	// searched word is a 400.
@@ -2228,8 +2263,12 @@ func (c *Client) CreateReview(ctx context.Context, productID ProductID, body Cre
 // its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
 // simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
 // ("the", "and", "with", ...) are not searched. Results are the best rated first
-// (average rating descending), then by name, then by id: the order is the same on every
-// page. Whatever the number of words, the search reads ONE partition of the index (that
+// (the rating in half stars, descending), then by name, then by id: the order is the
+// same on every page. A result is what the search index copies of the product: the
+// category page's summary without the review count, its rating in half stars
+// (`rating`), so that a review rewrites the index only when it moves the stars; the
+// product page has the exact average and the count. Whatever the number of words, the
+// search reads ONE partition of the index (that
 // of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
 // `q`, one over 200 bytes or 5 words, one with a control character, or one with no
 // searched word is a 400.
@@ -4194,8 +4233,12 @@ type ClientWithResponsesInterface interface {
 	// its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
 	// simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
 	// ("the", "and", "with", ...) are not searched. Results are the best rated first
-	// (average rating descending), then by name, then by id: the order is the same on every
-	// page. Whatever the number of words, the search reads ONE partition of the index (that
+	// (the rating in half stars, descending), then by name, then by id: the order is the
+	// same on every page. A result is what the search index copies of the product: the
+	// category page's summary without the review count, its rating in half stars
+	// (`rating`), so that a review rewrites the index only when it moves the stars; the
+	// product page has the exact average and the count. Whatever the number of words, the
+	// search reads ONE partition of the index (that
 	// of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
 	// `q`, one over 200 bytes or 5 words, one with a control character, or one with no
 	// searched word is a 400.
@@ -9441,7 +9484,7 @@ type SearchProductsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ProductSummaryPage
+	JSON200 *SearchResultPage
 	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationProblemJSON400 *BadRequest
 	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -9463,7 +9506,7 @@ type SearchProductsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SearchProductsResponse) GetJSON200() *ProductSummaryPage {
+func (r SearchProductsResponse) GetJSON200() *SearchResultPage {
 	return r.JSON200
 }
 
@@ -10171,8 +10214,12 @@ func (c *ClientWithResponses) CreateReviewWithResponse(ctx context.Context, prod
 // its tags. Words are compared after Unicode NFKC, lower case, diacritics removed and a
 // simple English plural fold ("cafés" finds "Cafe", "mugs" finds "mug"); stop words
 // ("the", "and", "with", ...) are not searched. Results are the best rated first
-// (average rating descending), then by name, then by id: the order is the same on every
-// page. Whatever the number of words, the search reads ONE partition of the index (that
+// (the rating in half stars, descending), then by name, then by id: the order is the
+// same on every page. A result is what the search index copies of the product: the
+// category page's summary without the review count, its rating in half stars
+// (`rating`), so that a review rewrites the index only when it moves the stars; the
+// product page has the exact average and the count. Whatever the number of words, the
+// search reads ONE partition of the index (that
 // of the longest word) and filters on the others: `X-Store-Operations: 1`. An empty
 // `q`, one over 200 bytes or 5 words, one with a control character, or one with no
 // searched word is a 400.
@@ -22063,7 +22110,7 @@ func ParseSearchProductsResponse(rsp *http.Response) (*SearchProductsResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ProductSummaryPage
+		var dest SearchResultPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -23,8 +23,9 @@ import (
 
 // migrate creates the database's containers, or updates their indexing
 // policy and TTL, then moves the status view's unbucketed summaries into
-// their buckets (migrations.BucketOrderSummaries); applying twice changes
-// nothing.
+// their buckets (migrations.BucketOrderSummaries) and rewrites the search
+// entries of the old shape as cards (migrations.ReshapeSearchEntries);
+// applying twice changes nothing.
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig("migrate", args, getenv, stdout)
 	if err != nil {
@@ -47,7 +48,10 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err := migrations.Apply(ctx, s, stdout); err != nil {
 		return err
 	}
-	_, err = migrations.BucketOrderSummaries(ctx, s, repo.New(s, cfg.StatusBuckets), stdout)
+	if _, err := migrations.BucketOrderSummaries(ctx, s, repo.New(s, cfg.StatusBuckets), stdout); err != nil {
+		return err
+	}
+	_, err = migrations.ReshapeSearchEntries(ctx, s, stdout)
 	return err
 }
 

@@ -129,6 +129,17 @@ func Load(ctx context.Context, s store.Store, opts Options) (Stats, error) {
 	return w.stats(p), nil
 }
 
+// Products are the products Load writes for opts, their review stats
+// and top reviews included, without writing anything: the catalog a
+// measurement can copy and change (the cost lab reviews it).
+func Products(opts Options) ([]domain.Product, error) {
+	opts, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return generateSample(opts, time.Now().UTC().Truncate(time.Second)).products, nil
+}
+
 func (o Options) resolve() (Options, error) {
 	if o.Products == 0 && o.Reviews == 0 && o.Users == 0 && o.Categories == 0 {
 		o.Reviews = DefaultReviews
@@ -297,6 +308,7 @@ func (w *sampleWriter) writeSearch(p *samplePlan) func(context.Context, int) err
 		return put(ctx, domain.SearchLedgerKey(prod.ID), domain.SearchLedger{
 			Meta: domain.Meta{ID: prod.ID, Type: domain.TypeSearchLedger, SchemaVersion: domain.SchemaVersion},
 			Key:  domain.SearchLedgerKey(prod.ID), Terms: terms, Version: prod.Version,
+			Shown: domain.SearchFingerprint(prod),
 		})
 	}
 }

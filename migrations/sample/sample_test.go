@@ -314,3 +314,22 @@ func BenchmarkSample(b *testing.B) {
 		})
 	}
 }
+
+// TestProductsAreWhatLoadWrites: the catalog Products returns is the one
+// Load writes, review stats included, the dates apart.
+func TestProductsAreWhatLoadWrites(t *testing.T) {
+	s := openStore(t, embedded.Options{NoSync: true})
+	opts := sample.Options{Products: 40, Reviews: 200}
+	if _, err := sample.Load(t.Context(), s, opts); err != nil {
+		t.Fatal(err)
+	}
+	want, err := sample.Products(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore := cmpopts.IgnoreFields(domain.Product{}, "Meta.ETag", "Meta.TS", "LastUpdated", "TopReviews")
+	byID := cmpopts.SortSlices(func(a, b domain.Product) bool { return a.ID < b.ID })
+	if diff := cmp.Diff(want, allProducts(t, s), ignore, byID, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Products differs from what Load wrote (-Products +stored):\n%s", diff)
+	}
+}

@@ -82,12 +82,18 @@ func (s *SearchIndex) Ledger(ctx context.Context, productID string) (domain.Sear
 	return ReadDoc[domain.SearchLedger](ctx, s.c, domain.SearchLedgerKey(productID), productID)
 }
 
-// Widen claims productID's ledger for version and adds terms
-// (domain.SearchLedger.Widen), creating the ledger if needed, and returns
-// it as it now is. from, when not nil, is the ledger as the caller just
-// read it: the write then goes out with If-Match on its _etag, without a
-// second read (a lost race reads again).
-func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64, terms []string, from *domain.SearchLedger) (domain.SearchLedger, error) {
+// Entry point-reads productID's document under term, an entry or a
+// tombstone (ENOTFOUND when none).
+func (s *SearchIndex) Entry(ctx context.Context, term, productID string) (domain.SearchEntry, error) {
+	return ReadDoc[domain.SearchEntry](ctx, s.c, term, productID)
+}
+
+// Widen claims productID's ledger for version, adds terms and records
+// shown, the version's fingerprint (domain.SearchLedger.Widen), creating
+// the ledger if needed, and returns it as it now is. from, when not nil,
+// is the ledger as the caller just read it: the write then goes out with
+// If-Match on its _etag, without a second read (a lost race reads again).
+func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64, terms []string, shown string, from *domain.SearchLedger) (domain.SearchLedger, error) {
 	key := domain.SearchLedgerKey(productID)
 	o := rmw[domain.SearchLedger]{create: func() domain.SearchLedger {
 		return domain.SearchLedger{Meta: domain.Meta{ID: productID, Type: domain.TypeSearchLedger, SchemaVersion: domain.SchemaVersion}, Key: key}
@@ -96,7 +102,7 @@ func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64
 		o.from, o.fromETag = from, from.ETag
 	}
 	l, _, err := update(ctx, s.c, key, productID, o, func(l *domain.SearchLedger) error {
-		if !l.Widen(version, terms) {
+		if !l.Widen(version, terms, shown) {
 			return ErrUnchanged
 		}
 		return nil
@@ -107,10 +113,16 @@ func (s *SearchIndex) Widen(ctx context.Context, productID string, version int64
 	return l, err
 }
 
-// Settle drops the terms whose tombstones version wrote
-// (domain.SearchLedger.Settle).
-func (s *SearchIndex) Settle(ctx context.Context, productID string, version int64, removed []string, ttl *int) error {
-	_, _, err := update(ctx, s.c, domain.SearchLedgerKey(productID), productID, rmw[domain.SearchLedger]{}, func(l *domain.SearchLedger) error {
+// Settle drops the terms whose tombstones version wrote, and sets ttl
+// (domain.SearchLedger.Settle). from is the ledger as Widen returned it:
+// the write goes out with If-Match on its _etag, without a read (a lost
+// race, or a ledger Widen did not find stored, reads again).
+func (s *SearchIndex) Settle(ctx context.Context, productID string, version int64, removed []string, ttl *int, from domain.SearchLedger) error {
+	var o rmw[domain.SearchLedger]
+	if from.ETag != "" {
+		o.from, o.fromETag = &from, from.ETag
+	}
+	_, _, err := update(ctx, s.c, domain.SearchLedgerKey(productID), productID, o, func(l *domain.SearchLedger) error {
 		if !l.Settle(version, removed, ttl) {
 			return ErrUnchanged
 		}

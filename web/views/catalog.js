@@ -55,34 +55,48 @@ export function thumb(imageUrl, name, big = false) {
   return box;
 }
 
-// summaryCard is one product of a grid; its availability is the copy the
-// summary carries, so the badge costs no read.
-export function summaryCard(p) {
+// productCard is one product of a grid, with its rating line; its
+// availability is the copy the summary carries, so the badge costs no read.
+function productCard(p, rating) {
   return h("li", { class: "card product", "data-product": p.id },
     h("a", { href: `#/p/${encodeURIComponent(p.id)}`, class: "card-image", tabindex: "-1", "aria-hidden": "true" },
       thumb(p.imageUrl, p.name)),
     h("a", { href: `#/p/${encodeURIComponent(p.id)}`, class: "card-title" }, p.name),
     h("span", { class: "price" }, money(p.priceCents, p.currency)),
     availabilityBadge(p),
-    p.reviewCount
-      ? h("span", { class: "muted rating" }, stars(p.averageRating), ` ${p.averageRating.toFixed(1)} (${p.reviewCount})`)
+    rating
+      ? h("span", { class: "muted rating" }, stars(rating.value), ` ${rating.value.toFixed(1)}${rating.count ? ` (${rating.count})` : ""}`)
       : h("span", { class: "muted rating" }, "No reviews yet"),
   );
 }
 
-// productGrid is a grid of product summaries read one page at a time:
-// the first page's items, and a "show more" that reads path with params
-// and the continuation, adds the page's cards and the page's cost to the
-// screen's in the cost bar. It returns {list, more}.
-export function productGrid({ path, params, first, label }) {
-  const list = h("ul", { class: "cards products" }, first.data.items.map(summaryCard));
+// summaryCard is a product of the category page or the home page: its
+// average rating and how many reviews it has.
+export function summaryCard(p) {
+  return productCard(p, p.reviewCount ? { value: p.averageRating, count: p.reviewCount } : null);
+}
+
+// resultCard is a search result: its rating in half stars and no review
+// count, all the search index copies (GET /v1/search; docs/architecture.md,
+// "What each copy carries"), so that a review rewrites no entry unless it
+// moves the stars.
+export function resultCard(p) {
+  return productCard(p, p.rating ? { value: p.rating } : null);
+}
+
+// productGrid is a grid of products read one page at a time: the first
+// page's items, and a "show more" that reads path with params and the
+// continuation, adds the page's cards (card, summaryCard by default) and
+// the page's cost to the screen's in the cost bar. It returns {list, more}.
+export function productGrid({ path, params, first, label, card = summaryCard }) {
+  const list = h("ul", { class: "cards products" }, first.data.items.map(card));
   const total = { ops: first.cost ? first.cost.ops : 0, ru: first.cost ? first.cost.ru : 0, pages: 1 };
   const more = pager({
     continuation: first.data.continuation,
     label,
     next: (continuation) => get(path + query({ ...params, continuation })),
     onPage: (page) => {
-      list.append(...page.data.items.map(summaryCard));
+      list.append(...page.data.items.map(card));
       if (page.cost) {
         total.ops += page.cost.ops;
         total.ru += page.cost.ru;

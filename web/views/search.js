@@ -1,10 +1,11 @@
 // The search results: ONE single-partition query on productsByTerm
 // (GET /v1/search, in the partition of one of the query's words), shown as
-// the category page shows its products, one page at a time.
+// the category page shows its products, one page at a time, each card with
+// the rating a result carries (resultCard).
 
 import { get, query } from "../api.js";
 import { h, problemText, put, screenCost } from "../ui.js";
-import { productGrid } from "./catalog.js";
+import { productGrid, resultCard } from "./catalog.js";
 
 // pageSize is the results of one read, as on the category page.
 const pageSize = 24;
@@ -33,7 +34,7 @@ export async function search(main, _, params) {
     return;
   }
   screenCost(main, `GET ${path}`, first.cost);
-  const { list, more } = productGrid({ path, params: { q, limit: pageSize }, first, label: "More results" });
+  const { list, more } = productGrid({ path, params: { q, limit: pageSize }, first, label: "More results", card: resultCard });
   const found = first.data.items.length > 0;
   put(main,
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, h("a", { href: "#/" }, "Home")),

@@ -67,15 +67,17 @@ func writeCostText(out io.Writer, r costReport) {
 	tw.Flush()
 	fmt.Fprintf(out, "\nsearch index writes (%s), means per product:\n", searchWritesNote)
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "change\tproduct write RU\tterm documents\tindex store ops\tindex RU\t")
+	fmt.Fprintln(tw, "change\tproduct write RU\tterm documents\tindex store ops\tindex RU\tbefore (d2aeb27): index store ops\tindex RU\t")
 	for _, s := range r.SearchWrites {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.4g\t%.4g\t%.2f\t\n", s.Change, s.ProductRU, s.TermDocs, s.StoreOps, s.RequestUnits)
+		ops, ru := beforeText(s.Before)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.4g\t%.4g\t%.2f\t%s\t%s\t\n", s.Change, s.ProductRU, s.TermDocs, s.StoreOps, s.RequestUnits, ops, ru)
 	}
 	tw.Flush()
+	fmt.Fprintln(out, reviewsText(r.Reviews))
 	w := r.Workload
 	fmt.Fprintf(out, "\nworkload (model-denormalize-reads template): %g reads/s (%s), %g writes/s (%s)\n",
 		w.ReadRPS, mixText(w.ReadMix), w.WriteRPS, w.Write)
-	fmt.Fprintf(out, "propagation of one price change, measured: %.4g store ops (the feed read, then the shop's products feed handler: current product, view summary refresh, the search ledger read and the entry under each of the product's terms rewritten, the product's fan-out record, cross-partition cart query, one If-Match replace per cart, the fan-out record written back)\n",
+	fmt.Fprintf(out, "propagation of one price change, measured: %.4g store ops (the feed read, then the shop's products feed handler: current product, view summary refresh, the search ledger read and claimed, the product read again, the entry under each of the product's terms rewritten (the price is in them), the product's fan-out record, cross-partition cart query, one If-Match replace per cart, the fan-out record written back)\n",
 		w.Denormalized.PropagateOps)
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "design\treads: rps × RU = RU/s\twrites: rps × RU = RU/s\ttotal RU/s\t")
@@ -88,6 +90,9 @@ func writeCostText(out io.Writer, r costReport) {
 	}
 	tw.Flush()
 	fmt.Fprintln(out, verdict(w))
+	if w.Before != nil {
+		fmt.Fprintln(out, workloadBeforeText(w))
+	}
 	writeInventoryText(out, r)
 	writeWorkflowText(out, r)
 	fmt.Fprintln(out, "\ngoals:")
@@ -114,15 +119,17 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 			s.Normalized.StoreOps, s.Normalized.RequestUnits, micros(s.Normalized.MedianMicros), s.Ratio)
 	}
 	fmt.Fprintf(out, "\n### Search index: what a product write costs\n\n%s. Means per product:\n\n", strings.ToUpper(searchWritesNote[:1])+searchWritesNote[1:])
-	fmt.Fprintln(out, "| change | product write RU | term documents | index store ops | index RU |")
-	fmt.Fprintln(out, "|---|--:|--:|--:|--:|")
+	fmt.Fprintln(out, "| change | product write RU | term documents | index store ops | index RU | before (d2aeb27): index store ops | index RU |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|")
 	for _, s := range r.SearchWrites {
-		fmt.Fprintf(out, "| %s | %.2f | %.4g | %.4g | %.2f |\n", s.Change, s.ProductRU, s.TermDocs, s.StoreOps, s.RequestUnits)
+		ops, ru := beforeText(s.Before)
+		fmt.Fprintf(out, "| %s | %.2f | %.4g | %.4g | **%.2f** | %s | %s |\n", s.Change, s.ProductRU, s.TermDocs, s.StoreOps, s.RequestUnits, ops, ru)
 	}
+	fmt.Fprintf(out, "\n%s. %s.\n", strings.ToUpper(reviewsText(r.Reviews)[:1])+reviewsText(r.Reviews)[1:], searchBeforeNote)
 	w := r.Workload
 	fmt.Fprintf(out, "\n### Workload template (model-denormalize-reads)\n\n")
 	fmt.Fprintf(out, "%g reads/s (%s) and %g writes/s, each a %s. ", w.ReadRPS, mixText(w.ReadMix), w.WriteRPS, w.Write)
-	fmt.Fprintf(out, "The propagation is measured, not assumed: the lab changes the price, reads the products change feed and runs the shop's own products feed handler on it (feedworkers.Handlers.Products), which reads the current product, refreshes the productsByCategory summary, reads the product's search ledger and rewrites its entry under each of its terms (the price is in them), checks the product's fan-out record, runs the cross-partition query for the carts holding the product, replaces each with If-Match and records what it pushed (%.4g store ops per change).\n\n", w.Denormalized.PropagateOps)
+	fmt.Fprintf(out, "The propagation is measured, not assumed: the lab changes the price, reads the products change feed and runs the shop's own products feed handler on it (feedworkers.Handlers.Products), which reads the current product, refreshes the productsByCategory summary, reads and claims the product's search ledger, reads the product again, rewrites its entry under each of its terms (the price is in them), checks the product's fan-out record, runs the cross-partition query for the carts holding the product, replaces each with If-Match and records what it pushed (%.4g store ops per change).\n\n", w.Denormalized.PropagateOps)
 	fmt.Fprintln(out, "| design | reads: rps × RU = RU/s | writes: rps × RU = RU/s | total RU/s |")
 	fmt.Fprintln(out, "|---|--:|--:|--:|")
 	for _, d := range []struct {
@@ -133,6 +140,9 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 		fmt.Fprintf(out, "| %s | %s | %s | %.0f |\n", d.name, reads, writes, d.l.TotalRUs)
 	}
 	fmt.Fprintf(out, "\n%s.\n", strings.ToUpper(verdict(w)[:1])+verdict(w)[1:])
+	if w.Before != nil {
+		fmt.Fprintf(out, "\n%s\n", workloadBeforeText(w))
+	}
 	writeInventoryMarkdown(out, r)
 	writeWorkflowMarkdown(out, r)
 	fmt.Fprintln(out)
@@ -144,7 +154,34 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 }
 
 // searchWritesNote says what the search write rows measure.
-const searchWritesNote = "the products feed's index step (feedworkers.Handlers.ProductToSearch) after a product write: the product's ledger read and claimed for the version (a write with If-Match on that read), one entry per term (every version rewrites them all: they copy the summary), one tombstone per term dropped and the ledger settled (read and replace) when terms were dropped; each entry and tombstone is a guarded write (a point read, then the write)"
+const searchWritesNote = "the products feed's index step (feedworkers.Handlers.ProductToSearch) after a product write: the product's ledger read; when the ledger's claim is what the product shows (its card: name, category, price, picture, availability, the rating in half stars; and its terms), the entry under its last term read, and when that claim's writes are done, nothing more. Otherwise the ledger claimed for the version (a write with If-Match on that read), the product read again (the version must still be current), one tombstone per term dropped, one entry per term, and the ledger settled (a write with If-Match on the claim) when terms were dropped; each entry and tombstone is a guarded write (a point read, then the write). A review changes the product's review stats only: the review rows add reviews to a copy of the sample catalog (migrations/sample), each to a product drawn in proportion to its reviews plus one, its rating one of the product's earlier ratings drawn at random (costlab.measureReviewWrites)"
+
+// searchBeforeNote says where the before columns come from.
+const searchBeforeNote = "The before columns are the index step on commit d2aeb27, whose entries copied the category page's whole summary (the exact average and the review count among it), so that every version, every review included, rewrote them all: that commit's `shop cost`, and for the review rows this lab's review measure run on it, the same reviews (costlab.searchBefore)"
+
+// beforeText prints a before figure, or a dash where this run measured
+// other writes than the before did.
+func beforeText(b *indexCost) (ops, ru string) {
+	if b == nil {
+		return "—", "—"
+	}
+	return fmt.Sprintf("%.4g", b.StoreOps), fmt.Sprintf("%.2f", b.RequestUnits)
+}
+
+// reviewsText says what the review rows' reviews did to the stars.
+func reviewsText(rw reviewWrites) string {
+	pct := func(k int) float64 { return 100 * float64(k) / float64(max(rw.Reviews, 1)) }
+	return fmt.Sprintf("of the %d reviews, %d (%.0f%%) moved the rating a search result shows (half stars) and rewrote the product's entries; %d (%.0f%%) moved the average's first decimal, on which a result showing one decimal would have rewritten them",
+		rw.Reviews, rw.MovedStars, pct(rw.MovedStars), rw.MovedDecimal, pct(rw.MovedDecimal))
+}
+
+// workloadBeforeText compares the price change with the one measured on
+// commit d2aeb27.
+func workloadBeforeText(w workloadResult) string {
+	b := w.Before
+	return fmt.Sprintf("Before (commit d2aeb27, the same options; entries copying the whole summary): %.2f RU of propagation per price change (%.4g store ops), the designs costing the same at %.0f writes/s; now %.2f RU (%.4g store ops), at %.0f writes/s.",
+		b.PropagationRU, b.PropagateOps, b.BreakEvenWriteRPS, w.Denormalized.PropagationRU, w.Denormalized.PropagateOps, w.BreakEvenWriteRPS)
+}
 
 // inventoryBefore says what the "before" figures of the checkouts are.
 const inventoryBefore = "before: the same checkout of products without a stock document, which the protocol treats as untracked (sold without a limit): its stock step still reads each line's stock document, which is missing (a 404, charged as a read), and takes nothing; without the step is that figure less the measured reads: the same checkout with no stock step at all. After: products with stock, one read of the stock per line before anything is written, then one take per line (the reads, then the takes, each line's concurrently). Each figure is what the checkout's answer counts (its X-Request-Charge), the placed order's effects in it (a commit per tracked line, the cart's settle: a read and a replace): the move that places the order carries them out before the checkout answers (writes.CarryOut)"

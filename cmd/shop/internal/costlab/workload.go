@@ -63,6 +63,37 @@ type workloadResult struct {
 	// two designs cost the same; above it the normalized one is cheaper.
 	// 0 when the denormalized design's writes cost no more.
 	BreakEvenWriteRPS float64 `json:"breakEvenWriteRps"`
+	// Before is the denormalized design's price change on commit d2aeb27
+	// (workloadBefore), when this run has that run's options.
+	Before *priceChangeBefore `json:"before,omitempty"`
+}
+
+// priceChangeBefore is what the workload measured of a price change.
+type priceChangeBefore struct {
+	PropagationRU     float64 `json:"ruPropagationPerWrite"`
+	PropagateOps      float64 `json:"storeOpsPropagationPerWrite"`
+	BreakEvenWriteRPS float64 `json:"breakEvenWriteRps"`
+}
+
+// workloadBefore is the price change as this lab measured it on commit
+// d2aeb27 with its default options (beforeOptions), the entries then
+// copying the whole summary (searchBefore).
+var workloadBefore = priceChangeBefore{PropagationRU: 158.36, PropagateOps: 55.4, BreakEvenWriteRPS: 34.7}
+
+// beforeOptions are the options workloadBefore was measured with: the
+// defaults of `shop cost` (Run).
+var beforeOptions = costOptions{
+	lab:     labOptions{Products: 500, Categories: 8, ReviewsPerProduct: 8, Users: 100, OrdersPerUser: 12, PriceChanges: 20, CartsPerProduct: 10},
+	readRPS: 1000, writeRPS: 10, partitions: 4,
+}
+
+// comparable reports whether o measures what beforeOptions did (the
+// repetitions apart, which change no mean of a price change).
+func (o costOptions) comparable() bool {
+	a, b := o.lab, beforeOptions.lab
+	return a.Products == b.Products && a.Categories == b.Categories && a.ReviewsPerProduct == b.ReviewsPerProduct &&
+		a.Users == b.Users && a.OrdersPerUser == b.OrdersPerUser && a.PriceChanges == b.PriceChanges && a.CartsPerProduct == b.CartsPerProduct &&
+		o.readRPS == beforeOptions.readRPS && o.writeRPS == beforeOptions.writeRPS && o.partitions == beforeOptions.partitions
 }
 
 // priceChange measures the writes of both designs: the same price change
