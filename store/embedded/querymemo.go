@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -74,20 +73,32 @@ func (m *queryMemo) get(key string, snapshot int, now time.Time) (store.QueryPag
 		return store.QueryPage{}, false
 	}
 	page := p.page
-	page.Items = make([][]byte, len(p.page.Items))
-	for i, it := range p.page.Items {
-		page.Items[i] = bytes.Clone(it)
-	}
+	page.Items = cloneItems(p.page.Items)
 	return page, true
+}
+
+// cloneItems copies items into one new array: two allocations, not one
+// per item.
+func cloneItems(items [][]byte) [][]byte {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(items))
+	for i, it := range items {
+		buf = append(buf, it...)
+		out[i] = buf[len(buf)-len(it) : len(buf) : len(buf)]
+	}
+	return out
 }
 
 // put keeps page as key's answer at snapshot until until (UnixNano).
 func (m *queryMemo) put(key string, snapshot int, until int64, page store.QueryPage) {
 	size := len(key)
 	kept := page
-	kept.Items = make([][]byte, len(page.Items))
-	for i, it := range page.Items {
-		kept.Items[i] = bytes.Clone(it)
+	kept.Items = cloneItems(page.Items)
+	for _, it := range page.Items {
 		size += len(it)
 	}
 	m.mu.Lock()
