@@ -23,7 +23,9 @@ import (
 type compiledQuery struct {
 	store.Query
 	filters []filter
-	shape   string
+	// shapeText is the query but its page size and continuation, as
+	// JSON: shape hashes it for the continuation tokens.
+	shapeText []byte
 	// key is the query's whole text (shape's, unhashed, with the page
 	// size and the continuation): its page's name in the memo.
 	key   string
@@ -116,7 +118,7 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 		}
 		if len(rows) > n {
 			last := rows[n-1]
-			t := token{Kind: tokenQuery, Container: c.name, Shape: cq.shape, Sort: bytes.Clone(last.raw), ID: string(last.id), PK: string(last.pk)}
+			t := token{Kind: tokenQuery, Container: c.name, Shape: cq.shape(), Sort: bytes.Clone(last.raw), ID: string(last.id), PK: string(last.pk)}
 			tok, err := encodeToken(c.s.secret, t)
 			if err != nil {
 				return err
@@ -187,6 +189,14 @@ func scan(b *bolt.Bucket, pk string, fn func(k, v []byte) error) error {
 	return nil
 }
 
+// shape names the query's shape in a continuation token, so a token
+// resumes only the query that made it: computed when a token is made or
+// read, not for every query.
+func (cq *compiledQuery) shape() string {
+	sum := sha256.Sum256(cq.shapeText)
+	return hex.EncodeToString(sum[:8])
+}
+
 // memoKey names the query's page in the container's memo.
 func (cq *compiledQuery) memoKey() string { return cq.key }
 
@@ -234,8 +244,7 @@ func compile(container string, q store.Query) (*compiledQuery, error) {
 		F            []store.Filter
 		S            []string
 	}{container, q.PartitionKey, q.OrderBy, q.Desc, q.Filters, q.Select})
-	sum := sha256.Sum256(shape)
-	cq.shape = hex.EncodeToString(sum[:8])
+	cq.shapeText = shape
 	cq.key = string(shape) + "|" + strconv.Itoa(q.Limit) + "|" + q.Continuation
 	return cq, nil
 }
@@ -253,7 +262,7 @@ func (c *Container) resume(cq *compiledQuery) (*row, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Shape != cq.shape {
+	if t.Shape != cq.shape() {
 		return nil, invalidToken("it belongs to another query")
 	}
 	return &row{sort: newSortKey(t.Sort), raw: t.Sort, id: []byte(t.ID), pk: []byte(t.PK)}, nil
