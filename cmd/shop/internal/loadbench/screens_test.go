@@ -310,3 +310,27 @@ func TestScreensSetUp(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyOfTheDataKeepsEveryFile: a shop started on a copy of another's
+// data directory has all of it: the store's file, and the JWT secret and
+// the payments the shop keeps beside it, so that the tokens and the
+// orders of the setup are good on every copy.
+func TestCopyOfTheDataKeepsEveryFile(t *testing.T) {
+	d := benchData{dir: t.TempDir()}
+	files := map[string]string{"shop.db": "store", "jwt.secret": "secret", "payments.db": "payments"}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(d.dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := d.copyTo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	for name, body := range files {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != body {
+			t.Errorf("%s in the copy: %q, %v; want %q", name, b, err, body)
+		}
+	}
+}

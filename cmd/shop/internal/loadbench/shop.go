@@ -2,6 +2,7 @@ package loadbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -68,26 +69,45 @@ func prepareBenchData(ctx context.Context, o benchOptions, progress func(done, t
 // physical partitions (SHOP_PARTITIONS), which the shop reopens it with.
 const benchPartitions = 4
 
-// copyTo copies the data into a new directory for one more shop.
+// copyTo copies the data into a new directory for one more shop: every
+// file of the directory, the store's and those a shop keeps beside it
+// (its JWT secret, the embedded payment provider's file), so that the
+// tokens and the orders of a shop that ran on it are good on the copy.
 func (d benchData) copyTo() (string, error) {
 	dir, err := os.MkdirTemp("", "shop-bench-")
 	if err != nil {
 		return "", err
 	}
-	src, err := os.Open(filepath.Join(d.dir, "shop.db"))
+	entries, err := os.ReadDir(d.dir)
 	if err != nil {
+		_ = os.RemoveAll(dir)
 		return "", err
 	}
-	defer src.Close()
-	dst, err := os.Create(filepath.Join(dir, "shop.db"))
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if err := copyFile(filepath.Join(d.dir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			_ = os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// copyFile copies the file at src to a new file at dst, owner-only.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return "", err
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
 	}
-	return dir, dst.Close()
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
 }
 
 // startBenchShop starts bin as `shop serve` with its default settings on a
