@@ -34,6 +34,8 @@ type benchShop struct {
 	// file.
 	child  *childShop
 	fileKB int64
+	// dir is its data directory (started here only).
+	dir string
 	// settle waits until the work a run left behind is done (the feed
 	// workers' backlog), so that it does not weigh on the next run.
 	settle func(ctx context.Context) error
@@ -142,8 +144,8 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData, throu
 		fileKB = fi.Size() / 1024
 	}
 	shop := &benchShop{
-		fileKB: fileKB,
-		name:   name, url: child.url, child: child, dataSet: data.dataSet,
+		fileKB: fileKB, dir: dir,
+		name: name, url: child.url, child: child, dataSet: data.dataSet,
 		desc: "shop serve (" + name + ") in a process of its own with its default settings (embedded store with fsync, " +
 			fmt.Sprint(benchPartitions) + " simulated physical partitions" + provisioned + ", feed workers, telemetry with no trace exporter, request log, request timeout)",
 		settle: func(ctx context.Context) error {
@@ -162,6 +164,14 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData, throu
 		return nil, err
 	}
 	return shop, nil
+}
+
+// stopKeepingData stops a shop started here, as SIGTERM does, and returns
+// the data it left, for more shops to start on copies of; the directory is
+// then the caller's to remove (close would remove it).
+func (s *benchShop) stopKeepingData() benchData {
+	s.child.stop()
+	return benchData{dir: s.dir, dataSet: s.dataSet}
 }
 
 // loadBenchData fills the store at path with the sample data.
