@@ -4,9 +4,9 @@
 // bare net/http handler serving the same bytes, measured by a load
 // generator in another process (wrk); a ramp of the product page; a flash
 // sale; and, with --revisions, the same product page of other builds.
-// --screens makes that comparison for every screen that renders from one
-// read (screens.go); --hotspots and --convergence are the modes of
-// docs/scale.md and docs/reliability.md.
+// --screens makes that comparison, the revisions' included, for every
+// screen that renders from one read (screens.go); --hotspots and
+// --convergence are the modes of docs/scale.md and docs/reliability.md.
 package loadbench
 
 import (
@@ -145,8 +145,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&o.flashUnits, "flash-units", 100, "units of the flash sale's product")
 	hotspots := fs.Bool("hotspots", false, "instead of the benchmark, drive the read hot spots (home page, most populous category's page, a product page) and one user's cart writes at full speed with wrk, against a shop with the read cache off then on, both at --throughput RU/s (default 400); --write-docs writes its section of docs/scale.md")
 	convergence := fs.Bool("convergence", false, fmt.Sprintf("instead of the benchmark, measure how long the feeds take to catch up after a burst of admin writes that fans out (a category rename, products moved into it, price changes of products in many carts): on a plain shop, at --throughput RU/s (default %d), and after a kill -9 half way through the burst (from the restart), then audit each shop's copies; data %d products, %d users, %d reviews unless given; --write-docs writes its section of docs/reliability.md", defaultConvergenceThroughput, convergenceProducts, convergenceUsers, convergenceReviews))
-	screens := fs.Bool("screens", false, fmt.Sprintf("instead of the benchmark, measure every screen that renders from one read (home, category page, search, product page, cart, order history, order detail, my account) against a bare handler serving the same bytes: %d wrk rounds of each, alternating, then the shop at --rate for --duration (p99); shop serve's defaults on the catalog of a first start (%d products, %d reviews), %s rounds, %d/s for %s unless given; --write-docs writes its section of docs/performance.md", wrkRounds, screensProducts, screensReviews, screensRound, screensRate, screensDuration))
-	fs.StringVar(&o.screenProfiles, "cpuprofile-screens", "", "with --screens: write a CPU profile of the shop per screen, taken during one more wrk round, into this directory (SCREEN.pb.gz, go tool pprof), and report where each screen's CPU went")
+	screens := fs.Bool("screens", false, fmt.Sprintf("instead of the benchmark, measure every screen that renders from one read (home, category page, search, product page, cart, order history, order detail, my account) against a bare handler serving the same bytes: %d wrk rounds of each, alternating (with --revisions, of each revision's shop too), then the shop at --rate for --duration (p99), then one more round under the profiler (where its CPU went); shop serve's defaults on the catalog of a first start (%d products, %d reviews), %s rounds, %d/s for %s unless given; --write-docs writes its section of docs/performance.md", wrkRounds, screensProducts, screensReviews, screensRound, screensRate, screensDuration))
+	fs.StringVar(&o.screenProfiles, "cpuprofile-screens", "", "with --screens: also save each screen's CPU profile in this directory (SCREEN.pb.gz, go tool pprof)")
 	fs.IntVar(&o.throughput, "throughput", 0, "provisioned Request Units per second of each container of the started shop (SHOP_THROUGHPUT), and a report of what each physical partition spent and refused during the mix (0: unlimited, no report)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -172,8 +172,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return errors.New("cpuprofile-screens: profiles the screens of --screens")
 	}
 	if *screens {
-		if o.url != "" || len(o.revisions) > 0 || *hotspots || *convergence || o.throughput > 0 {
-			return errors.New("screens: starts its own shop with shop serve's defaults; no --url, --revisions, --hotspots, --convergence or --throughput")
+		if o.url != "" || *hotspots || *convergence || o.throughput > 0 {
+			return errors.New("screens: starts its own shops with shop serve's defaults; no --url, --hotspots, --convergence or --throughput")
 		}
 		o.screensDefaults(given)
 		rep, err := runScreens(ctx, o)

@@ -61,6 +61,26 @@ func buildRevision(ctx context.Context, rev string) (revision, error) {
 
 func (r revision) remove() { _ = os.RemoveAll(r.dir) }
 
+// buildRevisions builds each of revs (buildRevision) and returns them
+// with a function that removes them all.
+func buildRevisions(ctx context.Context, revs []string) ([]revision, func(), error) {
+	var built []revision
+	remove := func() {
+		for _, r := range built {
+			r.remove()
+		}
+	}
+	for _, rev := range revs {
+		r, err := buildRevision(ctx, rev)
+		if err != nil {
+			remove()
+			return nil, nil, err
+		}
+		built = append(built, r)
+	}
+	return built, remove, nil
+}
+
 func git(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	var stderr bytes.Buffer

@@ -328,14 +328,11 @@ func startShops(ctx context.Context, o benchOptions) (shops []*benchShop, revs [
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	for _, rev := range o.revisions {
-		r, err := buildRevision(ctx, rev)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		closers = append(closers, r.remove)
-		revs = append(revs, r)
+	revs, removeRevs, err := buildRevisions(ctx, o.revisions)
+	if err != nil {
+		return nil, nil, nil, nil, err
 	}
+	closers = append(closers, removeRevs)
 	data, err := prepareBenchData(ctx, o, progress.OnStderr("loading the sample data"))
 	if err != nil {
 		return nil, nil, nil, nil, err

@@ -1,6 +1,7 @@
 package loadbench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +26,9 @@ import (
 // product page's comparison of the default run, screen by screen. The
 // shop runs with `shop serve`'s defaults (the embedded store, the read
 // cache off) on the catalog of a first start, so that each figure is one
-// request's whole path through the shop: its one read included.
+// request's whole path through the shop: its one read included. With
+// --revisions, the shops of other git revisions are measured in the same
+// rounds, on copies of the same data, for a before and after.
 
 // screensReport is what `shop bench --screens` measured.
 type screensReport struct {
@@ -49,11 +52,15 @@ type screensReport struct {
 	// which gives its p99.
 	Rate     int    `json:"rate"`
 	Duration string `json:"duration"`
-	// Profiles is the directory of the screens' CPU profiles
-	// (--cpuprofile-screens; "" without).
-	Profiles string         `json:"profiles,omitempty"`
-	Screens  []screenResult `json:"screens"`
-	Goals    []report.Goal  `json:"goals"`
+	// Profiles is the directory the screens' CPU profiles were saved in
+	// (--cpuprofile-screens; "" when they were only broken down).
+	Profiles string `json:"profiles,omitempty"`
+	// Revisions are the other builds measured beside this one, in the
+	// same rounds (--revisions).
+	Revisions []revision     `json:"revisions,omitempty"`
+	Screens   []screenResult `json:"screens"`
+	// Goals are this build's.
+	Goals []report.Goal `json:"goals"`
 }
 
 // screen is one screen of the comparison: a GET of Path, signed in as
@@ -88,8 +95,8 @@ type screenResult struct {
 	StoreOps      int     `json:"storeOps"`
 	RequestCharge float64 `json:"requestCharge"`
 	// Shop and Bare are the wrk rounds of each (requests/s, CPU stolen
-	// per round; the shop's CPU per request, and where it went with
-	// --cpuprofile-screens).
+	// per round; the shop's CPU per request, and where it went when its
+	// profile listener answered).
 	Shop wrkResult `json:"shop"`
 	Bare wrkResult `json:"bare"`
 	// Ratio is the shop's median round over the bare handler's.
@@ -97,22 +104,45 @@ type screenResult struct {
 	// Errors are the answers that were not 2xx and the socket errors
 	// wrk reported, over every round of both.
 	Errors int `json:"errors"`
+	// Revisions are the same screen of each --revisions shop, its rounds
+	// alternating with the shop's and the bare handler's.
+	Revisions []revisionScreen `json:"revisions,omitempty"`
 	// AtRate is the shop at a constant rate: its p99 and success.
 	AtRate runResult `json:"atRate"`
 	// Profile is the file of its CPU profile ("" without one).
 	Profile string `json:"profile,omitempty"`
 }
 
+// revisionScreen is a screen of a revision's shop, measured in the same
+// rounds as this build's and against the same bare handler, which serves
+// this build's answer.
+type revisionScreen struct {
+	Rev string `json:"rev"`
+	// Bytes, StoreOps and RequestCharge are its answer, fetched once;
+	// SameBody says whether that answer is byte for byte this build's.
+	Bytes         int     `json:"bytes"`
+	SameBody      bool    `json:"sameBody"`
+	StoreOps      int     `json:"storeOps"`
+	RequestCharge float64 `json:"requestCharge"`
+	// Shop is its wrk rounds (its Errors among them), Ratio its median
+	// round over the bare handler's.
+	Shop  wrkResult `json:"shop"`
+	Ratio float64   `json:"ratio"`
+}
+
 // Defaults of --screens when --products, --reviews, --users, --rate,
 // --duration and --closed-loop are not given: the catalog `shop serve`
-// seeds on a first start, and rounds short enough that the nine screens
-// take about two minutes and a half on 2 cores, setup included.
+// seeds on a first start, and runs short enough that the nine screens
+// take about two minutes and a half on 2 cores, and about four with one
+// --revisions build beside this one (its build included): per screen,
+// 3 wrk rounds of each server, the constant-rate run and the profiled
+// round, 22 s with one revision.
 const (
 	screensProducts = 240
 	screensReviews  = 1500
 	screensUsers    = 0
 	screensRate     = 1000
-	screensDuration = 3 * time.Second
+	screensDuration = 2 * time.Second
 	screensRound    = 2 * time.Second
 )
 
@@ -131,8 +161,9 @@ const (
 // handler's throughput.
 const goalRatio = 0.5
 
-// runScreens starts the shop on its own data, prepares the users, then
-// measures each screen in turn.
+// runScreens builds the --revisions shops, prepares the users on a shop
+// of this build (setUpScreens), starts this build and each revision on a
+// copy of the data it left, then measures each screen in turn.
 func runScreens(ctx context.Context, o benchOptions) (screensReport, error) {
 	start := time.Now()
 	round := max(o.closedTime, time.Second).Round(time.Second)
@@ -155,40 +186,81 @@ func runScreens(ctx context.Context, o benchOptions) (screensReport, error) {
 			return rep, err
 		}
 	}
+	revs, removeRevs, err := buildRevisions(ctx, o.revisions)
+	if err != nil {
+		return rep, err
+	}
+	defer removeRevs()
+	rep.Revisions = revs
 	data, err := prepareBenchData(ctx, o, progress.OnStderr("loading the sample data"))
 	if err != nil {
 		return rep, err
 	}
 	defer os.RemoveAll(data.dir)
-	shop, err := startBenchShop(ctx, "this build", bin, data, 0)
+	setUp, screens, err := setUpScreens(ctx, bin, data)
+	if err != nil {
+		return rep, fmt.Errorf("preparing the screens: %w", err)
+	}
+	defer os.RemoveAll(setUp.dir)
+	shop, err := startBenchShop(ctx, "this build", bin, setUp, 0)
 	if err != nil {
 		return rep, err
 	}
 	defer shop.close()
 	rep.Target, rep.DataSet = shop.desc, data.dataSet
-	c, err := newBenchClient(shop.url)
-	if err != nil {
-		return rep, err
-	}
-	screens, err := prepareScreens(ctx, c, shop.settle)
-	if err != nil {
-		return rep, fmt.Errorf("preparing the screens: %w", err)
+	var others []*benchShop
+	for _, r := range revs {
+		s, err := startBenchShop(ctx, "revision "+r.Rev, r.bin, setUp, 0)
+		if err != nil {
+			return rep, fmt.Errorf("revision %s: %w", r.Rev, err)
+		}
+		defer s.close()
+		others = append(others, s)
 	}
 	rep.SetupTime = time.Since(start).Round(time.Millisecond).String()
 	for _, s := range screens {
-		r, err := measureScreen(ctx, wrk, shop, s, o, round)
+		r, err := measureScreen(ctx, wrk, shop, others, s, o, round)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", s.Name, err)
 		}
 		rep.Screens = append(rep.Screens, r)
-		if err := shop.child.alive(); err != nil {
-			return rep, err
+		for _, sh := range append([]*benchShop{shop}, others...) {
+			if err := sh.child.alive(); err != nil {
+				return rep, err
+			}
 		}
 	}
 	rep.Goals = screenGoals(rep.Screens)
 	rep.TotalTime = time.Since(start).Round(time.Second).String()
 	rep.LoadAfter = report.ThisMachine().LoadAverage
 	return rep, nil
+}
+
+// setUpScreens starts this build on a copy of data, prepares the screens'
+// users (prepareScreens) and stops it, and returns the data it left, its
+// directory the caller's to remove. Every shop of the run starts on a copy
+// of that: the same carts, orders and order ids, and the same tokens (the
+// JWT secret is kept in the data directory), so each screen is the same
+// request to every build, and each build reads the same documents.
+func setUpScreens(ctx context.Context, bin string, data benchData) (benchData, []screen, error) {
+	shop, err := startBenchShop(ctx, "this build (setting up)", bin, data, 0)
+	if err != nil {
+		return benchData{}, nil, err
+	}
+	c, err := newBenchClient(shop.url)
+	if err != nil {
+		shop.close()
+		return benchData{}, nil, err
+	}
+	screens, err := prepareScreens(ctx, c, shop.settle)
+	if err == nil {
+		err = shop.settle(ctx)
+	}
+	if err != nil {
+		shop.close()
+		return benchData{}, nil, err
+	}
+	return shop.stopKeepingData(), screens, nil
 }
 
 // screenSubjects are what the screens address: the most populous
@@ -363,11 +435,13 @@ func parseHeaders(lines []string) http.Header {
 	return h
 }
 
-// measureScreen fetches the screen's answer, serves it from a bare
-// handler, runs the wrk rounds on both, alternating, then the shop at a
-// constant rate, and with --cpuprofile-screens one more wrk round under
-// the profiler.
-func measureScreen(ctx context.Context, wrk string, shop *benchShop, s screen, o benchOptions, round time.Duration) (screenResult, error) {
+// measureScreen fetches the screen's answer from this build's shop and
+// from each other one, serves this build's from a bare handler, runs the
+// wrk rounds on every shop and the bare handler, alternating, then this
+// build's shop at a constant rate, and one more wrk round of it under the
+// profiler (where its CPU went; the profile saved with
+// --cpuprofile-screens).
+func measureScreen(ctx context.Context, wrk string, shop *benchShop, others []*benchShop, s screen, o benchOptions, round time.Duration) (screenResult, error) {
 	r := screenResult{screen: s}
 	shopURL := shop.url + s.Path
 	a, err := fetchScreen(ctx, shopURL, s.headers())
@@ -375,37 +449,62 @@ func measureScreen(ctx context.Context, wrk string, shop *benchShop, s screen, o
 		return r, err
 	}
 	r.Bytes, r.ContentType, r.StoreOps, r.RequestCharge = len(a.body), a.contentType, a.storeOps, a.requestCharge
+	targets := []wrkTarget{{name: s.Name, url: shopURL, child: shop.child, headers: s.headers()}}
+	for _, other := range others {
+		b, err := fetchScreen(ctx, other.url+s.Path, s.headers())
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", other.name, err)
+		}
+		r.Revisions = append(r.Revisions, revisionScreen{
+			Rev: strings.TrimPrefix(other.name, "revision "), Bytes: len(b.body), SameBody: bytes.Equal(b.body, a.body),
+			StoreOps: b.storeOps, RequestCharge: b.requestCharge,
+		})
+		targets = append(targets, wrkTarget{name: other.name, url: other.url + s.Path, child: other.child, headers: s.headers()})
+	}
 	bare, closeBare, err := serveBaseline(a.body, a.contentType)
 	if err != nil {
 		return r, err
 	}
 	defer closeBare()
-	targets := []wrkTarget{
-		{name: s.Name, url: shopURL, child: shop.child, headers: s.headers()},
-		{name: "bare handler", url: bare + s.Path, headers: s.headers()},
-	}
+	targets = append(targets, wrkTarget{name: "bare handler", url: bare + s.Path, headers: s.headers()})
 	ext, err := runExternal(ctx, wrk, targets, wrkConnections, wrkRounds, round)
 	if err != nil {
 		return r, err
 	}
-	r.Shop, r.Bare, r.Errors = ext.Targets[0], ext.Targets[1], ext.Errors
-	if r.Bare.Median > 0 {
-		r.Ratio = report.Round2(r.Shop.Median / r.Bare.Median)
+	r.Shop, r.Bare = ext.Targets[0], ext.Targets[len(ext.Targets)-1]
+	r.Errors = r.Shop.Errors + r.Bare.Errors
+	r.Ratio = medianRatio(r.Shop, r.Bare)
+	for i := range r.Revisions {
+		rs := &r.Revisions[i]
+		rs.Shop = ext.Targets[1+i]
+		rs.Ratio = medianRatio(rs.Shop, r.Bare)
 	}
 	r.AtRate, _ = attack(ctx, load{name: s.Name, rate: o.rate, duration: o.duration}, screenTarget(shopURL, s.headers()), nil)
-	if o.screenProfiles != "" && shop.child.pprof != "" {
-		p, err := profileDuring(ctx, wrk, targets[0], wrkConnections, round)
-		if err != nil {
-			return r, err
-		}
+	if shop.child.pprof == "" {
+		return r, nil
+	}
+	p, err := profileDuring(ctx, wrk, targets[0], wrkConnections, round)
+	if err != nil {
+		return r, err
+	}
+	if o.screenProfiles != "" {
 		r.Profile = filepath.Join(o.screenProfiles, s.ID+".pb.gz")
 		if err := writeProfile(p, r.Profile); err != nil {
 			return r, err
 		}
-		b := breakDown(p, r.Shop.CPUMicrosPerRequest)
-		r.Shop.Breakdown = &b
 	}
+	b := breakDown(p, r.Shop.CPUMicrosPerRequest)
+	r.Shop.Breakdown = &b
 	return r, nil
+}
+
+// medianRatio is t's median round over the bare handler's (0 without
+// one).
+func medianRatio(t, bare wrkResult) float64 {
+	if bare.Median <= 0 {
+		return 0
+	}
+	return report.Round2(t.Median / bare.Median)
 }
 
 // screenTarget sends the one request of a screen, again and again.

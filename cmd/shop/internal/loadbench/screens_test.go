@@ -139,15 +139,15 @@ func TestRunExternalSendsTheHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Targets[0]
-	if res.Errors != 0 || without.Load() != 0 || r.Median <= 0 || len(r.Rounds) != 1 || len(r.StolenRounds) != 1 {
+	if res.Errors != 0 || r.Errors != 0 || without.Load() != 0 || r.Median <= 0 || len(r.Rounds) != 1 || len(r.StolenRounds) != 1 {
 		t.Errorf("with the header: %d errors, %d requests without it, %+v; want none, a median and one stolen figure per round", res.Errors, without.Load(), r)
 	}
 	res, err = runExternal(ctx, wrk, []wrkTarget{{name: "signed out", url: srv.URL + "/v1/cart"}}, 2, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Errors == 0 {
-		t.Errorf("401s: no errors counted, want wrk's non-2xx answers")
+	if res.Errors == 0 || res.Targets[0].Errors != res.Errors {
+		t.Errorf("401s: %d errors, %d of the target's; want wrk's non-2xx answers, the target's", res.Errors, res.Targets[0].Errors)
 	}
 }
 
@@ -204,15 +204,92 @@ func TestScreensMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "Where each screen's CPU goes") {
-		t.Errorf("a breakdown without profiles:\n%s", md)
+	if strings.Contains(md, "Where each screen's CPU goes") || strings.Contains(md, "| build |") || strings.Contains(md, "revision") {
+		t.Errorf("a breakdown without profiles, or a build column without revisions:\n%s", md)
 	}
-	r.Profiles = "/tmp/p"
 	r.Screens[0].Shop.Breakdown = &breakdown{Seconds: 1, Parts: []share{{Part: "router (chi)", Percent: 10, MicrosPerRequest: 8.89}}}
 	b.Reset()
 	writeScreensMarkdown(&b, r)
-	if md := b.String(); !strings.Contains(md, "| part | home |\n|---|--:|\n| router (chi) | 10.0% (8.9 µs) |\n| **total** | 88.9 µs |") {
+	md = b.String()
+	if !strings.Contains(md, "| part | home |\n|---|--:|\n| router (chi) | 10.0% (8.9 µs) |\n| **total** | 88.9 µs |") {
 		t.Errorf("breakdown of the profiled screen missing:\n%s", md)
+	}
+	if !strings.Contains(md, "not counted above. Each sample") {
+		t.Errorf("profiles kept in memory only, yet the breakdown names a directory:\n%s", md)
+	}
+	r.Profiles = "profiles"
+	b.Reset()
+	writeScreensMarkdown(&b, r)
+	if md := b.String(); !strings.Contains(md, "not counted above, saved in profiles as SCREEN.pb.gz") {
+		t.Errorf("profiles saved, yet the breakdown does not say where:\n%s", md)
+	}
+}
+
+// sampleScreensWithRevision is sampleScreens with a revision measured
+// beside this build: the same home page, and a cart whose answer differs
+// and which had an error.
+func sampleScreensWithRevision() screensReport {
+	r := sampleScreens()
+	r.Revisions = []revision{{Rev: "d2aeb27", Subject: "README: the package table"}}
+	r.Screens[0].Revisions = []revisionScreen{{Rev: "d2aeb27", Bytes: 4778, SameBody: true, StoreOps: 1, RequestCharge: 1.36, Ratio: 0.21,
+		Shop: wrkResult{Rounds: []float64{9000, 8800, 9100}, Median: 9000, CPUMicrosPerRequest: 120.5, StolenRounds: []float64{0, 0.3, 0}}}}
+	r.Screens[1].Revisions = []revisionScreen{{Rev: "d2aeb27", Bytes: 690, StoreOps: 1, RequestCharge: 1, Ratio: 0.41,
+		Shop: wrkResult{Rounds: []float64{22000, 22500, 21000}, Median: 22000, CPUMicrosPerRequest: 75, StolenRounds: []float64{0, 0, 0}, Errors: 1}}}
+	return r
+}
+
+// TestScreensMarkdownWithRevisions: with revisions, each screen has a row
+// per build, named in a column of its own, each revision's with its own
+// figures and its ratio to the same bare handler, its bytes said to
+// differ when its answer is not this build's; the p99 and the goals stay
+// this build's, the errors count every server's.
+func TestScreensMarkdownWithRevisions(t *testing.T) {
+	r := sampleScreensWithRevision()
+	r.Goals = screenGoals(r.Screens)
+	var b strings.Builder
+	writeScreensMarkdown(&b, r)
+	md := b.String()
+	for _, want := range []string{
+		"- revision d2aeb27 (README: the package table): built from this repository's history",
+		"| screen | request | build | body bytes | store ops, RU | shop req/s: median (rounds) | bare req/s: median (rounds) | ratio | shop CPU per request | p99 at 1000/s (success) | CPU stolen % per round, shop / bare |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+		"| home | `GET /v1/categories` | this build | 4778 | 1, 1.36 | 11000 (10000, 12000, 11000) | 42000 (40000, 44000, 42000) | **0.26** | 88.9 µs | 2.72 ms (1.0000) | 0.1, 0.0, 0.5 / 0.0, 0.2, 0.0 |\n" +
+			"|  |  | revision d2aeb27 | 4778 | 1, 1.36 | 9000 (9000, 8800, 9100) |  | **0.21** | 120.5 µs | - | 0.0, 0.3, 0.0 |\n",
+		"| cart (3 lines) | `GET /v1/cart`, signed in as screens-cart | this build | 704 |",
+		"|  |  | revision d2aeb27 | 690 (differs) | 1, 1.00 | 22000 (22000, 22500, 21000) |  | **0.41** | 75.0 µs | - | 0.0, 0.0, 0.0 |\n",
+		"3 answers in all that were not 2xx",
+		"| home `/v1/categories`: throughput / bare handler (wrk, median of 3 rounds each), every answer 2xx | >= 0.5 | 0.26 | MISSED |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if len(r.Goals) != len(r.Screens) {
+		t.Errorf("%d goals, want one per screen, this build's: %+v", len(r.Goals), r.Goals)
+	}
+}
+
+// TestScreensTextWithRevisions: the terminal's table has the same rows,
+// a revision's errors its own.
+func TestScreensTextWithRevisions(t *testing.T) {
+	r := sampleScreensWithRevision()
+	var b strings.Builder
+	writeScreensText(&b, r)
+	text := b.String()
+	var rows []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "revision d2aeb27") || strings.Contains(line, "this build ") {
+			rows = append(rows, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	want := []string{
+		"revision d2aeb27: README: the package table",
+		"home GET /v1/categories this build 4778 1, 1.36 11000 (10000, 12000, 11000) 42000 (40000, 44000, 42000) 0.26 88.9 2.72 ms (1.0000) 0 0.1, 0.0, 0.5 / 0.0, 0.2, 0.0",
+		"revision d2aeb27 4778 1, 1.36 9000 (9000, 8800, 9100) 0.21 120.5 - 0 0.0, 0.3, 0.0",
+		"cart (3 lines) GET /v1/cart, signed in as screens-cart this build 704 1, 1.00 28000 (27000, 28000, 29000) 54000 (50000, 56000, 54000) 0.52 60.1 0.55 ms (0.9990) 2 0.0, 0.0, 0.0 / 0.0, 0.0, 0.0",
+		"revision d2aeb27 690 (differs) 1, 1.00 22000 (22000, 22500, 21000) 0.41 75.0 - 1 0.0, 0.0, 0.0",
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("rows:\n%s\nwant:\n%s\nin:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"), text)
 	}
 }
 
@@ -265,10 +342,12 @@ func TestScreensFlags(t *testing.T) {
 	}
 }
 
-// TestScreensSetUp starts the shop on the screens' data and prepares the
-// screens: each answers 200 to its user, and a signed-in one refuses a
-// request without the token. The runs are not made here (they take
-// minutes): `shop bench --screens` makes them.
+// TestScreensSetUp prepares the screens on a shop of their own
+// (setUpScreens), then starts the shop measured on a copy of the data it
+// left: each screen answers 200 to its user there, its token and its
+// order id good on the copy, and a signed-in one refuses a request
+// without the token. The runs are not made here (they take minutes):
+// `shop bench --screens` makes them.
 func TestScreensSetUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the shop: skipped with -short")
@@ -285,19 +364,16 @@ func TestScreensSetUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(data.dir)
-	shop, err := startBenchShop(ctx, "this build", bin, data, 0)
+	setUp, screens, err := setUpScreens(ctx, bin, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(setUp.dir)
+	shop, err := startBenchShop(ctx, "this build", bin, setUp, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer shop.close()
-	c, err := newBenchClient(shop.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	screens, err := prepareScreens(ctx, c, shop.settle)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, s := range screens {
 		a, err := fetchScreen(ctx, shop.url+s.Path, s.headers())
 		if err != nil || len(a.body) == 0 || a.storeOps != 1 {
@@ -307,6 +383,30 @@ func TestScreensSetUp(t *testing.T) {
 			if _, err := fetchScreen(ctx, shop.url+s.Path, nil); err == nil {
 				t.Errorf("%s: answered without the token", s.Name)
 			}
+		}
+	}
+}
+
+// TestCopyOfTheDataKeepsEveryFile: a shop started on a copy of another's
+// data directory has all of it: the store's file, and the JWT secret and
+// the payments the shop keeps beside it, so that the tokens and the
+// orders of the setup are good on every copy.
+func TestCopyOfTheDataKeepsEveryFile(t *testing.T) {
+	d := benchData{dir: t.TempDir()}
+	files := map[string]string{"shop.db": "store", "jwt.secret": "secret", "payments.db": "payments"}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(d.dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := d.copyTo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	for name, body := range files {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != body {
+			t.Errorf("%s in the copy: %q, %v; want %q", name, b, err, body)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package loadbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,8 @@ type benchShop struct {
 	// file.
 	child  *childShop
 	fileKB int64
+	// dir is its data directory (started here only).
+	dir string
 	// settle waits until the work a run left behind is done (the feed
 	// workers' backlog), so that it does not weigh on the next run.
 	settle func(ctx context.Context) error
@@ -68,26 +71,45 @@ func prepareBenchData(ctx context.Context, o benchOptions, progress func(done, t
 // physical partitions (SHOP_PARTITIONS), which the shop reopens it with.
 const benchPartitions = 4
 
-// copyTo copies the data into a new directory for one more shop.
+// copyTo copies the data into a new directory for one more shop: every
+// file of the directory, the store's and those a shop keeps beside it
+// (its JWT secret, the embedded payment provider's file), so that the
+// tokens and the orders of a shop that ran on it are good on the copy.
 func (d benchData) copyTo() (string, error) {
 	dir, err := os.MkdirTemp("", "shop-bench-")
 	if err != nil {
 		return "", err
 	}
-	src, err := os.Open(filepath.Join(d.dir, "shop.db"))
+	entries, err := os.ReadDir(d.dir)
 	if err != nil {
+		_ = os.RemoveAll(dir)
 		return "", err
 	}
-	defer src.Close()
-	dst, err := os.Create(filepath.Join(dir, "shop.db"))
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if err := copyFile(filepath.Join(d.dir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			_ = os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// copyFile copies the file at src to a new file at dst, owner-only.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return "", err
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
 	}
-	return dir, dst.Close()
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
 }
 
 // startBenchShop starts bin as `shop serve` with its default settings on a
@@ -122,8 +144,8 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData, throu
 		fileKB = fi.Size() / 1024
 	}
 	shop := &benchShop{
-		fileKB: fileKB,
-		name:   name, url: child.url, child: child, dataSet: data.dataSet,
+		fileKB: fileKB, dir: dir,
+		name: name, url: child.url, child: child, dataSet: data.dataSet,
 		desc: "shop serve (" + name + ") in a process of its own with its default settings (embedded store with fsync, " +
 			fmt.Sprint(benchPartitions) + " simulated physical partitions" + provisioned + ", feed workers, telemetry with no trace exporter, request log, request timeout)",
 		settle: func(ctx context.Context) error {
@@ -142,6 +164,14 @@ func startBenchShop(ctx context.Context, name, bin string, data benchData, throu
 		return nil, err
 	}
 	return shop, nil
+}
+
+// stopKeepingData stops a shop started here, as SIGTERM does, and returns
+// the data it left, for more shops to start on copies of; the directory is
+// then the caller's to remove (close would remove it).
+func (s *benchShop) stopKeepingData() benchData {
+	s.child.stop()
+	return benchData{dir: s.dir, dataSet: s.dataSet}
 }
 
 // loadBenchData fills the store at path with the sample data.

@@ -58,6 +58,9 @@ type wrkResult struct {
 	CPUMicrosPerRequest float64 `json:"cpuMicrosPerRequest,omitempty"`
 	// Breakdown is where that CPU went (a shop with a profile listener).
 	Breakdown *breakdown `json:"breakdown,omitempty"`
+	// Errors are its answers that were not 2xx and the socket errors wrk
+	// reported, over its rounds.
+	Errors int `json:"errors,omitempty"`
 	// StolenPercent is the share of the machine's CPU time the hypervisor
 	// took during this target's rounds (cpuClock), StolenRounds the same
 	// share during each round.
@@ -121,6 +124,7 @@ func runExternal(ctx context.Context, wrk string, targets []wrkTarget, conns, ro
 				r.cpu += (after - before).Seconds()
 			}
 			res.Errors += run.errors
+			r.Errors += run.errors
 			r.Rounds = append(r.Rounds, report.Round2(run.rps))
 			r.requests += run.requests
 		}
