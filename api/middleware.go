@@ -181,10 +181,14 @@ type bearer struct {
 	sent   bool   // the request carried a Bearer token
 	claims claims // its claims, verified when err is nil
 	err    error  // why the token is not valid
+	// user is the caller, once authenticate has accepted the token: set
+	// in place, so a signed-in request carries one context value, not two
+	// (each a copy of the request).
+	user *user
 }
 
 // subject is the sub of a valid token, or "".
-func (b bearer) subject() string {
+func (b *bearer) subject() string {
 	if !b.sent || b.err != nil {
 		return ""
 	}
@@ -193,9 +197,11 @@ func (b bearer) subject() string {
 
 type bearerKey struct{}
 
-func bearerFrom(ctx context.Context) bearer {
-	b, _ := ctx.Value(bearerKey{}).(bearer)
-	return b
+func bearerFrom(ctx context.Context) *bearer {
+	if b, ok := ctx.Value(bearerKey{}).(*bearer); ok {
+		return b
+	}
+	return &bearer{}
 }
 
 // withBearer verifies the request's Bearer token, if it carries one
@@ -218,7 +224,7 @@ func withBearer(secret []byte, now func() time.Time) func(http.Handler) http.Han
 				next.ServeHTTP(w, r)
 				return
 			}
-			b := bearer{sent: true}
+			b := &bearer{sent: true}
 			b.claims, b.err = verify(raw)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bearerKey{}, b)))
 		})
@@ -315,8 +321,8 @@ func authenticate(next http.Handler) http.Handler {
 			return
 		}
 		c := b.claims
-		u := user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+		b.user = &user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -11,14 +11,14 @@ import (
 // handleSummary is the account screen: ONE point read of the user's
 // pre-computed customerSummary (model-denormalize-reads: pre-computed
 // aggregates), not a query over their orders.
-func handleSummary(orders *repo.Orders) http.HandlerFunc {
+func handleSummary(orders *repo.Orders, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sum, err := orders.Summary(r.Context(), userFrom(r.Context()).ID)
+		doc, err := orders.ReadSummary(r.Context(), userFrom(r.Context()).ID)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		encode(w, http.StatusOK, viewSummary(sum))
+		writeDoc(w, r, rs, "summary", doc, viewSummary)
 	}
 }
 

@@ -79,7 +79,7 @@ func (s *server) routes(d Deps) http.Handler {
 			r.Post("/cart/items/{productId}", handleCartLine(s.writes.AddCartLine))
 			r.Delete("/cart/items/{productId}", handleCartDelete(s.writes))
 			r.Post("/checkout", handleCheckout(s.writes))
-			r.Get("/me/summary", handleSummary(s.repos.Orders))
+			r.Get("/me/summary", handleSummary(s.repos.Orders, s.renders))
 			r.Get("/orders", handleOrders(s.repos.Orders, s.renders))
 			r.Get("/orders/{orderId}", handleOrder(s.repos.Orders, s.renders))
 			r.Post("/orders/{orderId}/cancel", handleOrderCancel(s.writes))

@@ -85,6 +85,18 @@ func (r *Orders) Summary(ctx context.Context, userID string) (domain.CustomerSum
 	return s, err
 }
 
+// ReadSummary is Summary's one point read without the decoding: the
+// customerSummary as stored, or a new user's zeros as a document, for a
+// screen that keeps what it rendered of each document's bytes (my
+// account, api/renders.go).
+func (r *Orders) ReadSummary(ctx context.Context, userID string) ([]byte, error) {
+	it, err := r.c.Read(ctx, userID, domain.CustomerSummaryID)
+	if domain.IsCode(err, domain.ENOTFOUND) {
+		return encode(domain.NewCustomerSummary(userID))
+	}
+	return it.Item, err
+}
+
 // Idempotency returns the record of a checkout key, ENOTFOUND if unused.
 func (r *Orders) Idempotency(ctx context.Context, userID, key string) (domain.Idempotency, error) {
 	return ReadDoc[domain.Idempotency](ctx, r.c, userID, domain.IdempotencyID(key))
