@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -25,6 +26,9 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*commitCall
 	running bool // a leader is committing a group
+
+	// commits counts the transactions committed (Store.Commits).
+	commits atomic.Uint64
 }
 
 // maxGroup bounds one transaction: the writes beyond it form the next.
@@ -111,10 +115,29 @@ func (g *groupCommit) run(fn func(*bolt.Tx) error) error {
 // result runs fn alone when its group could not hold it.
 func (g *groupCommit) result(call *commitCall, err error) error {
 	if err == errSolo {
-		return g.db.Update(call.fn)
+		return g.update(call.fn)
 	}
 	return err
 }
+
+// update is bbolt's Update, counted when it commits.
+func (g *groupCommit) update(fn func(*bolt.Tx) error) error {
+	err := g.db.Update(fn)
+	if err == nil {
+		g.commits.Add(1)
+	}
+	return err
+}
+
+// Commits is how many write transactions of items the store has
+// committed since it was opened: one per write made alone, one per group
+// of concurrent writes, a batch of several items as one. Each is a bbolt
+// commit, made durable by its fdatasyncs (the pages, then the meta page)
+// unless Options.NoSync: the figure the write path's cost rests on
+// (`shop cost --writepath` reads it around each operation). The store's
+// own upkeep (a container's definition, a split, the TTL purge) is not
+// counted.
+func (s *Store) Commits() uint64 { return s.group.commits.Load() }
 
 // commit runs calls in one transaction. A call that fails is taken out
 // and told to run alone, and the rest are retried, so one failing write
@@ -122,7 +145,7 @@ func (g *groupCommit) result(call *commitCall, err error) error {
 func (g *groupCommit) commit(calls []*commitCall) {
 	for len(calls) > 0 {
 		failed := -1
-		err := g.db.Update(func(tx *bolt.Tx) error {
+		err := g.update(func(tx *bolt.Tx) error {
 			for i, c := range calls {
 				if err := safelyCall(c.fn, tx); err != nil {
 					failed = i

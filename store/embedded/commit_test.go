@@ -165,3 +165,48 @@ func TestGroupCommitPanicStaysWithItsWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommitsCountsTransactions: Commits counts the write transactions
+// the store committed, one per write made alone and one per group of
+// concurrent writes, a batch of several items as one; a read commits
+// nothing.
+func TestCommitsCountsTransactions(t *testing.T) {
+	s := openTemp(t, Options{NoSync: true})
+	c := ensure(t, s, "c", nil)
+	start := s.Commits()
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := c.Create(bg, "p", doc("p", id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Read(bg, "p", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - start; got != 3 {
+		t.Errorf("three creates and a read: %d commits, want 3", got)
+	}
+	start = s.Commits()
+	_, err := c.ExecuteBatch(bg, "p", []store.BatchOp{
+		{Kind: store.BatchCreate, Item: doc("p", "d")},
+		{Kind: store.BatchCreate, Item: doc("p", "e")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - start; got != 1 {
+		t.Errorf("a batch of two creates: %d commits, want 1", got)
+	}
+	start = s.Commits()
+	var calls []func()
+	for _, id := range []string{"f", "g", "h"} {
+		calls = append(calls, func() {
+			if _, err := c.Create(bg, "p", doc("p", id)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	inOneGroup(s, calls)
+	if got := s.Commits() - start; got != 1 {
+		t.Errorf("three creates in one group: %d commits, want 1", got)
+	}
+}
