@@ -96,8 +96,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return runWritePathCommand(ctx, args, getenv, stdout, fs, writePathOptions{reps: o.reps, partitions: o.partitions, dir: *dir},
 			report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs})
 	}
-	if *dir != os.TempDir() {
-		return errors.New("dir: the file system --writepath measures")
+	var dirSet bool
+	fs.Visit(func(f *flag.Flag) { dirSet = dirSet || f.Name == "dir" })
+	if dirSet {
+		return errors.New("dir: names the file system --writepath measures; give --writepath")
 	}
 	if o.reps < 1 || o.readRPS < 0 || o.writeRPS < 0 {
 		return errors.New("reps must be at least 1, rates at least 0")

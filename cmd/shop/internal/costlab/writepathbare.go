@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/reference-shop/shop/domain/payments"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 )
@@ -277,4 +279,39 @@ func (b *bareFile) commitMicros(reps int) (float64, error) {
 		walls = append(walls, time.Since(start).Nanoseconds())
 	}
 	return float64(quantile(walls, 0.5)) / 1e3, nil
+}
+
+// timedProvider adds the wall time of every call to the payment
+// provider: the part of a checkout the store's limit has no counterpart
+// for.
+type timedProvider struct {
+	payments.Provider
+	nanos atomic.Int64
+}
+
+func (p *timedProvider) since(start time.Time) { p.nanos.Add(time.Since(start).Nanoseconds()) }
+
+func (p *timedProvider) Authorize(ctx context.Context, a payments.Authorization) (payments.Payment, error) {
+	defer p.since(time.Now())
+	return p.Provider.Authorize(ctx, a)
+}
+
+func (p *timedProvider) Capture(ctx context.Context, id, key string) (payments.Payment, error) {
+	defer p.since(time.Now())
+	return p.Provider.Capture(ctx, id, key)
+}
+
+func (p *timedProvider) Void(ctx context.Context, id, key string) (payments.Payment, error) {
+	defer p.since(time.Now())
+	return p.Provider.Void(ctx, id, key)
+}
+
+func (p *timedProvider) Refund(ctx context.Context, id, key string) (payments.Payment, error) {
+	defer p.since(time.Now())
+	return p.Provider.Refund(ctx, id, key)
+}
+
+func (p *timedProvider) Get(ctx context.Context, id string) (payments.Payment, error) {
+	defer p.since(time.Now())
+	return p.Provider.Get(ctx, id)
 }
