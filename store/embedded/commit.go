@@ -44,6 +44,11 @@ type commitCall struct {
 var (
 	errLead = errors.New("lead the next group commit")
 	errSolo = errors.New("run alone: the function failed in a group")
+	// errNoWrite is what a function of the group returns when it wrote
+	// nothing (a refused write, Store.update): a transaction of such
+	// functions alone is rolled back, not committed, as it has nothing to
+	// make durable, and each of them is told it ran.
+	errNoWrite = errors.New("wrote nothing")
 )
 
 // update runs fn in a group commit. fn may run more than once (when
@@ -55,8 +60,9 @@ var (
 //
 // fn must return a *domain.Error (a refused precondition, a conflict, a
 // missing item) only before it has written anything: that error is kept
-// aside and fn reports success, so the writes of the rest of the group
-// still commit and the refused write commits nothing. Any other error
+// aside and fn reports that it wrote nothing, so the writes of the rest
+// of the group still commit and the refused write commits nothing; a
+// group of refusals alone makes no commit, and no fsync. Any other error
 // aborts the transaction: the group is retried without fn, which then
 // runs alone.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
@@ -66,7 +72,7 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 		err := fn(tx)
 		if _, ok := errors.AsType[*domain.Error](err); ok {
 			refused = err
-			return nil
+			return errNoWrite
 		}
 		return err
 	})
@@ -115,7 +121,10 @@ func (g *groupCommit) run(fn func(*bolt.Tx) error) error {
 // result runs fn alone when its group could not hold it.
 func (g *groupCommit) result(call *commitCall, err error) error {
 	if err == errSolo {
-		return g.update(call.fn)
+		if err := g.update(call.fn); err != errNoWrite {
+			return err
+		}
+		return nil
 	}
 	return err
 }
@@ -141,19 +150,31 @@ func (s *Store) Commits() uint64 { return s.group.commits.Load() }
 
 // commit runs calls in one transaction. A call that fails is taken out
 // and told to run alone, and the rest are retried, so one failing write
-// never undoes the others (the rule bbolt's db.Batch follows too).
+// never undoes the others (the rule bbolt's db.Batch follows too). A
+// transaction in which no call wrote is rolled back (errNoWrite).
 func (g *groupCommit) commit(calls []*commitCall) {
 	for len(calls) > 0 {
 		failed := -1
 		err := g.update(func(tx *bolt.Tx) error {
+			wrote := false
 			for i, c := range calls {
-				if err := safelyCall(c.fn, tx); err != nil {
+				switch err := safelyCall(c.fn, tx); err {
+				case nil:
+					wrote = true
+				case errNoWrite:
+				default:
 					failed = i
 					return err
 				}
 			}
+			if !wrote {
+				return errNoWrite
+			}
 			return nil
 		})
+		if err == errNoWrite {
+			err = nil
+		}
 		if failed < 0 {
 			for _, c := range calls {
 				c.done <- err
