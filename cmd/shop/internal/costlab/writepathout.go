@@ -19,9 +19,9 @@ func writeWritePathText(out io.Writer, r writePathReport) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "operation\tcommits\tstore ops\tRU\twrites\tbytes\tshop median\tp90\tCPU\tprovider\tlimit median\tp90\tCPU\tshop/limit median\tp90\tCPU\t")
 	for _, o := range r.Ops {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.2f\t%.4g\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f×\t%.2f×\t%.2f×\t\n", o.Op, o.Commits, o.StoreOps, o.RequestUnits, o.Writes, o.Bytes,
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.2f\t%.4g\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", o.Op, o.Commits, o.StoreOps, o.RequestUnits, o.Writes, o.Bytes,
 			micros(o.Shop.MedianMicros), micros(o.Shop.P90Micros), micros(o.Shop.CPUMicros), micros(o.ProviderMicros),
-			micros(o.Limit.MedianMicros), micros(o.Limit.P90Micros), micros(o.Limit.CPUMicros), o.Ratio, o.RatioP90, o.RatioCPU)
+			micros(o.Limit.MedianMicros), micros(o.Limit.P90Micros), micros(o.Limit.CPUMicros), times(o.Ratio), times(o.RatioP90), times(o.RatioCPU))
 	}
 	tw.Flush()
 	if len(r.Before) > 0 {
@@ -29,8 +29,8 @@ func writeWritePathText(out io.Writer, r writePathReport) {
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "operation\tcommits\tstore ops\tshop median\tp90\tCPU\tprovider\tshop/limit median\tCPU\t")
 		for _, b := range r.Before {
-			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\t%s\t%s\t%.2f×\t%.2f×\t\n", b.Op, b.Commits, b.StoreOps,
-				micros(b.Shop.MedianMicros), micros(b.Shop.P90Micros), micros(b.Shop.CPUMicros), micros(b.ProviderMicros), b.Ratio, b.RatioCPU)
+			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Op, b.Commits, b.StoreOps,
+				micros(b.Shop.MedianMicros), micros(b.Shop.P90Micros), micros(b.Shop.CPUMicros), micros(b.ProviderMicros), times(b.Ratio), times(b.RatioCPU))
 		}
 		tw.Flush()
 	}
@@ -48,9 +48,9 @@ func writeWritePathMarkdown(out io.Writer, r writePathReport) {
 	fmt.Fprintln(out, "| operation | commits | store ops | RU | writes | bytes | shop: median | p90 | CPU | in the provider | limit: median | p90 | CPU | shop / limit: median | p90 | CPU |")
 	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, o := range r.Ops {
-		fmt.Fprintf(out, "| %s | %.4g | %.4g | %.2f | %.4g | %.0f | %s | %s | %s | %s | %s | %s | %s | **%.2f×** | %.2f× | %.2f× |\n", o.Op, o.Commits, o.StoreOps, o.RequestUnits, o.Writes, o.Bytes,
+		fmt.Fprintf(out, "| %s | %.4g | %.4g | %.2f | %.4g | %.0f | %s | %s | %s | %s | %s | %s | %s | **%s** | %s | %s |\n", o.Op, o.Commits, o.StoreOps, o.RequestUnits, o.Writes, o.Bytes,
 			micros(o.Shop.MedianMicros), micros(o.Shop.P90Micros), micros(o.Shop.CPUMicros), micros(o.ProviderMicros),
-			micros(o.Limit.MedianMicros), micros(o.Limit.P90Micros), micros(o.Limit.CPUMicros), o.Ratio, o.RatioP90, o.RatioCPU)
+			micros(o.Limit.MedianMicros), micros(o.Limit.P90Micros), micros(o.Limit.CPUMicros), times(o.Ratio), times(o.RatioP90), times(o.RatioCPU))
 	}
 	fmt.Fprintln(out)
 	for _, o := range r.Ops {
@@ -61,10 +61,18 @@ func writeWritePathMarkdown(out io.Writer, r writePathReport) {
 		fmt.Fprintln(out, "| operation | commits | store ops | shop: median | p90 | CPU | in the provider | shop / limit: median | CPU |")
 		fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 		for _, b := range r.Before {
-			fmt.Fprintf(out, "| %s | %.4g | %.4g | %s | %s | %s | %s | %.2f× | %.2f× |\n", b.Op, b.Commits, b.StoreOps,
-				micros(b.Shop.MedianMicros), micros(b.Shop.P90Micros), micros(b.Shop.CPUMicros), micros(b.ProviderMicros), b.Ratio, b.RatioCPU)
+			fmt.Fprintf(out, "| %s | %.4g | %.4g | %s | %s | %s | %s | %s | %s |\n", b.Op, b.Commits, b.StoreOps,
+				micros(b.Shop.MedianMicros), micros(b.Shop.P90Micros), micros(b.Shop.CPUMicros), micros(b.ProviderMicros), times(b.Ratio), times(b.RatioCPU))
 		}
 	}
+}
+
+// times is a ratio, or a dash where the limit is nothing (no commit).
+func times(ratio float64) string {
+	if ratio == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", ratio)
 }
 
 // writePathBeforeNote says what the before figures are.
