@@ -56,6 +56,10 @@ func writeWritePathMarkdown(out io.Writer, r writePathReport) {
 	for _, o := range r.Ops {
 		fmt.Fprintf(out, "- %s: %s\n", o.Op, o.What)
 	}
+	fmt.Fprintf(out, "\nThe distance left, median against median (the CPU figures are means; a checkout's CPU partly overlaps its fsyncs, so the CPU above the limit's is what explains the distance, not a part to add to it):\n\n")
+	for _, d := range distanceText(r) {
+		fmt.Fprintf(out, "- %s\n", d)
+	}
 	if len(r.Before) > 0 {
 		fmt.Fprintf(out, "\nBefore: %s.\n\n", writePathBeforeNote)
 		fmt.Fprintln(out, "| operation | commits | store ops | shop: median | p90 | CPU | in the provider | shop / limit: median | CPU |")
@@ -76,4 +80,19 @@ func times(ratio float64) string {
 }
 
 // writePathBeforeNote says what the before figures are.
-var writePathBeforeNote = "the same measure on commit " + writePathBeforeCommit + ", before this issue's change of the write path (writePathBefore)"
+var writePathBeforeNote = "the same command on the write path of commit " + writePathBeforeCommit + " (as on main), run on this machine just before the one above (writePathBefore): the embedded payment provider's lone call waited its batch delay (MaxBatchDelay) for company, a sold order's cart was settled only after its reservations' commits, in a commit of its own, and a write refused by its condition made a commit (an fsync) of nothing"
+
+// distanceText says, for each operation with a limit, how far its
+// median is from the limit's and how much of that the CPU beyond the
+// limit's and the provider's time are.
+func distanceText(r writePathReport) []string {
+	var out []string
+	for _, o := range r.Ops {
+		if o.Limit.MedianMicros == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s above the limit's median, the commits the same (%.4g); the shop's CPU is %s above the limit's, the payment provider's calls take %s",
+			o.Op, micros(o.Shop.MedianMicros-o.Limit.MedianMicros), o.Commits, micros(o.Shop.CPUMicros-o.Limit.CPUMicros), micros(o.ProviderMicros)))
+	}
+	return out
+}
