@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -25,6 +26,9 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*commitCall
 	running bool // a leader is committing a group
+
+	// commits counts the transactions committed (Store.Commits).
+	commits atomic.Uint64
 }
 
 // maxGroup bounds one transaction: the writes beyond it form the next.
@@ -40,6 +44,11 @@ type commitCall struct {
 var (
 	errLead = errors.New("lead the next group commit")
 	errSolo = errors.New("run alone: the function failed in a group")
+	// errNoWrite is what a function of the group returns when it wrote
+	// nothing (a refused write, Store.update): a transaction of such
+	// functions alone is rolled back, not committed, as it has nothing to
+	// make durable, and each of them is told it ran.
+	errNoWrite = errors.New("wrote nothing")
 )
 
 // update runs fn in a group commit. fn may run more than once (when
@@ -51,8 +60,9 @@ var (
 //
 // fn must return a *domain.Error (a refused precondition, a conflict, a
 // missing item) only before it has written anything: that error is kept
-// aside and fn reports success, so the writes of the rest of the group
-// still commit and the refused write commits nothing. Any other error
+// aside and fn reports that it wrote nothing, so the writes of the rest
+// of the group still commit and the refused write commits nothing; a
+// group of refusals alone makes no commit, and no fsync. Any other error
 // aborts the transaction: the group is retried without fn, which then
 // runs alone.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
@@ -62,7 +72,7 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 		err := fn(tx)
 		if _, ok := errors.AsType[*domain.Error](err); ok {
 			refused = err
-			return nil
+			return errNoWrite
 		}
 		return err
 	})
@@ -111,26 +121,60 @@ func (g *groupCommit) run(fn func(*bolt.Tx) error) error {
 // result runs fn alone when its group could not hold it.
 func (g *groupCommit) result(call *commitCall, err error) error {
 	if err == errSolo {
-		return g.db.Update(call.fn)
+		if err := g.update(call.fn); err != errNoWrite {
+			return err
+		}
+		return nil
 	}
 	return err
 }
 
+// update is bbolt's Update, counted when it commits.
+func (g *groupCommit) update(fn func(*bolt.Tx) error) error {
+	err := g.db.Update(fn)
+	if err == nil {
+		g.commits.Add(1)
+	}
+	return err
+}
+
+// Commits is how many write transactions of items the store has
+// committed since it was opened: one per write made alone, one per group
+// of concurrent writes, a batch of several items as one. Each is a bbolt
+// commit, made durable by its fdatasyncs (the pages, then the meta page)
+// unless Options.NoSync: the figure the write path's cost rests on
+// (`shop cost --writepath` reads it around each operation). The store's
+// own upkeep (a container's definition, a split, the TTL purge) is not
+// counted.
+func (s *Store) Commits() uint64 { return s.group.commits.Load() }
+
 // commit runs calls in one transaction. A call that fails is taken out
 // and told to run alone, and the rest are retried, so one failing write
-// never undoes the others (the rule bbolt's db.Batch follows too).
+// never undoes the others (the rule bbolt's db.Batch follows too). A
+// transaction in which no call wrote is rolled back (errNoWrite).
 func (g *groupCommit) commit(calls []*commitCall) {
 	for len(calls) > 0 {
 		failed := -1
-		err := g.db.Update(func(tx *bolt.Tx) error {
+		err := g.update(func(tx *bolt.Tx) error {
+			wrote := false
 			for i, c := range calls {
-				if err := safelyCall(c.fn, tx); err != nil {
+				switch err := safelyCall(c.fn, tx); err {
+				case nil:
+					wrote = true
+				case errNoWrite:
+				default:
 					failed = i
 					return err
 				}
 			}
+			if !wrote {
+				return errNoWrite
+			}
 			return nil
 		})
+		if err == errNoWrite {
+			err = nil
+		}
 		if failed < 0 {
 			for _, c := range calls {
 				c.done <- err

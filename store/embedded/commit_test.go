@@ -165,3 +165,108 @@ func TestGroupCommitPanicStaysWithItsWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommitsCountsTransactions: Commits counts the write transactions
+// the store committed, one per write made alone and one per group of
+// concurrent writes, a batch of several items as one; a read commits
+// nothing.
+func TestCommitsCountsTransactions(t *testing.T) {
+	s := openTemp(t, Options{NoSync: true})
+	c := ensure(t, s, "c", nil)
+	start := s.Commits()
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := c.Create(bg, "p", doc("p", id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Read(bg, "p", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - start; got != 3 {
+		t.Errorf("three creates and a read: %d commits, want 3", got)
+	}
+	start = s.Commits()
+	_, err := c.ExecuteBatch(bg, "p", []store.BatchOp{
+		{Kind: store.BatchCreate, Item: doc("p", "d")},
+		{Kind: store.BatchCreate, Item: doc("p", "e")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - start; got != 1 {
+		t.Errorf("a batch of two creates: %d commits, want 1", got)
+	}
+	start = s.Commits()
+	var calls []func()
+	for _, id := range []string{"f", "g", "h"} {
+		calls = append(calls, func() {
+			if _, err := c.Create(bg, "p", doc("p", id)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	inOneGroup(s, calls)
+	if got := s.Commits() - start; got != 1 {
+		t.Errorf("three creates in one group: %d commits, want 1", got)
+	}
+}
+
+// TestARefusedWriteCommitsNothing: a write refused by its condition (an
+// id that exists, a stale If-Match, a patch's condition, a missing item)
+// writes nothing, so there is nothing to make durable: alone, or in a
+// group of refusals, it makes no commit (no fsync); beside a write that
+// succeeds, the group commits that one.
+func TestARefusedWriteCommitsNothing(t *testing.T) {
+	s := openTemp(t, Options{NoSync: true})
+	c := ensure(t, s, "c", nil)
+	if _, err := c.Create(bg, "p", doc("p", "a", "n", 0)); err != nil {
+		t.Fatal(err)
+	}
+	refusals := []func() error{
+		func() error { _, err := c.Create(bg, "p", doc("p", "a")); return err },
+		func() error {
+			_, err := c.Replace(bg, "p", "a", doc("p", "a"), &store.WriteOptions{IfMatch: `"stale"`})
+			return err
+		},
+		func() error {
+			_, err := c.Patch(bg, "p", "a", []store.PatchOp{{Op: store.PatchSet, Path: "/n", Value: 1}},
+				&store.PatchOptions{Condition: store.Condition{{Path: "n", Op: store.OpEqual, Value: 5}}})
+			return err
+		},
+		func() error { _, err := c.Delete(bg, "p", "missing", nil); return err },
+		func() error {
+			_, err := c.ExecuteBatch(bg, "p", []store.BatchOp{{Kind: store.BatchCreate, Item: doc("p", "a")}})
+			return err
+		},
+	}
+	start := s.Commits()
+	for i, refuse := range refusals {
+		if err := refuse(); domain.ErrorCode(err) == "" {
+			t.Fatalf("refusal %d succeeded", i)
+		}
+	}
+	if got := s.Commits() - start; got != 0 {
+		t.Errorf("%d refused writes alone: %d commits, want 0", len(refusals), got)
+	}
+	start = s.Commits()
+	var calls []func()
+	for _, refuse := range refusals {
+		calls = append(calls, func() { _ = refuse() })
+	}
+	inOneGroup(s, calls)
+	if got := s.Commits() - start; got != 0 {
+		t.Errorf("a group of refused writes: %d commits, want 0", got)
+	}
+	start = s.Commits()
+	inOneGroup(s, append(calls, func() {
+		if _, err := c.Create(bg, "p", doc("p", "b")); err != nil {
+			t.Error(err)
+		}
+	}))
+	if got := s.Commits() - start; got != 1 {
+		t.Errorf("refused writes and a create in one group: %d commits, want 1", got)
+	}
+	if _, err := c.Read(bg, "p", "b"); err != nil {
+		t.Errorf("the create grouped with refusals: %v", err)
+	}
+}

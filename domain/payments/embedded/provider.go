@@ -38,6 +38,8 @@ type Provider struct {
 	db     *bolt.DB
 	tmpDir string // removed on Close when Open was given no path
 	faults atomic.Pointer[func(op, key string) Fault]
+	// writing counts the calls writing now (commit).
+	writing atomic.Int32
 }
 
 // The file's buckets.
@@ -92,9 +94,9 @@ func Open(path string) (*Provider, error) {
 		p.removeTmp()
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
-	// Concurrent calls share one transaction and one fsync (Batch): a
-	// flash sale's authorizations would otherwise queue one fsync each
-	// behind bbolt's single writer.
+	// Concurrent calls share one transaction and one fsync (Batch,
+	// commit): a flash sale's authorizations would otherwise queue one
+	// fsync each behind bbolt's single writer.
 	db.MaxBatchDelay = time.Millisecond
 	p.db = db
 	return p, nil
@@ -243,10 +245,24 @@ func (p *Provider) Get(ctx context.Context, paymentID string) (payments.Payment,
 
 // write runs fn as the call op with key, in one writing transaction.
 func (p *Provider) write(ctx context.Context, op, key string, fn func(tx *bolt.Tx) error) error {
+	return p.call(ctx, op, key, func() error { return p.commit(fn) })
+}
+
+// commit runs fn in a writing transaction: its own, at once, when no
+// other call is writing; otherwise in a Batch with the calls under way,
+// so a flash sale's authorizations share a transaction and its fsync.
+// A lone call in a Batch would wait MaxBatchDelay for company that is
+// not coming: every checkout that meets no other paid that wait on top
+// of its commit (`shop cost --writepath`, the time in the provider).
+func (p *Provider) commit(fn func(tx *bolt.Tx) error) error {
+	defer p.writing.Add(-1)
+	if p.writing.Add(1) == 1 {
+		return p.db.Update(fn)
+	}
 	// Batch may run fn more than once (again alone, if another call of
 	// its batch failed): each fn reads what it needs and writes only
 	// when it commits, so a run again decides the same.
-	return p.call(ctx, op, key, func() error { return p.db.Batch(fn) })
+	return p.db.Batch(fn)
 }
 
 // reuse answers a key seen before: the payment it moved, as it is now,

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -94,8 +95,19 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&o.lab.PriceChanges, "price-changes", 20, "price changes measured")
 	fs.IntVar(&o.reps, "reps", 200, "repetitions of each screen in each design")
 	fs.IntVar(&o.partitions, "partitions", 4, "simulated physical partitions of the embedded store")
+	writePath := fs.Bool("writepath", false, "instead of the cost lab, measure a cart PUT and checkouts of 1, 3 and 10 lines through the shop's write path on the embedded store with fsync, against a bare bbolt file making the same commits of the same bytes (the store's physical limit); --write-docs writes its own section of docs/performance.md")
+	dir := fs.String("dir", os.TempDir(), "with --writepath: the directory whose file system is measured")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *writePath {
+		return runWritePathCommand(ctx, args, getenv, stdout, fs, writePathOptions{reps: o.reps, partitions: o.partitions, dir: *dir},
+			report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs})
+	}
+	var dirSet bool
+	fs.Visit(func(f *flag.Flag) { dirSet = dirSet || f.Name == "dir" })
+	if dirSet {
+		return errors.New("dir: names the file system --writepath measures; give --writepath")
 	}
 	if o.reps < 1 || o.readRPS < 0 || o.writeRPS < 0 {
 		return errors.New("reps must be at least 1, rates at least 0")
