@@ -119,3 +119,9 @@ func BenchmarkAdminOrdersOneDay(b *testing.B) { benchAdminOrders(b, "day=2026-11
 func BenchmarkAdminOrdersSevenDays(b *testing.B) {
 	benchAdminOrders(b, "from=2026-11-02&to=2026-11-08")
 }
+
+// BenchmarkCartServed is the cart through the server as shop serve
+// builds it by default (see BenchmarkProductPageServed).
+func BenchmarkCartServed(b *testing.B) {
+	benchScreen(b, "/v1/cart", true, func(o *options) { o.served = true })
+}
