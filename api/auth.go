@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,12 +119,43 @@ func bearerToken(r *http.Request) string {
 // and one issued further ahead is not.
 const TokenClockSkew = time.Minute
 
+// verifiedToken is what a token proved, once its signature and times
+// verified: its claims, and the caller authenticate accepts them as, or
+// why it refuses them. Both are worked out once per token, with the
+// signature, not on every request that sends it.
+type verifiedToken struct {
+	claims claims
+	// caller is the signed-in user the claims name (shared by every
+	// request with the token: nobody writes into it); nil when refusal
+	// says why the claims are not acceptable.
+	caller  *user
+	refusal string
+}
+
+// accept is what authenticate makes of verified claims: a sub that is a
+// valid id, because it becomes a partition key, and a name and email fit
+// to store, because they are copied into orders.
+func accept(c claims) verifiedToken {
+	v := verifiedToken{claims: c}
+	switch {
+	case checkID("sub", c.Subject) != nil:
+		v.refusal = "the token's subject is not a valid user id"
+	case !claimText(c.Name) || !claimText(c.Email):
+		v.refusal = "the token's name or email is not valid text"
+	default:
+		v.caller = &user{ID: c.Subject, Name: c.Name, Email: c.Email, Admin: slices.Contains(c.Roles, RoleAdmin)}
+	}
+	return v
+}
+
 // tokenVerifier checks a token's signature and times: HS256 only (so
 // alg:none and key-confusion tokens are refused), an expiry required, not
-// before nbf, not issued in the future, give or take TokenClockSkew. A
-// token that verified is kept (keepVerified), so a signed-in screen pays
-// the HMAC and the claims' decoding once per token, not once per request.
-func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims, error) {
+// before nbf, not issued in the future, give or take TokenClockSkew; then
+// what authenticate would make of its claims (accept). A token that
+// verified is kept (keepVerified), so a signed-in screen pays the HMAC,
+// the claims' decoding and their checks once per token, not once per
+// request.
+func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (verifiedToken, error) {
 	parser := jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
@@ -132,10 +164,12 @@ func tokenVerifier(secret []byte, now func() time.Time) func(raw string) (claims
 		jwt.WithTimeFunc(now),
 	)
 	keyFunc := func(*jwt.Token) (any, error) { return secret, nil }
-	return keepVerified(func(raw string) (claims, error) {
+	return keepVerified(func(raw string) (verifiedToken, error) {
 		var c claims
-		_, err := parser.ParseWithClaims(raw, &c, keyFunc)
-		return c, err
+		if _, err := parser.ParseWithClaims(raw, &c, keyFunc); err != nil {
+			return verifiedToken{claims: c}, err
+		}
+		return accept(c), nil
 	}, now, verifiedTokens)
 }
 
@@ -149,17 +183,17 @@ const verifiedTokens = 16384
 // TokenClockSkew, as verify has it): past that, verify runs again and
 // refuses it. What else verify checks cannot turn false with time: the
 // signature, the claims' form, nbf and iat, which only move into the past.
-func keepVerified(verify func(raw string) (claims, error), now func() time.Time, maxEntries int) func(raw string) (claims, error) {
-	kept := lru.New[string](maxEntries, maxEntries<<10, func(c claims) int { return len(c.Name) + len(c.Email) + 64 }, nil)
-	return func(raw string) (claims, error) {
-		if c, ok := kept.Get(raw); ok && now().Before(c.ExpiresAt.Add(TokenClockSkew)) {
-			return c, nil
+func keepVerified(verify func(raw string) (verifiedToken, error), now func() time.Time, maxEntries int) func(raw string) (verifiedToken, error) {
+	kept := lru.New[string](maxEntries, maxEntries<<10, func(v verifiedToken) int { return len(v.claims.Name) + len(v.claims.Email) + 128 }, nil)
+	return func(raw string) (verifiedToken, error) {
+		if v, ok := kept.Get(raw); ok && now().Before(v.claims.ExpiresAt.Add(TokenClockSkew)) {
+			return v, nil
 		}
-		c, err := verify(raw)
-		if err == nil && c.ExpiresAt != nil {
-			kept.Put(raw, c)
+		v, err := verify(raw)
+		if err == nil && v.claims.ExpiresAt != nil {
+			kept.Put(raw, v)
 		}
-		return c, err
+		return v, err
 	}
 }
 

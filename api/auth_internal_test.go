@@ -17,18 +17,18 @@ func TestVerifiedTokensAreKept(t *testing.T) {
 	now := t0
 	calls := map[string]int{}
 	exp := t0.Add(time.Hour)
-	verify := func(raw string) (claims, error) {
+	verify := func(raw string) (verifiedToken, error) {
 		calls[raw]++
 		if raw == "forged" || now.After(exp.Add(TokenClockSkew)) {
-			return claims{}, errors.New("refused")
+			return verifiedToken{}, errors.New("refused")
 		}
-		return claims{Name: "Alice", RegisteredClaims: jwt.RegisteredClaims{Subject: "alice", ExpiresAt: jwt.NewNumericDate(exp)}}, nil
+		return accept(claims{Name: "Alice", RegisteredClaims: jwt.RegisteredClaims{Subject: "alice", ExpiresAt: jwt.NewNumericDate(exp)}}), nil
 	}
 	check := keepVerified(verify, func() time.Time { return now }, 8)
 
 	for range 3 {
 		c, err := check("good")
-		if err != nil || c.Subject != "alice" {
+		if err != nil || c.claims.Subject != "alice" || c.caller == nil || c.caller.ID != "alice" {
 			t.Fatalf("good token: %+v, %v", c, err)
 		}
 		if _, err := check("forged"); err == nil {

@@ -119,20 +119,32 @@ type labels struct {
 	spanName string
 	start    []trace.SpanStartOption
 	set      attribute.Set
-	measure  metric.MeasurementOption
+	measure  *measureOpts
 	// failed are the measurements' labels of each error status, built
 	// on first use: a missing item is an everyday answer (a new user's
 	// summary, an unused idempotency key), and a set built at every call
 	// cost a store read a tenth of its CPU.
-	failed sync.Map // error status → metric.MeasurementOption
+	failed sync.Map // error status → *measureOpts
+}
+
+// measureOpts is one set of labels as the option lists the instruments
+// take, built once: the instruments are interfaces, so a list built at
+// each call (a variadic argument) would be an allocation per measurement.
+type measureOpts struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
+}
+
+func measuredWith(m metric.MeasurementOption) *measureOpts {
+	return &measureOpts{add: []metric.AddOption{m}, record: []metric.RecordOption{m}}
 }
 
 // failedWith returns the labels of the measurements of an error of status.
-func (l *labels) failedWith(status string) metric.MeasurementOption {
+func (l *labels) failedWith(status string) *measureOpts {
 	if m, ok := l.failed.Load(status); ok {
-		return m.(metric.MeasurementOption)
+		return m.(*measureOpts)
 	}
-	m := metric.WithAttributes(append(l.set.ToSlice(), semconv.ErrorTypeKey.String(status))...)
+	m := measuredWith(metric.WithAttributes(append(l.set.ToSlice(), semconv.ErrorTypeKey.String(status))...))
 	l.failed.Store(status, m)
 	return m
 }
@@ -160,7 +172,7 @@ func (in *instruments) labelsFor(container, operation string) *labels {
 			trace.WithAttributes(legacySystem, semconv.DBNamespace(dbNamespace)),
 		},
 		set:     set,
-		measure: metric.WithAttributeSet(set),
+		measure: measuredWith(metric.WithAttributeSet(set)),
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -250,12 +262,12 @@ func (op operation) end(ru float64, err error, extra ...attribute.KeyValue) {
 		}
 		measure = op.labels.failedWith(status)
 		if status == "429" {
-			op.in.throttled.Add(op.ctx, 1, op.labels.measure)
+			op.in.throttled.Add(op.ctx, 1, op.labels.measure.add...)
 		}
 	}
-	op.in.ops.Add(op.ctx, 1, measure)
-	op.in.charge.Record(op.ctx, ru, measure)
-	op.in.duration.Record(op.ctx, time.Since(op.start).Seconds(), measure)
+	op.in.ops.Add(op.ctx, 1, measure.add...)
+	op.in.charge.Record(op.ctx, ru, measure.record...)
+	op.in.duration.Record(op.ctx, time.Since(op.start).Seconds(), measure.record...)
 }
 
 // statusCodes gives the Cosmos status code each domain code stands for: the

@@ -34,7 +34,7 @@ type httpInstruments struct {
 	sets labelCache[requestKey, *requestSets]
 	// durationSets does the same for http.server.request.duration, whose
 	// labels also name the scheme and the protocol version.
-	durationSets labelCache[durationKey, metric.MeasurementOption]
+	durationSets labelCache[durationKey, []metric.RecordOption]
 	// routes caches chi's route pattern of each list of the routers'
 	// patterns, which chi joins and cleans up anew on every call.
 	routes labelCache[[maxRouteDepth]string, string]
@@ -59,9 +59,13 @@ type requestKey struct {
 	status        int
 }
 
-// requestSets are the attributes RecordRequest labels its figures with.
+// requestSets are the attributes RecordRequest labels its figures with,
+// each as the option list an instrument takes: a list built per call
+// would be one more allocation per measurement (the instruments are
+// interfaces, so a variadic argument escapes).
 type requestSets struct {
-	byRoute, byStatus metric.MeasurementOption
+	byRoute, byStatus []metric.RecordOption
+	retries           []metric.AddOption
 }
 
 func (h *httpInstruments) setsOf(method, route string, status int) *requestSets {
@@ -69,15 +73,17 @@ func (h *httpInstruments) setsOf(method, route string, status int) *requestSets 
 		method = "_OTHER"
 	}
 	return h.sets.get(requestKey{method, route, status}, func() *requestSets {
+		byRoute := metric.WithAttributeSet(attribute.NewSet(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route)))
 		s := &requestSets{
-			byRoute: metric.WithAttributeSet(attribute.NewSet(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route))),
-			byStatus: metric.WithAttributeSet(attribute.NewSet(
-				semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status))),
+			byRoute: []metric.RecordOption{byRoute},
+			byStatus: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(
+				semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(route), semconv.HTTPResponseStatusCode(status)))},
+			retries: []metric.AddOption{byRoute},
 		}
 		// The retries series exists from a route's first request, so
 		// that rate() reads 0 rather than nothing; after that only a
 		// retry adds to it (one measurement less per request).
-		h.retries.Add(context.Background(), 0, s.byRoute)
+		h.retries.Add(context.Background(), 0, s.retries...)
 		return s
 	})
 }
@@ -207,10 +213,10 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 // that measures requests its own way can call it instead.
 func (t *Telemetry) RecordRequest(ctx context.Context, method, route string, status, ops int, ru float64, retries int) {
 	sets := t.http.setsOf(method, route, status)
-	t.http.charge.Record(ctx, ru, sets.byStatus)
-	t.http.ops.Record(ctx, int64(ops), sets.byRoute)
+	t.http.charge.Record(ctx, ru, sets.byStatus...)
+	t.http.ops.Record(ctx, int64(ops), sets.byRoute...)
 	if retries > 0 {
-		t.http.retries.Add(ctx, int64(retries), sets.byRoute)
+		t.http.retries.Add(ctx, int64(retries), sets.retries...)
 	}
 }
 

@@ -28,7 +28,7 @@ type durationKey struct {
 // combination is built once.
 func (h *httpInstruments) recordDuration(ctx context.Context, r *http.Request, route string, status int, d time.Duration) {
 	k := durationKey{method: semconvMethod(r.Method), route: route, scheme: scheme(r), proto: protoVersion(r), status: status}
-	opt := h.durationSets.get(k, func() metric.MeasurementOption {
+	opts := h.durationSets.get(k, func() []metric.RecordOption {
 		attrs := []attribute.KeyValue{
 			semconv.HTTPRequestMethodKey.String(k.method),
 			semconv.URLScheme(k.scheme),
@@ -39,9 +39,9 @@ func (h *httpInstruments) recordDuration(ctx context.Context, r *http.Request, r
 		if route != "" {
 			attrs = append(attrs, semconv.HTTPRoute(route))
 		}
-		return metric.WithAttributeSet(attribute.NewSet(attrs...))
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 	})
-	h.duration.Record(ctx, d.Seconds(), opt)
+	h.duration.Record(ctx, d.Seconds(), opts...)
 }
 
 // endServerSpan names a recorded server span by its route and gives it the

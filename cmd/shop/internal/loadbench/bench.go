@@ -53,6 +53,9 @@ type benchOptions struct {
 	// screenProfiles is the directory of --screens' CPU profiles ("":
 	// none taken).
 	screenProfiles string
+	// screenOnly picks the screens of --screens whose name contains it
+	// ("": all of them).
+	screenOnly string
 }
 
 // Bounds that keep a run short and local, whatever the flags say.
@@ -146,6 +149,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	hotspots := fs.Bool("hotspots", false, "instead of the benchmark, drive the read hot spots (home page, most populous category's page, a product page) and one user's cart writes at full speed with wrk, against a shop with the read cache off then on, both at --throughput RU/s (default 400); --write-docs writes its section of docs/scale.md")
 	convergence := fs.Bool("convergence", false, fmt.Sprintf("instead of the benchmark, measure how long the feeds take to catch up after a burst of admin writes that fans out (a category rename, products moved into it, price changes of products in many carts): on a plain shop, at --throughput RU/s (default %d), and after a kill -9 half way through the burst (from the restart), then audit each shop's copies; data %d products, %d users, %d reviews unless given; --write-docs writes its section of docs/reliability.md", defaultConvergenceThroughput, convergenceProducts, convergenceUsers, convergenceReviews))
 	screens := fs.Bool("screens", false, fmt.Sprintf("instead of the benchmark, measure every screen that renders from one read (home, category page, search, product page, cart, order history, order detail, my account) against a bare handler serving the same bytes: %d wrk rounds of each, alternating (with --revisions, of each revision's shop too), then the shop at --rate for --duration (p99), then one more round under the profiler (where its CPU went); shop serve's defaults on the catalog of a first start (%d products, %d reviews), %s rounds, %d/s for %s unless given; --write-docs writes its section of docs/performance.md", wrkRounds, screensProducts, screensReviews, screensRound, screensRate, screensDuration))
+	fs.StringVar(&o.screenOnly, "screen", "", "with --screens: measure only the screens whose name contains this (case-insensitive), for a quick look; the docs take every screen, so not with --write-docs")
 	fs.StringVar(&o.screenProfiles, "cpuprofile-screens", "", "with --screens: also save each screen's CPU profile in this directory (SCREEN.pb.gz, go tool pprof)")
 	fs.IntVar(&o.throughput, "throughput", 0, "provisioned Request Units per second of each container of the started shop (SHOP_THROUGHPUT), and a report of what each physical partition spent and refused during the mix (0: unlimited, no report)")
 	if err := fs.Parse(args); err != nil {
@@ -170,6 +174,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if o.screenProfiles != "" && !*screens {
 		return errors.New("cpuprofile-screens: profiles the screens of --screens")
+	}
+	if o.screenOnly != "" && (!*screens || *writeDocs != "") {
+		return errors.New("screen: picks some of the screens of --screens, and the docs take them all (no --write-docs)")
 	}
 	if *screens {
 		if o.url != "" || *hotspots || *convergence || o.throughput > 0 {

@@ -219,6 +219,9 @@ func runScreens(ctx context.Context, o benchOptions) (screensReport, error) {
 	}
 	rep.SetupTime = time.Since(start).Round(time.Millisecond).String()
 	for _, s := range screens {
+		if o.screenOnly != "" && !strings.Contains(strings.ToLower(s.Name), strings.ToLower(o.screenOnly)) {
+			continue
+		}
 		r, err := measureScreen(ctx, wrk, shop, others, s, o, round)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", s.Name, err)
