@@ -125,3 +125,9 @@ func BenchmarkAdminOrdersSevenDays(b *testing.B) {
 func BenchmarkCartServed(b *testing.B) {
 	benchScreen(b, "/v1/cart", true, func(o *options) { o.served = true })
 }
+
+// BenchmarkSummaryServed is my account's screen through the same stack:
+// beside BenchmarkCartServed, what the cart's answer adds.
+func BenchmarkSummaryServed(b *testing.B) {
+	benchScreen(b, "/v1/me/summary", true, func(o *options) { o.served = true })
+}

@@ -21,14 +21,20 @@ func CORS(allowed []string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := w.Header()
-			// The answer depends on the Origin: caches must key on it.
-			if len(h["Vary"]) == 0 {
-				h["Vary"] = varyOrigin // the usual case, with no allocation
-			} else {
-				h.Add("Vary", "Origin")
+			preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+			if len(allowed) > 0 || preflight {
+				// The answer depends on the Origin: caches must key on
+				// it. With no origin allowed only a preflight's does (it
+				// is refused); every other answer is the same for all,
+				// and one header less keeps a screen's headers within
+				// the eight a Go map holds before it grows.
+				if len(h["Vary"]) == 0 {
+					h["Vary"] = varyOrigin // the usual case, with no allocation
+				} else {
+					h.Add("Vary", "Origin")
+				}
 			}
 			origin := r.Header.Get("Origin")
-			preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 			if preflight {
 				h.Add("Vary", "Access-Control-Request-Method")
 				h.Add("Vary", "Access-Control-Request-Headers")
