@@ -2,7 +2,6 @@ package httpserver
 
 import (
 	"bytes"
-	"container/list"
 	"io"
 	"net"
 	"net/http"
@@ -94,13 +93,67 @@ type Limiter struct {
 	mu     sync.Mutex
 	open   int
 	byAddr map[netip.Addr]*addrConns
-	idle   list.List // of *limitedConn, idle the longest first
+	idle   idleList // idle the longest first, linked by links[allIdle]
 }
 
 // addrConns is what the limiter knows of one client address.
 type addrConns struct {
 	open int
-	idle list.List // of *limitedConn, idle the longest first
+	idle idleList // idle the longest first, linked by links[addrIdle]
+}
+
+// The two idle lists a connection can be on, each through a link of its
+// own: every idle one (Limiter.idle) and its address's (addrConns.idle).
+const (
+	allIdle = iota
+	addrIdle
+)
+
+// idleList is a list of idle connections, the longest idle first, linked
+// through the connections themselves (limitedConn.links): a connection
+// goes idle and busy again between any two requests, and a list that
+// allocated an element each time would cost every request two.
+type idleList struct {
+	head, tail *limitedConn
+	len        int
+	link       int // which of a connection's links this list uses
+}
+
+// idleLink is a connection's place in one idle list.
+type idleLink struct {
+	prev, next *limitedConn
+	in         bool
+}
+
+func (l *idleList) pushBack(c *limitedConn) {
+	k := &c.links[l.link]
+	k.prev, k.next, k.in = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.links[l.link].next = c
+	} else {
+		l.head = c
+	}
+	l.tail = c
+	l.len++
+}
+
+func (l *idleList) remove(c *limitedConn) {
+	k := &c.links[l.link]
+	if !k.in {
+		return
+	}
+	if k.prev != nil {
+		k.prev.links[l.link].next = k.next
+	} else {
+		l.head = k.next
+	}
+	if k.next != nil {
+		k.next.links[l.link].prev = k.prev
+	} else {
+		l.tail = k.prev
+	}
+	*k = idleLink{}
+	l.len--
 }
 
 // A refused connection gets its 503 and then up to refusalLinger for its
@@ -122,6 +175,7 @@ func LimitConns(ln net.Listener, limits Limits, refusal []byte, srv *http.Server
 		refusal:   refusal,
 		lingering: make(chan struct{}, maxLingering),
 		byAddr:    map[netip.Addr]*addrConns{},
+		idle:      idleList{link: allIdle},
 	}
 	prev := srv.ConnState
 	srv.ConnState = func(c net.Conn, s http.ConnState) {
@@ -164,18 +218,18 @@ func (l *Limiter) admit(c net.Conn) (*limitedConn, []*limitedConn) {
 	defer l.mu.Unlock()
 	a := l.byAddr[key]
 	if a == nil {
-		a = &addrConns{}
+		a = &addrConns{idle: idleList{link: addrIdle}}
 		l.byAddr[key] = a
 	}
 	var evict []*limitedConn
 	if l.limits.PerAddr > 0 && a.open >= l.limits.PerAddr {
-		if e := a.idle.Front(); e != nil {
-			evict = append(evict, l.forgetLocked(e.Value.(*limitedConn)))
+		if c := a.idle.head; c != nil {
+			evict = append(evict, l.forgetLocked(c))
 		}
 	}
 	if l.limits.Total > 0 && l.open >= l.limits.Total {
-		if e := l.idle.Front(); e != nil {
-			evict = append(evict, l.forgetLocked(e.Value.(*limitedConn)))
+		if c := l.idle.head; c != nil {
+			evict = append(evict, l.forgetLocked(c))
 		}
 	}
 	if (l.limits.PerAddr > 0 && a.open >= l.limits.PerAddr) || (l.limits.Total > 0 && l.open >= l.limits.Total) {
@@ -208,11 +262,8 @@ func (l *Limiter) forgetLocked(c *limitedConn) *limitedConn {
 }
 
 func (l *Limiter) unidleLocked(c *limitedConn) {
-	if c.idleAll != nil {
-		l.idle.Remove(c.idleAll)
-		c.addr.idle.Remove(c.idleAddr)
-		c.idleAll, c.idleAddr = nil, nil
-	}
+	l.idle.remove(c)
+	c.addr.idle.remove(c)
 }
 
 // connState keeps the idle lists: a connection is idle between two
@@ -229,9 +280,9 @@ func (l *Limiter) connState(nc net.Conn, s http.ConnState) {
 		return
 	}
 	if s == http.StateIdle {
-		if c.idleAll == nil {
-			c.idleAll = l.idle.PushBack(c)
-			c.idleAddr = c.addr.idle.PushBack(c)
+		if !c.links[allIdle].in {
+			l.idle.pushBack(c)
+			c.addr.idle.pushBack(c)
 		}
 		return
 	}
@@ -282,7 +333,7 @@ type ConnStats struct {
 func (l *Limiter) Stats() ConnStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return ConnStats{Open: l.open, Idle: l.idle.Len(), Refused: l.refused.Load(), Evicted: l.evicted.Load()}
+	return ConnStats{Open: l.open, Idle: l.idle.len, Refused: l.refused.Load(), Evicted: l.evicted.Load()}
 }
 
 // openFrom is how many connections of the address of a are open.
@@ -319,8 +370,8 @@ type limitedConn struct {
 	key  netip.Addr
 	addr *addrConns
 	// Guarded by l.mu.
-	closed            bool
-	idleAll, idleAddr *list.Element
+	closed bool
+	links  [2]idleLink // its places in the idle lists (allIdle, addrIdle)
 }
 
 func (c *limitedConn) Close() error {
