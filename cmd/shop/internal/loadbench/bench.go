@@ -127,7 +127,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.SetOutput(stdout)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	markdown := fs.Bool("markdown", false, "print the report as a markdown section")
-	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's bench section (docs/performance.md)")
+	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's bench section (docs/performance.md); after a comma, more files, each getting the sections whose markers it holds (the workshop's module 08 holds the screens')")
 	var o benchOptions
 	fs.StringVar(&o.url, "url", "", "a shop already running on loopback, in dev mode (default: start shop serve as a process of its own)")
 	fs.StringVar(&o.shopBin, "shop", "", "the shop binary to start as shop serve (default: this program)")

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -77,6 +79,16 @@ named in it (` + "`--write-docs`" + `); rerun that command to refresh it rather
 than editing the figures by hand.
 `
 
+// hasDocSection reports whether the markdown file at path holds the begin
+// marker of the named section.
+func hasDocSection(path, name string) (bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(string(b), "<!-- begin: shop "+name+" (generated) -->\n"), nil
+}
+
 // writeDocSection replaces the named section of a markdown file (between
 // its begin and end markers) with body, appending the section if the file
 // has none yet and creating the file if needed.
@@ -108,7 +120,15 @@ func writeDocSection(path, name, body string) error {
 // Output is how `shop cost` and `shop bench` print their report.
 type Output struct {
 	JSON, Markdown bool
-	Docs           string // write the markdown into this file's section
+	// Docs is the file (or the comma-separated files) to write the
+	// markdown into: the first gets the report's section, added at its
+	// end if it has none; each other file gets the sections whose markers
+	// it holds, the report's own and Parts (a workshop module showing a
+	// table where its readers work).
+	Docs string
+	// Parts are smaller named sections of the same run (name → markdown),
+	// written only where a file holds their markers.
+	Parts map[string]func(io.Writer)
 }
 
 // Write prints rep as JSON, markdown or text, or writes its markdown into
@@ -116,12 +136,28 @@ type Output struct {
 func Write(stdout io.Writer, rep any, out Output, section string, markdown, text func(io.Writer)) error {
 	switch {
 	case out.Docs != "":
-		var b strings.Builder
-		markdown(&b)
-		if err := writeDocSection(out.Docs, section, b.String()); err != nil {
-			return err
+		for i, path := range strings.Split(out.Docs, ",") {
+			path = strings.TrimSpace(path)
+			parts := map[string]func(io.Writer){section: markdown}
+			for name, w := range out.Parts {
+				parts[name] = w
+			}
+			for _, name := range slices.Sorted(maps.Keys(parts)) {
+				if i > 0 || name != section {
+					if has, err := hasDocSection(path, name); err != nil {
+						return err
+					} else if !has {
+						continue
+					}
+				}
+				var b strings.Builder
+				parts[name](&b)
+				if err := writeDocSection(path, name, b.String()); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "wrote the %s section of %s\n", name, path)
+			}
 		}
-		fmt.Fprintf(stdout, "wrote the %s section of %s\n", section, out.Docs)
 	case out.JSON:
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

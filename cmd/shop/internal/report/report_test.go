@@ -1,6 +1,7 @@
 package report
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,30 @@ func TestWriteDocSection(t *testing.T) {
 				t.Errorf("file =\n%s\nwant\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestWriteIntoSeveralFiles: the first file gets the report's section;
+// another gets only the sections whose markers it holds, a part among
+// them, and nothing is appended to it.
+func TestWriteIntoSeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	perf, module := filepath.Join(dir, "performance.md"), filepath.Join(dir, "module.md")
+	moduleBefore := "# Module\n\n<!-- begin: shop cost part (generated) -->\nold\n<!-- end: shop cost part -->\n\nThe end.\n"
+	if err := os.WriteFile(module, []byte(moduleBefore), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := func(s string) func(w io.Writer) { return func(w io.Writer) { io.WriteString(w, s) } }
+	out := Output{Docs: perf + ", " + module, Parts: map[string]func(io.Writer){"cost part": text("part\n")}}
+	if err := Write(io.Discard, nil, out, "cost", text("whole\n"), text("")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(perf)
+	if want := docsHeader + "\n<!-- begin: shop cost (generated) -->\nwhole\n<!-- end: shop cost -->\n"; string(got) != want {
+		t.Errorf("first file:\n%s\nwant:\n%s", got, want)
+	}
+	got, _ = os.ReadFile(module)
+	if want := strings.Replace(moduleBefore, "old", "part", 1); string(got) != want {
+		t.Errorf("second file:\n%s\nwant:\n%s", got, want)
 	}
 }
