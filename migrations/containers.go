@@ -137,6 +137,18 @@ var Containers = []store.ContainerDef{
 		},
 	},
 	{
+		// Webhook subscriptions and their deliveries, one partition per
+		// subscription (domain/webhooks.go); a delivery done or given up
+		// carries its own ttl.
+		ID:               store.WebhooksContainer,
+		PartitionKeyPath: "/subscriptionId",
+		DefaultTTL:       ttl(-1),
+		IndexingPolicy: store.IndexingPolicy{
+			IncludedPaths: []string{"/type/?", "/status/?", "/nextAttemptAt/?", "/subject/?", "/sequence/?", "/createdAt/?"},
+			ExcludedPaths: []string{"/*"},
+		},
+	},
+	{
 		ID:               store.LeasesContainer,
 		PartitionKeyPath: "/id",
 		IndexingPolicy: store.IndexingPolicy{

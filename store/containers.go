@@ -12,4 +12,5 @@ const (
 	OrdersByStatusContainer     = "ordersByStatus"
 	LeasesContainer             = "leases"
 	InventoryContainer          = "inventory"
+	WebhooksContainer           = "webhooks"
 )

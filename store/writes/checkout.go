@@ -24,7 +24,7 @@ type CheckoutRequest struct {
 }
 
 // Currency is the currency of every price in the shop.
-const Currency = "usd"
+const Currency = domain.Currency
 
 // Checkout turns the user's cart into an order and carries the order
 // through the workflow (domain.Moves) for up to domain.CheckoutBound. It

@@ -1,0 +1,221 @@
+package domain
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Events are the shop's news for other systems (fulfilment, e-mail,
+// accounting): the transactional outbox. An event is a document written
+// in the SAME transactional batch as the change it reports, in the same
+// partition (an order's in `orders` under the user's key, a product's in
+// `products` under the product's id), so a change is never written
+// without its event nor an event without its change. The webhooks
+// feed workers read them from those containers' change feeds and deliver
+// them to the subscribed receivers (feedworkers/webhooks); each event
+// expires EventRetention after it was written (its own ttl).
+
+// Currency is the currency of every price in the shop (the payment
+// provider's lowercase code).
+const Currency = "usd"
+
+// TypeEvent is the type of an event document.
+const TypeEvent = "event"
+
+// EventRetention is how long an event document stays in its container
+// before its ttl removes it: longer than delivery may take
+// (webhooks.RetryHorizon), so an event is never gone while a delivery of
+// it is still being tried.
+const EventRetention = 7 * 24 * time.Hour
+
+// Event types. An order's events follow its workflow (Moves): each move
+// into a state another system acts on writes one; the checkout's inner
+// steps (pending, reserved) write none.
+const (
+	EventOrderAuthorized = "order.authorized" // the total is held on the card
+	EventOrderPlaced     = "order.placed"     // the order stands: fulfil it
+	EventOrderShipped    = "order.shipped"    // shipped, the payment captured
+	EventOrderDelivered  = "order.delivered"
+	EventOrderCancelled  = "order.cancelled" // units back, the authorization voided or the capture refunded
+	EventOrderRejected   = "order.rejected"  // out of stock, or the card declined
+	EventOrderExpired    = "order.expired"   // the checkout stalled and the sweeper ended it
+
+	EventProductPriceChanged        = "product.price_changed"
+	EventProductAvailabilityChanged = "product.availability_changed"
+	EventProductDeleted             = "product.deleted"
+)
+
+// EventTypes is every event type, the catalogue a subscription picks from
+// (openapi.yaml describes each under webhooks).
+var EventTypes = []string{
+	EventOrderAuthorized, EventOrderPlaced, EventOrderShipped, EventOrderDelivered,
+	EventOrderCancelled, EventOrderRejected, EventOrderExpired,
+	EventProductPriceChanged, EventProductAvailabilityChanged, EventProductDeleted,
+}
+
+// ValidEventType reports whether t is an event type.
+func ValidEventType(t string) bool { return slices.Contains(EventTypes, t) }
+
+// orderEvents is the event of each order status a move can end in; a
+// status missing here writes no event.
+var orderEvents = map[string]string{
+	StatusAuthorized: EventOrderAuthorized,
+	StatusPlaced:     EventOrderPlaced,
+	StatusShipped:    EventOrderShipped,
+	StatusDelivered:  EventOrderDelivered,
+	StatusCancelled:  EventOrderCancelled,
+	StatusRejected:   EventOrderRejected,
+	StatusExpired:    EventOrderExpired,
+}
+
+// OrderEventType is the event a move of an order into status writes, if
+// any.
+func OrderEventType(status string) (string, bool) {
+	t, ok := orderEvents[status]
+	return t, ok
+}
+
+// Event is one event document. Subject and Sequence order it: the
+// events of one subject (an order, a product) are delivered in Sequence
+// order, which only grows (an order's number of moves, a product's
+// Version), with gaps where a change wrote no event.
+type Event struct {
+	Meta
+	// EventType is one of EventTypes.
+	EventType string `json:"eventType"`
+	// Subject is the order's or the product's id; Sequence its place
+	// among the subject's events.
+	Subject  string `json:"subject"`
+	Sequence int64  `json:"sequence"`
+	// UserID is the order's partition key (orders); ProductID the
+	// product's (products). One of the two is set.
+	UserID     string    `json:"userId,omitempty"`
+	ProductID  string    `json:"productId,omitempty"`
+	OccurredAt time.Time `json:"occurredAt"`
+	// Order or Product is the payload: what a receiver needs to act on
+	// the event without calling the shop back.
+	Order   *OrderEventData   `json:"order,omitempty"`
+	Product *ProductEventData `json:"product,omitempty"`
+}
+
+// OrderEventData is an order as its events carry it.
+type OrderEventData struct {
+	ID              string      `json:"id"`
+	UserID          string      `json:"userId"`
+	Status          string      `json:"status"`
+	PreviousStatus  string      `json:"previousStatus"`
+	Customer        Customer    `json:"customer"`
+	Items           []OrderLine `json:"items"`
+	ItemCount       int         `json:"itemCount"`
+	SubtotalCents   int64       `json:"subtotalCents"`
+	TotalCents      int64       `json:"totalCents"`
+	Currency        string      `json:"currency"`
+	ShippingAddress Address     `json:"shippingAddress"`
+	CreatedAt       time.Time   `json:"createdAt"`
+	// Payment is what the provider holds of the money now:
+	// "authorized", "captured", "voided", "refunded", "declined" or
+	// "none".
+	Payment   string     `json:"payment"`
+	Rejection *Rejection `json:"rejection,omitempty"`
+}
+
+// ProductEventData is a product as its events carry it.
+type ProductEventData struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	CategoryID string `json:"categoryId"`
+	PriceCents int64  `json:"priceCents"`
+	Currency   string `json:"currency"`
+	// PreviousPriceCents is the price before a price change.
+	PreviousPriceCents int64 `json:"previousPriceCents,omitempty"`
+	// Availability is the stock status a shopper sees ("in_stock",
+	// "low_stock", "out_of_stock"; "" when stock is not tracked).
+	Availability         string `json:"availability"`
+	PreviousAvailability string `json:"previousAvailability,omitempty"`
+	Deleted              bool   `json:"deleted,omitempty"`
+}
+
+// EventID is the id of the sequence-th event of subject: derived, so
+// that writing the same event twice (a retried batch) is a conflict, not
+// a second event.
+func EventID(subject string, sequence int64) string {
+	return fmt.Sprintf("event-%s-%012d", subject, sequence)
+}
+
+// eventTTL is EventRetention in seconds, as a document's ttl.
+func eventTTL() *int {
+	s := int(EventRetention / time.Second)
+	return &s
+}
+
+// NewOrderEvent is the event a move of o (already moved, History
+// included) from status from writes, if its new status writes one. Its
+// sequence is the number of moves o has made: the same move always gives
+// the same id.
+func NewOrderEvent(o Order, from string) (Event, bool) {
+	t, ok := OrderEventType(o.Status)
+	if !ok {
+		return Event{}, false
+	}
+	seq := int64(len(o.History))
+	return Event{
+		Meta:       Meta{ID: EventID(o.ID, seq), Type: TypeEvent, SchemaVersion: SchemaVersion, TTL: eventTTL()},
+		EventType:  t,
+		Subject:    o.ID,
+		Sequence:   seq,
+		UserID:     o.UserID,
+		OccurredAt: o.LastUpdated,
+		Order: &OrderEventData{
+			ID: o.ID, UserID: o.UserID, Status: o.Status, PreviousStatus: from,
+			Customer: o.Customer, Items: o.Items, ItemCount: o.ItemCount,
+			SubtotalCents: o.SubtotalCents, TotalCents: o.TotalCents, Currency: Currency,
+			ShippingAddress: o.ShippingAddress, CreatedAt: o.CreatedAt,
+			Payment: cmp.Or(o.PaymentStatus(), "none"), Rejection: o.Rejection,
+		},
+	}, true
+}
+
+// NewProductEvents are the events a write of a product from before to
+// after writes with it: a price change, an availability change (the
+// status a shopper sees), a deletion; none for any other change. Their
+// sequence is after's Version, each event type's id its own: a product
+// write can announce a price and an availability at once.
+func NewProductEvents(before, after Product) []Event {
+	data := ProductEventData{
+		ID: after.ID, Name: after.Name, CategoryID: after.CategoryID,
+		PriceCents: after.PriceCents, Currency: after.Currency,
+		Availability: after.Availability.Status, Deleted: after.Deleted,
+	}
+	var types []string
+	switch {
+	case after.Deleted && !before.Deleted:
+		types = append(types, EventProductDeleted)
+	case after.Deleted:
+	default:
+		if after.PriceCents != before.PriceCents {
+			data.PreviousPriceCents = before.PriceCents
+			types = append(types, EventProductPriceChanged)
+		}
+		if after.Availability.Status != before.Availability.Status {
+			data.PreviousAvailability = before.Availability.Status
+			types = append(types, EventProductAvailabilityChanged)
+		}
+	}
+	var events []Event
+	for i, t := range types {
+		seq := after.Version*2 + int64(i)
+		d := data
+		events = append(events, Event{
+			Meta:       Meta{ID: EventID(after.ID, seq), Type: TypeEvent, SchemaVersion: SchemaVersion, TTL: eventTTL()},
+			EventType:  t,
+			Subject:    after.ID,
+			Sequence:   seq,
+			ProductID:  after.ID,
+			OccurredAt: after.LastUpdated,
+			Product:    &d,
+		})
+	}
+	return events
+}
