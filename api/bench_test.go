@@ -131,3 +131,9 @@ func BenchmarkCartServed(b *testing.B) {
 func BenchmarkSummaryServed(b *testing.B) {
 	benchScreen(b, "/v1/me/summary", true, func(o *options) { o.served = true })
 }
+
+// BenchmarkCategoryPageServed is the category page through the served
+// stack: a page of summaries, each rendered by the render memo.
+func BenchmarkCategoryPageServed(b *testing.B) {
+	benchScreen(b, "/v1/categories/books/products", false, func(o *options) { o.served = true })
+}

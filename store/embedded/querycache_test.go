@@ -1,0 +1,56 @@
+package embedded
+
+import (
+	"testing"
+
+	"github.com/reference-shop/shop/store"
+)
+
+// TestCompiledQueriesAreKeptPerText: a query compiled before comes back
+// with this run's continuation and scratch space of its own; queries
+// that differ in any part (a filter value's type among them) are
+// different queries; a refused query is refused again.
+func TestCompiledQueriesAreKeptPerText(t *testing.T) {
+	q := store.Query{PartitionKey: "books", Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: "productSummary"}}, OrderBy: "name", Limit: 20}
+	a, err := compile("productsByCategory", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Continuation = "next"
+	b, err := compile("productsByCategory", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.key == b.key || b.Continuation != "next" || a.Continuation != "" {
+		t.Errorf("keys %q and %q, continuations %q and %q: the continuation is each run's own", a.key, b.key, a.Continuation, b.Continuation)
+	}
+	if &a.found[0] == &b.found[0] {
+		t.Error("two runs share the filters' scratch space")
+	}
+	if a.shape() != b.shape() {
+		t.Error("one query, two shapes: a continuation would not resume it")
+	}
+
+	texts := map[string]store.Query{}
+	for _, v := range []any{"1", 1, int64(2), true} {
+		q := store.Query{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: v}}}
+		text, ok := queryText("c", q)
+		if !ok {
+			t.Fatalf("%T not spelled", v)
+		}
+		if prev, dup := texts[text]; dup {
+			t.Errorf("%v and %v have one text %q", prev.Filters[0].Value, v, text)
+		}
+		texts[text] = q
+	}
+	if _, ok := queryText("c", store.Query{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: 1.5}}}); ok {
+		t.Error("a float is spelled: 1 and 1.0 would need to be one value")
+	}
+
+	bad := store.Query{Limit: store.MaxQueryPageSize + 1}
+	for range 2 {
+		if _, err := compile("c", bad); err == nil {
+			t.Fatal("a query over the page size compiled")
+		}
+	}
+}
