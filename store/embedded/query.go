@@ -208,7 +208,8 @@ func (cq *compiledQuery) memoKey() string { return cq.key }
 // filter values encoded, its shape marshalled) cost the category page a
 // tenth of its CPU.
 func compile(container string, q store.Query) (*compiledQuery, error) {
-	text, ok := queryText(container, q)
+	var scratch [256]byte
+	text, ok := appendQueryText(scratch[:0], container, q)
 	if !ok {
 		return compileQuery(container, q)
 	}
@@ -229,7 +230,8 @@ func compile(container string, q store.Query) (*compiledQuery, error) {
 	return &run, nil
 }
 
-// compiledQueries keeps the queries compile compiled, by queryText.
+// compiledQueries keeps the queries compile compiled, by their text
+// (appendQueryText).
 var compiledQueries = queryCache{max: 4096}
 
 // queryCache is a bounded map of compiled queries: past max it starts
@@ -242,9 +244,11 @@ type queryCache struct {
 	m   map[string]*compiledQuery
 }
 
-func (c *queryCache) get(text string, build func() (*compiledQuery, error)) (*compiledQuery, error) {
+// get returns the query of text, compiling it with build the first time.
+// text is only read (the lookup converts it without a copy).
+func (c *queryCache) get(text []byte, build func() (*compiledQuery, error)) (*compiledQuery, error) {
 	c.mu.Lock()
-	cq, ok := c.m[text]
+	cq, ok := c.m[string(text)]
 	c.mu.Unlock()
 	if ok {
 		return cq, nil
@@ -258,47 +262,52 @@ func (c *queryCache) get(text string, build func() (*compiledQuery, error)) (*co
 	if c.m == nil || len(c.m) >= c.max {
 		c.m = map[string]*compiledQuery{}
 	}
-	c.m[text] = cq
+	c.m[string(text)] = cq
 	return cq, nil
 }
 
-// queryText is q but its continuation as one unambiguous string (each
-// part length-prefixed), or false when a filter value is of a type it
-// does not spell (the query is then compiled every time).
-func queryText(container string, q store.Query) (string, bool) {
-	var b strings.Builder
-	part := func(s string) {
-		b.WriteString(strconv.Itoa(len(s)))
-		b.WriteByte(':')
-		b.WriteString(s)
+// appendQueryText appends q but its continuation to b as one unambiguous
+// text (each part length-prefixed), or reports false when a filter value
+// is of a type it does not spell (the query is then compiled every time).
+func appendQueryText(b []byte, container string, q store.Query) ([]byte, bool) {
+	part := func(b []byte, kind byte, s string) []byte {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, kind)
+		return append(b, s...)
 	}
-	part(container)
-	part(q.PartitionKey)
-	part(q.OrderBy)
-	part(strconv.FormatBool(q.Desc))
-	part(strconv.Itoa(q.Limit))
-	part(strconv.Itoa(len(q.Filters)))
+	num := func(b []byte, kind byte, n int64) []byte {
+		b = strconv.AppendInt(b, n, 10)
+		return append(b, kind)
+	}
+	b = part(b, ':', container)
+	b = part(b, ':', q.PartitionKey)
+	b = part(b, ':', q.OrderBy)
+	if q.Desc {
+		b = append(b, 'd')
+	}
+	b = num(b, 'l', int64(q.Limit))
+	b = num(b, 'f', int64(len(q.Filters)))
 	for _, f := range q.Filters {
-		part(f.Path)
-		part(f.Op)
+		b = part(b, ':', f.Path)
+		b = part(b, ':', f.Op)
 		switch v := f.Value.(type) {
 		case string:
-			part("s" + v)
+			b = part(b, 's', v)
 		case bool:
-			part("b" + strconv.FormatBool(v))
+			b = part(b, 'b', strconv.FormatBool(v))
 		case int:
-			part("i" + strconv.Itoa(v))
+			b = num(b, 'i', int64(v))
 		case int64:
-			part("i" + strconv.FormatInt(v, 10))
+			b = num(b, 'i', v)
 		default:
-			return "", false
+			return b, false
 		}
 	}
-	part(strconv.Itoa(len(q.Select)))
+	b = num(b, 'p', int64(len(q.Select)))
 	for _, s := range q.Select {
-		part(s)
+		b = part(b, ':', s)
 	}
-	return b.String(), true
+	return b, true
 }
 
 // compileQuery is compile without compiledQueries.

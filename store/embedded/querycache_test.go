@@ -32,18 +32,30 @@ func TestCompiledQueriesAreKeptPerText(t *testing.T) {
 	}
 
 	texts := map[string]store.Query{}
-	for _, v := range []any{"1", 1, int64(2), true} {
-		q := store.Query{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: v}}}
-		text, ok := queryText("c", q)
+	for _, q := range []store.Query{
+		{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: "1"}}},
+		{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: 1}}},
+		{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: int64(2)}}},
+		{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: true}}},
+		{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: "true"}}},
+		{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: "a"}, {Path: "w", Op: store.OpEqual, Value: "b"}}},
+		{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: "a:1:w"}}},
+		{PartitionKey: "a", OrderBy: "b"},
+		{PartitionKey: "ab"},
+		{PartitionKey: "ab", Desc: true},
+		{Select: []string{"a", "b"}},
+		{Select: []string{"ab"}},
+	} {
+		text, ok := appendQueryText(nil, "c", q)
 		if !ok {
-			t.Fatalf("%T not spelled", v)
+			t.Fatalf("%+v not spelled", q)
 		}
-		if prev, dup := texts[text]; dup {
-			t.Errorf("%v and %v have one text %q", prev.Filters[0].Value, v, text)
+		if prev, dup := texts[string(text)]; dup {
+			t.Errorf("%+v and %+v have one text %q", prev, q, text)
 		}
-		texts[text] = q
+		texts[string(text)] = q
 	}
-	if _, ok := queryText("c", store.Query{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: 1.5}}}); ok {
+	if _, ok := appendQueryText(nil, "c", store.Query{Filters: []store.Filter{{Path: "v", Op: store.OpEqual, Value: 1.5}}}); ok {
 		t.Error("a float is spelled: 1 and 1.0 would need to be one value")
 	}
 
