@@ -25,7 +25,7 @@ const MaxOrderDays = 31
 // the cost headers count every partition touched.
 func handleAdminOrders(summaries *repo.OrderSummaries, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
+		q := queryOf(r)
 		status := q.Get("status")
 		if status == "" {
 			status = domain.StatusPlaced

@@ -137,3 +137,9 @@ func BenchmarkSummaryServed(b *testing.B) {
 func BenchmarkCategoryPageServed(b *testing.B) {
 	benchScreen(b, "/v1/categories/books/products", false, func(o *options) { o.served = true })
 }
+
+// BenchmarkSearchServed is search through the served stack: one query
+// on the search word's partition of productsByTerm.
+func BenchmarkSearchServed(b *testing.B) {
+	benchScreen(b, "/v1/search?q=book", false, func(o *options) { o.served = true })
+}

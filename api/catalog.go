@@ -67,7 +67,7 @@ func categoryPageParams(r *http.Request) (sort string, limit int, continuation s
 	if err != nil {
 		return "", 0, "", err
 	}
-	switch sort = r.URL.Query().Get("sort"); sort {
+	switch sort = queryOf(r).Get("sort"); sort {
 	case "":
 		sort = repo.SortByName
 	case repo.SortByName, repo.SortByPrice, repo.SortByRating:

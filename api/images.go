@@ -28,7 +28,7 @@ func handleProductImage(products *repo.Products) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		v := r.URL.Query().Get("v")
+		v := queryOf(r).Get("v")
 		if utf8.RuneCountInString(v) > maxImageVersion {
 			writeProblem(w, r, domain.Errorf(domain.EINVALID, "v: at most %d characters (the image's version, as the product's imageUrl gives it)", maxImageVersion))
 			return

@@ -34,6 +34,7 @@ import (
 type scope struct {
 	log    *slog.Logger // the server's logger, for writeProblem
 	bearer bearer       // what the Bearer token proved (withBearer)
+	query  url.Values   // the query string as withQuery parsed it (queryOf)
 }
 
 type scopeKey struct{}
@@ -362,14 +363,37 @@ func claimText(s string) bool {
 
 // withQuery refuses a query string that does not parse: url.Query would
 // silently drop the broken pair, and a page would answer from its start.
+// What it parsed is the request's query for the handlers (queryOf): one
+// parse per request, where each r.URL.Query() parses again (and a parse
+// is a map: a search or category page made three).
 func withQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		if r.URL.RawQuery == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
 			writeProblem(w, r, domain.Errorf(domain.EINVALID, "the query string is not valid: %v", err))
 			return
 		}
+		if s := scopeFrom(r.Context()); s != nil {
+			s.query = q
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// queryOf is r's query string parsed: withQuery's parse when it ran, a
+// parse of its own otherwise. Only read it: it is the request's.
+func queryOf(r *http.Request) url.Values {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	if s := scopeFrom(r.Context()); s != nil && s.query != nil {
+		return s.query
+	}
+	return r.URL.Query()
 }
 
 // requireAdmin refuses a valid token without the admin role.

@@ -28,7 +28,7 @@ func pageParams(r *http.Request) (limit int, continuation string, err error) {
 // pageParamsUpTo is pageParams for a route whose continuation may be up
 // to maxCont bytes (one that merges several queries' continuations).
 func pageParamsUpTo(r *http.Request, maxCont int) (limit int, continuation string, err error) {
-	q := r.URL.Query()
+	q := queryOf(r)
 	limit = store.DefaultPageSize
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)

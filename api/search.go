@@ -14,7 +14,7 @@ import (
 // Results are best rated first, then by name, ties by id (domain.SearchRank).
 func handleSearch(index *repo.SearchIndex, rs *renders) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		terms, err := domain.ParseQuery(r.URL.Query().Get("q"))
+		terms, err := domain.ParseQuery(queryOf(r).Get("q"))
 		if err != nil {
 			writeProblem(w, r, err)
 			return
