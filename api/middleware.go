@@ -56,9 +56,10 @@ func withContext(log *slog.Logger, d time.Duration) func(http.Handler) http.Hand
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := context.WithValue(r.Context(), scopeKey{}, &scope{log: log})
 			if d > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, d)
-				defer cancel()
+				// Its timer starts only if something waits (deadline.go).
+				var release func()
+				ctx, release = withLazyDeadline(ctx, time.Now().Add(d))
+				defer release()
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
