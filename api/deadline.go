@@ -32,14 +32,17 @@ type timedContext struct {
 	cancel context.CancelFunc
 }
 
-// withLazyDeadline returns parent with deadline d and the function that
-// releases its timer, if one was started.
-func withLazyDeadline(parent context.Context, d time.Time) (*deadlineContext, func()) {
-	c := &deadlineContext{Context: parent, deadline: d}
-	return c, func() {
-		if t := c.timed.Load(); t != nil {
-			t.cancel()
-		}
+// withLazyDeadline returns parent with deadline d. Call its release when
+// done with it, as the cancel of context.WithDeadline.
+func withLazyDeadline(parent context.Context, d time.Time) *deadlineContext {
+	return &deadlineContext{Context: parent, deadline: d}
+}
+
+// release stops the timer, if one was started, and cancels what was
+// derived from the context.
+func (c *deadlineContext) release() {
+	if t := c.timed.Load(); t != nil {
+		t.cancel()
 	}
 }
 

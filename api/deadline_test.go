@@ -17,8 +17,8 @@ func TestLazyDeadlineIsADeadline(t *testing.T) {
 
 	t.Run("BeforeTheDeadline", func(t *testing.T) {
 		d := time.Now().Add(time.Hour)
-		ctx, release := withLazyDeadline(parent, d)
-		defer release()
+		ctx := withLazyDeadline(parent, d)
+		defer ctx.release()
 		if got, ok := ctx.Deadline(); !ok || !got.Equal(d) {
 			t.Errorf("Deadline = %v, %v", got, ok)
 		}
@@ -31,8 +31,8 @@ func TestLazyDeadlineIsADeadline(t *testing.T) {
 	})
 
 	t.Run("PastTheDeadlineWithoutWaiting", func(t *testing.T) {
-		ctx, release := withLazyDeadline(parent, time.Now().Add(-time.Millisecond))
-		defer release()
+		ctx := withLazyDeadline(parent, time.Now().Add(-time.Millisecond))
+		defer ctx.release()
 		if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Err = %v", err)
 		}
@@ -47,8 +47,8 @@ func TestLazyDeadlineIsADeadline(t *testing.T) {
 	})
 
 	t.Run("DoneClosesAtTheDeadline", func(t *testing.T) {
-		ctx, release := withLazyDeadline(parent, time.Now().Add(20*time.Millisecond))
-		defer release()
+		ctx := withLazyDeadline(parent, time.Now().Add(20*time.Millisecond))
+		defer ctx.release()
 		<-ctx.Done() // the test's own timeout catches a Done that never closes
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) || ctx.Value(ctxKey{}) != "v" {
 			t.Errorf("Err = %v, Value = %v", ctx.Err(), ctx.Value(ctxKey{}))
@@ -57,8 +57,8 @@ func TestLazyDeadlineIsADeadline(t *testing.T) {
 
 	t.Run("TheParentEnds", func(t *testing.T) {
 		p, cancel := context.WithCancel(parent)
-		ctx, release := withLazyDeadline(p, time.Now().Add(time.Hour))
-		defer release()
+		ctx := withLazyDeadline(p, time.Now().Add(time.Hour))
+		defer ctx.release()
 		cancel()
 		if !errors.Is(ctx.Err(), context.Canceled) {
 			t.Errorf("Err = %v, want the parent's", ctx.Err())
@@ -67,7 +67,7 @@ func TestLazyDeadlineIsADeadline(t *testing.T) {
 	})
 
 	t.Run("ADerivedContextEndsWithIt", func(t *testing.T) {
-		ctx, release := withLazyDeadline(parent, time.Now().Add(time.Hour))
+		ctx := withLazyDeadline(parent, time.Now().Add(time.Hour))
 		// A context that context.WithCancel cannot register with gets a
 		// goroutine watching it: 100 children would be 100 goroutines.
 		before := runtime.NumGoroutine()
@@ -81,7 +81,7 @@ func TestLazyDeadlineIsADeadline(t *testing.T) {
 			t.Errorf("deriving %d contexts started %d goroutines: they should register with the deadline's context", len(children), n)
 		}
 		child := children[0]
-		release() // the handler returns: its timer is stopped, its children cancelled
+		ctx.release() // the handler returns: its timer is stopped, its children cancelled
 		<-child.Done()
 		if !errors.Is(child.Err(), context.Canceled) {
 			t.Errorf("child Err = %v", child.Err())

@@ -57,9 +57,9 @@ func withContext(log *slog.Logger, d time.Duration) func(http.Handler) http.Hand
 			ctx := context.WithValue(r.Context(), scopeKey{}, &scope{log: log})
 			if d > 0 {
 				// Its timer starts only if something waits (deadline.go).
-				var release func()
-				ctx, release = withLazyDeadline(ctx, time.Now().Add(d))
-				defer release()
+				dc := withLazyDeadline(ctx, time.Now().Add(d))
+				defer dc.release()
+				ctx = dc
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
@@ -122,35 +122,60 @@ func withCost(estimated bool) func(http.Handler) http.Handler {
 				ctx, m = store.WithMeter(r.Context())
 				r = r.WithContext(ctx)
 			}
-			hw := beforeHeader(w, func(h http.Header) {
-				setCostHeaders(h, m)
-				if estimated {
-					h["X-Request-Charge-Estimated"] = []string{"true"}
-				}
-			})
-			next.ServeHTTP(hw, r)
-			hw.flushHeader()
+			cw := &costWriter{headerWriter: headerWriter{ResponseWriter: w}, m: m, estimated: estimated}
+			cw.hook = cw
+			next.ServeHTTP(cw, r)
+			cw.flushHeader()
 		})
 	}
 }
 
-// headerWriter calls before once, as the headers are about to leave (the
-// first WriteHeader or Write): after the handler's last store call, so
-// that a middleware can write what the request did into them.
-type headerWriter struct {
-	http.ResponseWriter
-	before func(http.Header)
-	wrote  bool
+// costWriter writes what the request cost into its headers as they leave:
+// a headerWriter that carries the meter itself, one allocation per
+// request where a closure over it was a second.
+type costWriter struct {
+	headerWriter
+	m         *store.Meter
+	estimated bool
 }
 
+func (cw *costWriter) beforeHeader(h http.Header) {
+	setCostHeaders(h, cw.m)
+	if cw.estimated {
+		h["X-Request-Charge-Estimated"] = chargeEstimated
+	}
+}
+
+// chargeEstimated is the header's one value, shared: a full slice nobody
+// writes into.
+var chargeEstimated = []string{"true"}
+
+// headerWriter calls its hook once, as the headers are about to leave
+// (the first WriteHeader or Write): after the handler's last store call,
+// so that a middleware can write what the request did into them.
+type headerWriter struct {
+	http.ResponseWriter
+	hook  headerHook
+	wrote bool
+}
+
+// headerHook is what a headerWriter calls: an interface, so that a writer
+// can be its own hook (costWriter) with no closure to allocate.
+type headerHook interface{ beforeHeader(http.Header) }
+
+// hookFunc is a function as a headerHook.
+type hookFunc func(http.Header)
+
+func (f hookFunc) beforeHeader(h http.Header) { f(h) }
+
 func beforeHeader(w http.ResponseWriter, before func(http.Header)) *headerWriter {
-	return &headerWriter{ResponseWriter: w, before: before}
+	return &headerWriter{ResponseWriter: w, hook: hookFunc(before)}
 }
 
 func (hw *headerWriter) WriteHeader(status int) {
 	if !hw.wrote {
 		hw.wrote = true
-		hw.before(hw.Header())
+		hw.hook.beforeHeader(hw.Header())
 	}
 	hw.ResponseWriter.WriteHeader(status)
 }

@@ -162,6 +162,10 @@ func (h *httpInstruments) init(m metric.Meter) error {
 // Install it as the router's first middleware (r.Use) or around the
 // router. It puts a store.Meter in the context when there is none; a
 // middleware inside that also wants one must reuse store.MeterFrom's.
+// serverSpan starts a server span: built once, as an option built per
+// call is an allocation per request.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
 func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +175,7 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 			}
 			start := time.Now()
 			ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-			ctx, span := t.tracer.Start(ctx, spanName(r.Method, ""), trace.WithSpanKind(trace.SpanKindServer))
+			ctx, span := t.tracer.Start(ctx, spanName(r.Method, ""), serverSpan...)
 			defer span.End()
 			// One copy of the request for the span, the route, the meter
 			// and the status, which RequestLog inside reads too
