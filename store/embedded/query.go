@@ -63,10 +63,11 @@ func (c *Container) Query(ctx context.Context, q store.Query) (store.QueryPage, 
 		return store.QueryPage{}, err
 	}
 	defer st.release()
-	cq, err := compile(c.name, q)
+	run, err := compile(c.name, q)
 	if err != nil {
 		return store.QueryPage{}, err
 	}
+	cq := &run // on the stack: nothing keeps it past the query
 	var after *row
 	if q.Continuation != "" {
 		if after, err = c.resume(cq); err != nil {
@@ -207,11 +208,15 @@ func (cq *compiledQuery) memoKey() string { return cq.key }
 // screen runs the same few queries over and over, and compiling one (its
 // filter values encoded, its shape marshalled) cost the category page a
 // tenth of its CPU.
-func compile(container string, q store.Query) (*compiledQuery, error) {
+func compile(container string, q store.Query) (compiledQuery, error) {
 	var scratch [256]byte
 	text, ok := appendQueryText(scratch[:0], container, q)
 	if !ok {
-		return compileQuery(container, q)
+		cq, err := compileQuery(container, q)
+		if err != nil {
+			return compiledQuery{}, err
+		}
+		return *cq, nil
 	}
 	cq, err := compiledQueries.get(text, func() (*compiledQuery, error) {
 		base := q
@@ -219,7 +224,7 @@ func compile(container string, q store.Query) (*compiledQuery, error) {
 		return compileQuery(container, base)
 	})
 	if err != nil {
-		return nil, err
+		return compiledQuery{}, err
 	}
 	// The kept query is shared: this run gets its own continuation and
 	// its own scratch space for the filters.
@@ -227,7 +232,7 @@ func compile(container string, q store.Query) (*compiledQuery, error) {
 	run.Query.Continuation = q.Continuation
 	run.key = cq.key + q.Continuation
 	run.found = make([][]byte, len(cq.filters))
-	return &run, nil
+	return run, nil
 }
 
 // compiledQueries keeps the queries compile compiled, by their text
