@@ -316,6 +316,10 @@ type Query struct {
 
 // QueryPage is one page of query results.
 type QueryPage struct {
+	// Items are the caller's to read, never to write: an adapter may
+	// hand the same bytes to several callers (the embedded store's query
+	// memo does). Decoding reads them; a caller that wants to change one
+	// copies it first.
 	Items [][]byte
 	// Continuation is "" on the last page, and only there: a page
 	// shorter than the limit is not the end (see Query.Limit).

@@ -72,9 +72,10 @@ func (m *queryMemo) get(key string, snapshot int, now time.Time) (store.QueryPag
 	if !ok || p.snapshot > snapshot || m.wrote.Load() > int64(p.snapshot) || now.UnixNano() >= p.until {
 		return store.QueryPage{}, false
 	}
-	page := p.page
-	page.Items = cloneItems(p.page.Items)
-	return page, true
+	// Shared, not copied: QueryPage.Items are read-only to every caller
+	// (store/port.go), and a page of a category is a few KB a request
+	// would otherwise copy and collect.
+	return p.page, true
 }
 
 // cloneItems copies items into one new array: two allocations, not one
