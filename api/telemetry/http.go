@@ -162,6 +162,35 @@ func (h *httpInstruments) init(m metric.Meter) error {
 // Install it as the router's first middleware (r.Use) or around the
 // router. It puts a store.Meter in the context when there is none; a
 // middleware inside that also wants one must reuse store.MeterFrom's.
+// canonicalCarrier is propagation.HeaderCarrier reading the W3C headers
+// by their canonical names, spelled once: the propagators ask for
+// "traceparent", "tracestate" and "baggage", and http.Header.Get turns
+// each into "Traceparent" anew, an allocation per name per request.
+type canonicalCarrier http.Header
+
+// canonicalNames are the propagators' header names, canonical.
+var canonicalNames = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+		m[k] = http.CanonicalHeaderKey(k)
+	}
+	return m
+}()
+
+func (c canonicalCarrier) Get(key string) string {
+	if name, ok := canonicalNames[key]; ok {
+		if v := c[name]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	return propagation.HeaderCarrier(c).Get(key)
+}
+
+func (c canonicalCarrier) Set(key, value string) { propagation.HeaderCarrier(c).Set(key, value) }
+
+func (c canonicalCarrier) Keys() []string { return propagation.HeaderCarrier(c).Keys() }
+
 // serverSpan starts a server span: built once, as an option built per
 // call is an allocation per request.
 var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
@@ -174,7 +203,7 @@ func Middleware(t *Telemetry) func(http.Handler) http.Handler {
 				return
 			}
 			start := time.Now()
-			ctx := t.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+			ctx := t.propagator.Extract(r.Context(), canonicalCarrier(r.Header))
 			ctx, span := t.tracer.Start(ctx, spanName(r.Method, ""), serverSpan...)
 			defer span.End()
 			// One copy of the request for the span, the route, the meter
