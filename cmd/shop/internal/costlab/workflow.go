@@ -87,6 +87,9 @@ type workflowResult struct {
 	MovePatchSent float64      `json:"movePatchBytesSent"`
 	// Cheaper says where a transition could cost less, from the figures.
 	Cheaper []string `json:"cheaper"`
+	// Events is what the outbox's events add: checkouts of each of
+	// checkoutLines and a person's moves, with and without them.
+	Events []eventCost `json:"events"`
 }
 
 // A move of the checkout: its calls run up to and including the first
