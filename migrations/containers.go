@@ -67,7 +67,7 @@ var Containers = []store.ContainerDef{
 		DefaultTTL:       ttl(-1), // idempotency records carry their own ttl
 		IndexingPolicy: store.IndexingPolicy{
 			IncludedPaths: []string{"/*"},
-			ExcludedPaths: []string{"/items/*", "/shippingAddress/*", "/customer/*", "/\"_etag\"/?"},
+			ExcludedPaths: []string{"/items/*", "/shippingAddress/*", "/customer/*", "/order/*", "/\"_etag\"/?"},
 			// Order history: ORDER BY createdAt DESC, id DESC (ties by id),
 			// the one ordered query of the container. A composite index
 			// serves only the ORDER BY it matches exactly (index-composite)

@@ -313,3 +313,21 @@ func faultyOrders(st store.Store, rate float64) *faults.Store {
 		{Ops: []faults.Op{faults.OpBatch}, Containers: []string{store.OrdersContainer}, Unavailable: rate},
 	}})
 }
+
+// TestWithoutEventsWritesNone: the cost lab's repositories with the
+// outbox off (repo.NewWithoutEvents) make the same checkout and moves
+// and write no event, so the lab's "without" is the same work less the
+// events.
+func TestWithoutEventsWritesNone(t *testing.T) {
+	s := newShop(t, map[string]int64{"p1": 5})
+	s.fill("u1", 1, "p1")
+	w := writes.New(repo.NewWithoutEvents(s.st, 0), s.pay, nil)
+	o, err := w.Checkout(t.Context(), checkout("u1", "k1", "pm_card_visa"))
+	if err != nil || o.Status != domain.StatusPlaced {
+		t.Fatalf("checkout: %v %s", err, o.Status)
+	}
+	if o, err = w.SetOrderStatus(t.Context(), "u1", o.ID, "", domain.StatusShipped); err != nil {
+		t.Fatal(err)
+	}
+	checkOrderEvents(t, s.st, o)
+}

@@ -14,6 +14,23 @@ import (
 // figures compare the same work with the events and without them
 // (repo.NewWithoutEvents, the lab's alone).
 
+// eventsIndexed is what the events added when their payload was indexed,
+// as this lab measured it on commit 9d93e0a (go run ./cmd/shop cost, 200
+// of each): the orders container indexed every path but an order's
+// items, address and customer, so an event's copy of them (/order/*) was
+// indexed, term by term, and an event cost more the more lines it
+// carried. The container now excludes /order/* (migrations/containers.go):
+// nothing queries an event's payload, the webhooks feed reads events
+// whole from the change feed. Kept here, not measured again.
+var eventsIndexed = map[string]float64{
+	"checkout of 1 tracked lines":  37.90,
+	"checkout of 3 tracked lines":  47.80,
+	"checkout of 10 tracked lines": 79.30,
+	"ship a placed order":          23.90,
+	"cancel a placed order":        23.90,
+	"cancel a shipped order":       23.90,
+}
+
 // checkoutEvents is how many events a checkout that places its order
 // writes: order.authorized and order.placed.
 const checkoutEvents = 2
@@ -35,6 +52,9 @@ type eventCost struct {
 	AddedRU  float64 `json:"addedRU"`
 	// PerEventRU is AddedRU / Events.
 	PerEventRU float64 `json:"perEventRU"`
+	// IndexedAddedRU is what the events added with their payload
+	// indexed (eventsIndexed).
+	IndexedAddedRU float64 `json:"indexedAddedRU"`
 }
 
 func newEventCost(work string, events int, with, without []sample) eventCost {
@@ -46,6 +66,7 @@ func newEventCost(work string, events int, with, without []sample) eventCost {
 	if events > 0 {
 		c.PerEventRU = report.Round2(c.AddedRU / float64(events))
 	}
+	c.IndexedAddedRU = eventsIndexed[work]
 	return c
 }
 
