@@ -9,7 +9,7 @@ import (
 )
 
 // paymentsNote says what the before and after of payments are.
-const paymentsNote = "before: the checkout of tracked lines as this lab measured it on commit 88688ba, the last before payments (checkoutsBeforePayments): the key's record and the cart read, each line's stock read, the cart's marker, one take per line, then the summary read and ONE batch writing the order placed with the customerSummary; the cart's settle came after the answer and was not counted. After: the workflow, the tracked figures of the inventory table: the order opened pending, moved to reserved after the takes, to authorized after the provider (no Request Unit), to placed with the summary, and the placed order's effects (a commit per line, the cart's settle: a read and a replace), all before the answer"
+const paymentsNote = "before: the checkout of tracked lines as this lab measured it on commit 88688ba, the last before payments (checkoutsBeforePayments): the key's record and the cart read, each line's stock read, the cart's marker, one take per line, then the summary read and ONE batch writing the order placed with the customerSummary; the cart's settle came after the answer and was not counted. After: the workflow, the tracked figures of the inventory table: the order opened pending, moved to reserved after the takes, to authorized after the provider (no Request Unit), to placed with the summary (the moves to authorized and placed each with its event, the outbox's), and the placed order's effects (a commit per line, the cart's settle: a read and a replace), all before the answer"
 
 // workflowNote says how the transitions were measured.
 func workflowNote(w workflowResult) string {
@@ -166,7 +166,7 @@ func cheaperNotes(w workflowResult) []string {
 		reserved, authorized, placed, orderBytes, w.MovePatchSent, w.MovePatch.RequestUnits, shipped, verdict))
 
 	reserve := w.transition("reserve")
-	out = append(out, fmt.Sprintf("Two of those moves are writes of their own: the move to reserved (%.2f RU of the reserve's %.2f) could ride in the open batch if the takes came first, the order created reserved, at the price of units taken before any order records them (a checkout that died between the two would leave units held that no order gives back); the move to authorized (%.2f RU) only records the payment id, which the place batch could carry, the authorization's key answering the same payment if it is asked again. Each would save a checkout one write of the order: one store op, about the %.2f RU of a replace.",
+	out = append(out, fmt.Sprintf("Two of those moves are writes of their own: the move to reserved (%.2f RU of the reserve's %.2f) could ride in the open batch if the takes came first, the order created reserved, at the price of units taken before any order records them (a checkout that died between the two would leave units held that no order gives back); the move to authorized (%.2f RU) only records the payment id and writes order.authorized, which the place batch could carry with order.placed, the authorization's key answering the same payment if it is asked again. Each would save a checkout one write of the order: one store op, about the %.2f RU of a replace.",
 		reserved, reserve.RequestUnits, authorized, reserved))
 
 	pass := w.transition(feedPass)
