@@ -20,7 +20,7 @@ func ttl(seconds int) *int { return &seconds }
 // expire by TTL instead of being deleted by a job (Cosmos time to live).
 const CartTTL = 30 * 24 * 3600
 
-// Containers are the shop's nine containers as data, named by the store
+// Containers are the shop's ten containers as data, named by the store
 // package's constants (store.ProductsContainer, ...).
 var Containers = []store.ContainerDef{
 	{
