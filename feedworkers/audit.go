@@ -38,6 +38,12 @@ const (
 	// RoleBookkeeping: a record of a protocol (an idempotency key, a
 	// lease, a fan-out record), neither a source of a copy nor a copy.
 	RoleBookkeeping = "bookkeeping"
+	// RoleEvent: an event of the outbox (domain.Event), written in the
+	// batch of the change it reports and read by the webhooks feed; no
+	// copy derives from it and it is derived from no current source (it
+	// reports a change, which the source has since moved past), so the
+	// audit counts it and leaves it to its ttl.
+	RoleEvent = "event"
 )
 
 // Kinds lists every document type of every container and its role. The
@@ -48,6 +54,7 @@ var Kinds = map[string]map[string]string{
 	store.ProductsContainer: {
 		domain.TypeProduct:    RoleSource,
 		domain.TypeCategories: RoleSource,
+		domain.TypeEvent:      RoleEvent,
 	},
 	store.ReviewsContainer: {domain.TypeReview: RoleSource},
 	store.CartsContainer:   {domain.TypeCart: RoleSource},
@@ -56,6 +63,7 @@ var Kinds = map[string]map[string]string{
 		domain.TypeCustomerSummary: RoleCopy,
 		domain.TypeIdempotency:     RoleBookkeeping,
 		domain.TypeVoidedOrder:     RoleBookkeeping,
+		domain.TypeEvent:           RoleEvent,
 	},
 	store.InventoryContainer: {
 		domain.TypeStock:       RoleSource,
@@ -68,6 +76,12 @@ var Kinds = map[string]map[string]string{
 		domain.TypeSearchLedger:    RoleBookkeeping,
 	},
 	store.OrdersByStatusContainer: {domain.TypeOrderSummary: RoleCopy},
+	// Webhook subscriptions and their deliveries: the webhooks engine's
+	// own records, holding no copy; not scanned.
+	store.WebhooksContainer: {
+		domain.TypeSubscription: RoleSource,
+		domain.TypeDelivery:     RoleBookkeeping,
+	},
 	// The processors' own records: leases, dead letters, fan-out records.
 	store.LeasesContainer: nil,
 }

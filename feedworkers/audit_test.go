@@ -274,6 +274,10 @@ func TestAuditFindsAndRepairsPlantedDrift(t *testing.T) {
 		}
 		return out
 	}
+	events := eventIDs(t, st)
+	if len(events) == 0 {
+		t.Fatal("the sample's checkouts wrote no event: the audit's leaving them alone is not tested")
+	}
 	r := audit(t, st, feedworkers.AuditOptions{})
 	if got := found(r); !maps.Equal(got, want) {
 		for _, d := range r.Differences {
@@ -293,6 +297,24 @@ func TestAuditFindsAndRepairsPlantedDrift(t *testing.T) {
 		}
 		t.Fatalf("after the repair the audit still finds %d differences", len(r.Differences))
 	}
+	if got := eventIDs(t, st); !slices.Equal(got, events) {
+		t.Errorf("the repair changed the outbox's events: %d before, %d after", len(events), len(got))
+	}
+}
+
+// eventIDs lists the events in the orders and products containers, for
+// a test that wants them left alone.
+func eventIDs(t *testing.T, st store.Store) []string {
+	t.Helper()
+	var ids []string
+	for _, c := range []string{store.OrdersContainer, store.ProductsContainer} {
+		for _, it := range snapshot(t, st, c) {
+			if strings.Contains(it, `"type":"event"`) {
+				ids = append(ids, it)
+			}
+		}
+	}
+	return ids
 }
 
 func joinIDs(ids []string) string {

@@ -20,7 +20,7 @@ func ttl(seconds int) *int { return &seconds }
 // expire by TTL instead of being deleted by a job (Cosmos time to live).
 const CartTTL = 30 * 24 * 3600
 
-// Containers are the shop's nine containers as data, named by the store
+// Containers are the shop's ten containers as data, named by the store
 // package's constants (store.ProductsContainer, ...).
 var Containers = []store.ContainerDef{
 	{
@@ -67,7 +67,7 @@ var Containers = []store.ContainerDef{
 		DefaultTTL:       ttl(-1), // idempotency records carry their own ttl
 		IndexingPolicy: store.IndexingPolicy{
 			IncludedPaths: []string{"/*"},
-			ExcludedPaths: []string{"/items/*", "/shippingAddress/*", "/customer/*", "/\"_etag\"/?"},
+			ExcludedPaths: []string{"/items/*", "/shippingAddress/*", "/customer/*", "/order/*", "/\"_etag\"/?"},
 			// Order history: ORDER BY createdAt DESC, id DESC (ties by id),
 			// the one ordered query of the container. A composite index
 			// serves only the ORDER BY it matches exactly (index-composite)

@@ -17,7 +17,7 @@ var environment = []setting{
 	{"", "COSMOS_USE_ENTRA_ID", "false", "keyless: Microsoft Entra ID through DefaultAzureCredential"},
 	{"", "COSMOS_EMULATOR", "false (true with the emulator's well-known key)", "talk to the Cosmos emulator"},
 	{"", "COSMOS_INSECURE_SKIP_VERIFY", "false", "skip TLS certificate checks (the emulator over https only)"},
-	{"", "COSMOS_AUTOSCALE_MAX_RU", "0 (no database throughput)", "autoscale maximum RU/s of a database `shop migrate` creates, shared by its containers; unset on a provisioned-throughput account, Cosmos gives each container it creates 400 RU/s manual (9 containers: 3,600 RU/s); leave it unset on serverless"},
+	{"", "COSMOS_AUTOSCALE_MAX_RU", "0 (no database throughput)", "autoscale maximum RU/s of a database `shop migrate` creates, shared by its containers; unset on a provisioned-throughput account, Cosmos gives each container it creates 400 RU/s manual (10 containers: 4,000 RU/s); leave it unset on serverless"},
 	{"", "OTEL_TRACES_EXPORTER", "none", "otlp, console or none"},
 	{"", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318", "where otlp traces go (OTLP over HTTP)"},
 	{"", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", "the traces endpoint itself, overriding the one above"},

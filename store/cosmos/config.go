@@ -57,7 +57,7 @@ type Config struct {
 	// nothing, which is what a serverless account needs; on an account
 	// with provisioned throughput Cosmos then gives each container it
 	// creates its default of 400 RU/s of manual throughput, billed per
-	// container (nine containers: 3,600 RU/s). Containers never ask for
+	// container (ten containers: 4,000 RU/s). Containers never ask for
 	// throughput of their own (TestThroughputOfCreatedContainers).
 	Throughput int
 	// TracerProvider, when set, receives the SDK's own spans (one per HTTP

@@ -12,11 +12,18 @@ import (
 // Orders is the repository of `orders` (pk /userId). A user's orders, the
 // idempotency records of their checkouts and their customerSummary share
 // one logical partition, so a checkout commits all three in ONE
-// transactional batch (transactions need a shared partition key).
-type Orders struct{ c store.Container }
+// transactional batch (transactions need a shared partition key). So do
+// the order's events (domain.NewOrderEvent), the outbox: each move that
+// writes one writes it in the move's own batch.
+type Orders struct {
+	c store.Container
+	// noEvents leaves the events out of the batches: only the cost lab
+	// sets it (NewWithoutEvents), to measure what the outbox costs.
+	noEvents bool
+}
 
 // NewOrders returns the orders repository over s.
-func NewOrders(s store.Store) *Orders { return &Orders{s.Container(store.OrdersContainer)} }
+func NewOrders(s store.Store) *Orders { return &Orders{c: s.Container(store.OrdersContainer)} }
 
 // IdempotencyTTL is how long a checkout's Idempotency-Key is remembered.
 const IdempotencyTTL = 7 * 24 * 3600
@@ -161,7 +168,9 @@ var (
 // taken order id is ErrOrderExists and a taken key ErrKeyUsed (the batch
 // reports the first operation that failed, so the order's comes first);
 // a summary changed by a concurrent checkout is re-read and the batch
-// retried (Retry).
+// retried (Retry). An order written in a state with an event (placed)
+// writes that event in the batch too, from no status (a checkout's
+// pending order has none).
 func (r *Orders) Open(ctx context.Context, o domain.Order, idem domain.Idempotency) (domain.Order, error) {
 	ttl := IdempotencyTTL
 	idem.Meta = domain.Meta{ID: domain.IdempotencyID(idem.Key), Type: domain.TypeIdempotency, SchemaVersion: domain.SchemaVersion, TTL: &ttl}
@@ -175,9 +184,14 @@ func (r *Orders) Open(ctx context.Context, o domain.Order, idem domain.Idempoten
 		return domain.Order{}, err
 	}
 	st, _ := domain.StateOf(o.Status)
+	eventOp, hasEvent, err := r.eventOp(o, "")
+	if err != nil {
+		return domain.Order{}, err
+	}
 	var opened domain.Order
 	err = Retry(ctx, func() error {
 		ops := []store.BatchOp{{Kind: store.BatchCreate, Item: orderDoc}, {Kind: store.BatchCreate, Item: idemDoc}}
+		sumAt := -1
 		if st.Counted {
 			sum, err := r.Summary(ctx, o.UserID)
 			if err != nil {
@@ -189,7 +203,13 @@ func (r *Orders) Open(ctx context.Context, o domain.Order, idem domain.Idempoten
 			if err != nil {
 				return err
 			}
+			sumAt = len(ops)
 			ops = append(ops, op)
+		}
+		eventAt := -1
+		if hasEvent {
+			eventAt = len(ops)
+			ops = append(ops, eventOp)
 		}
 		res, err := r.c.ExecuteBatch(ctx, o.UserID, ops)
 		switch failed := firstFailed(res); {
@@ -200,8 +220,12 @@ func (r *Orders) Open(ctx context.Context, o domain.Order, idem domain.Idempoten
 			return ErrOrderExists
 		case failed == 1 && domain.IsCode(err, domain.ECONFLICT):
 			return ErrKeyUsed
-		case failed == 2:
+		case failed == sumAt && sumAt > 0:
 			return Lost(err) // the summary changed, or another first order created it
+		case failed == eventAt && eventAt > 0 && domain.IsCode(err, domain.ECONFLICT):
+			// The order's event is there without the order: its id was
+			// used once (an order since deleted), as a taken order id is.
+			return ErrOrderExists
 		}
 		return err
 	})
@@ -220,9 +244,12 @@ var ErrMoved = domain.Errorf(domain.EPRECONDITION, "the order moved on meanwhile
 // (placed) adds the order to the customerSummary and one out of it
 // (cancelled) takes it out, If-Match on the summary read; a move into
 // rejected or expired deletes the idempotency record, so the key is free
-// again, as after a refusal that wrote nothing. ErrMoved when the order
-// changed since it was read; a summary changed underneath is re-read and
-// the batch retried (Retry).
+// again, as after a refusal that wrote nothing. A move into a state with
+// an event (domain.NewOrderEvent) creates the event last: the event is
+// written exactly when the move is. ErrMoved when the order changed since
+// it was read, or when the move's event exists already (its id derives
+// from the number of moves: the same move committed before); a summary
+// changed underneath is re-read and the batch retried (Retry).
 func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.Order, error) {
 	etag := o.ETag
 	doc, err := encode(o)
@@ -231,6 +258,10 @@ func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.
 	}
 	was, _ := domain.StateOf(from)
 	now, _ := domain.StateOf(o.Status)
+	eventOp, hasEvent, err := r.eventOp(o, from)
+	if err != nil {
+		return domain.Order{}, err
+	}
 	var (
 		moved   domain.Order
 		keyGone bool // the key's record is gone already (its ttl, a repair)
@@ -262,12 +293,19 @@ func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.
 				ops = append(ops, store.BatchOp{Kind: store.BatchDelete, ID: domain.IdempotencyID(o.IdempotencyKey)})
 			}
 		}
+		eventAt := -1
+		if hasEvent {
+			eventAt = len(ops)
+			ops = append(ops, eventOp)
+		}
 		res, err := r.c.ExecuteBatch(ctx, o.UserID, ops)
 		switch failed := firstFailed(res); {
 		case err == nil:
 			moved, err = Decode[domain.Order](res.Results[0].Item)
 			return err
 		case failed == 0 && (domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND)):
+			return ErrMoved
+		case failed == eventAt && eventAt > 0 && domain.IsCode(err, domain.ECONFLICT):
 			return ErrMoved
 		case failed == sumAt && sumAt > 0:
 			// The summary changed (412), or another first checkout
@@ -281,6 +319,21 @@ func (r *Orders) Move(ctx context.Context, o domain.Order, from string) (domain.
 		return err
 	})
 	return moved, err
+}
+
+// eventOp is the create of the event a move of o from status from
+// writes (from "" for an order opened in its status), and whether there
+// is one: none when o's status writes no event, or the events are off.
+func (r *Orders) eventOp(o domain.Order, from string) (store.BatchOp, bool, error) {
+	ev, ok := domain.NewOrderEvent(o, from)
+	if !ok || r.noEvents {
+		return store.BatchOp{}, false, nil
+	}
+	doc, err := encode(ev)
+	if err != nil {
+		return store.BatchOp{}, false, err
+	}
+	return store.BatchOp{Kind: store.BatchCreate, Item: doc}, true, nil
 }
 
 // firstFailed is the index of the batch operation that failed, -1 if none

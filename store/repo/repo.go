@@ -48,3 +48,14 @@ func New(s store.Store, statusBuckets int) *Set {
 		Search:           NewSearchIndex(s),
 	}
 }
+
+// NewWithoutEvents is New with the outbox off: the orders' moves write no
+// event (Orders.Move). Only the cost lab uses it, to measure what the
+// events cost a checkout and a move beside the same work without them;
+// the shop itself always writes them (nothing the API or the feeds build
+// calls this).
+func NewWithoutEvents(s store.Store, statusBuckets int) *Set {
+	set := New(s, statusBuckets)
+	set.Orders.noEvents = true
+	return set
+}

@@ -34,7 +34,10 @@ type Payments interface {
 //     has none held or committed;
 //   - for each product in stocked, available + held + committed units
 //     equal what was stocked;
-//   - no cart keeps the marker of an order that rests.
+//   - no cart keeps the marker of an order that rests;
+//   - every move of an order into a state with an event (its History)
+//     has exactly that event, at the move's sequence, and every event
+//     reports a move the order made (the outbox: CheckEvents).
 func Check(ctx context.Context, st store.Store, pay Payments, stocked map[string]int64) ([]string, error) {
 	var bad []string
 	orders, err := all[domain.Order](ctx, st.Container(store.OrdersContainer), domain.TypeOrder)
@@ -109,7 +112,56 @@ func Check(ctx context.Context, st store.Store, pay Payments, stocked map[string
 			bad = append(bad, fmt.Sprintf("cart of %s keeps the marker of order %s, which is %s", c.UserID, id, rest[id]))
 		}
 	}
-	return bad, nil
+	events, err := all[domain.Event](ctx, st.Container(store.OrdersContainer), domain.TypeEvent)
+	if err != nil {
+		return nil, err
+	}
+	return append(bad, CheckEvents(orders, events)...), nil
+}
+
+// CheckEvents compares the orders' events with their moves: a move into
+// a state with an event (domain.OrderEventType) at place n of the
+// order's History must have written the event of sequence n and that
+// type, and an event must report such a move; an order opened in a
+// state with an event (one written placed, with no History yet: the
+// sample data's) has it at sequence 0. It returns what does not match.
+func CheckEvents(orders []domain.Order, events []domain.Event) []string {
+	var bad []string
+	have := map[string]domain.Event{}
+	for _, e := range events {
+		have[e.ID] = e
+	}
+	for _, o := range orders {
+		want := map[string]string{} // id → type
+		opened := o.Status
+		if len(o.History) > 0 {
+			opened = o.History[0].From
+		}
+		if t, ok := domain.OrderEventType(opened); ok {
+			want[domain.EventID(o.ID, 0)] = t
+		}
+		for i, step := range o.History {
+			if t, ok := domain.OrderEventType(step.To); ok {
+				want[domain.EventID(o.ID, int64(i+1))] = t
+			}
+		}
+		for id, t := range want {
+			e, ok := have[id]
+			switch {
+			case !ok:
+				bad = append(bad, fmt.Sprintf("order %s (%s) made a move to %s, but its event %s is missing", o.ID, o.Status, t, id))
+			case e.EventType != t || e.Subject != o.ID || e.UserID != o.UserID:
+				bad = append(bad, fmt.Sprintf("event %s is %s of %s, want %s of order %s", id, e.EventType, e.Subject, t, o.ID))
+			}
+			delete(have, id)
+		}
+	}
+	for _, e := range have {
+		if e.Order != nil {
+			bad = append(bad, fmt.Sprintf("event %s (%s of order %s) reports no move the order made", e.ID, e.EventType, e.Subject))
+		}
+	}
+	return bad
 }
 
 // checkMoney checks an order's payments against what its state holds.

@@ -79,6 +79,9 @@ type inventoryLab struct {
 	// rawOrders writes the workflow measure's copies (movePatch).
 	rawOrders store.Container
 	w         *writes.Writes
+	// quiet is w with the outbox off (repo.NewWithoutEvents): the same
+	// work without its events, for the events' cost (eventCosts).
+	quiet     *writes.Writes
 	pay       *payembedded.Provider // the checkouts' payments (no Request Unit)
 	untracked []domain.Product
 	tracked   []domain.Product
@@ -95,6 +98,7 @@ func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, e
 	}
 	l.pay = pay
 	l.w = writes.New(l.ms, pay, time.Now)
+	l.quiet = writes.New(repo.NewWithoutEvents(ms, 0), pay, time.Now)
 	rw := writes.New(l.raw, pay, time.Now)
 	for i := range 10 {
 		for _, tracked := range []bool{false, true} {
@@ -123,12 +127,17 @@ func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, e
 // unit each, unmetered), then checks it out through the shop's own write
 // path on the metered store.
 func (l *inventoryLab) checkout(ctx context.Context, products []domain.Product, n int) (sample, error) {
+	return l.checkoutBy(ctx, l.w, products, n)
+}
+
+// checkoutBy is checkout through w.
+func (l *inventoryLab) checkoutBy(ctx context.Context, w *writes.Writes, products []domain.Product, n int) (sample, error) {
 	user, err := l.newBuyer(ctx, products[:n])
 	if err != nil {
 		return sample{}, err
 	}
 	return once(ctx, func(ctx context.Context, _ int) error {
-		_, err := l.w.Checkout(ctx, labCheckout(user, user+"-key"))
+		_, err := w.Checkout(ctx, labCheckout(user, user+"-key"))
 		return err
 	}, 0)
 }
@@ -224,8 +233,9 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 		r.CeilingWithRelease = report.Round2(partitionRUs / (sale + r.Release.RequestUnits))
 	}
 
+	var events []eventCost
 	for _, n := range checkoutLines {
-		var untracked, tracked []sample
+		var untracked, tracked, quiet []sample
 		for i := range reps + 1 {
 			u, err := l.checkout(ctx, l.untracked, n)
 			if err != nil {
@@ -235,10 +245,15 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 			if err != nil {
 				return r, fmt.Errorf("checkout of %d tracked lines: %w", n, err)
 			}
+			q, err := l.checkoutBy(ctx, l.quiet, l.tracked, n)
+			if err != nil {
+				return r, fmt.Errorf("checkout of %d tracked lines without events: %w", n, err)
+			}
 			if i > 0 {
-				untracked, tracked = append(untracked, u), append(tracked, t)
+				untracked, tracked, quiet = append(untracked, u), append(tracked, t), append(quiet, q)
 			}
 		}
+		events = append(events, newEventCost(fmt.Sprintf("checkout of %d tracked lines", n), checkoutEvents, tracked, quiet))
 		c := checkoutCost{Lines: n,
 			Untracked: summarize(design{name: "untracked stock"}, untracked),
 			Tracked:   summarize(design{name: "tracked stock"}, tracked)}
@@ -253,5 +268,10 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 	if r.Workflow, err = l.measureWorkflow(ctx, ms, reps, r.Checkouts); err != nil {
 		return r, fmt.Errorf("workflow: %w", err)
 	}
+	moves, err := l.measureEventMoves(ctx, reps)
+	if err != nil {
+		return r, fmt.Errorf("events: %w", err)
+	}
+	r.Workflow.Events = append(events, moves...)
 	return r, nil
 }

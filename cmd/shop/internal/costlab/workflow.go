@@ -87,6 +87,9 @@ type workflowResult struct {
 	MovePatchSent float64      `json:"movePatchBytesSent"`
 	// Cheaper says where a transition could cost less, from the figures.
 	Cheaper []string `json:"cheaper"`
+	// Events is what the outbox's events add: checkouts of each of
+	// checkoutLines and a person's moves, with and without them.
+	Events []eventCost `json:"events"`
 }
 
 // A move of the checkout: its calls run up to and including the first
@@ -106,8 +109,8 @@ var checkoutMoves = []checkoutMove{
 		func(c call) bool { return c.Container == store.CartsContainer && c.write() && c.Code == "" }},
 	{"open", "one batch in orders: the order, pending, and the Idempotency-Key's record", movedTo(domain.StatusPending)},
 	{"reserve", "one take batch per line in inventory, then the move to reserved: the order replaced, If-Match", movedTo(domain.StatusReserved)},
-	{"authorize", "the provider holds the total (no Request Unit), then the move to authorized: the order replaced with its payment id", movedTo(domain.StatusAuthorized)},
-	{"place", "the customerSummary read (a new buyer has none: a 404), then one batch: the order replaced placed, the summary with it (If-Match)", movedTo(domain.StatusPlaced)},
+	{"authorize", "the provider holds the total (no Request Unit), then the move to authorized: the order replaced with its payment id, its order.authorized event created in the same batch", movedTo(domain.StatusAuthorized)},
+	{"place", "the customerSummary read (a new buyer has none: a 404), then one batch: the order replaced placed, the summary with it (If-Match), its order.placed event created", movedTo(domain.StatusPlaced)},
 	{"placed's effects", "CarryOut: a conditional commit patch of each line's reservation (held → committed); the cart settled: read, marker and paid lines out (replace)", nil},
 }
 
@@ -121,8 +124,8 @@ const (
 
 var apartNotes = map[string]string{
 	feedPass:      "feedworkers OrdersCarryOut on the placed order: the order read, then CarryOut again on work already done",
-	shipMove:      "SetOrderStatus: the order read, the move to shipped (no summary change), then its effects: each line's commit, the capture at the provider (no RU), the cart's settle",
-	cancelShipped: "SetOrderStatus: the order read, the summary read, one batch (order cancelled, summary without it), each line's release (read + batch), the refund (no RU), the cart's settle",
+	shipMove:      "SetOrderStatus: the order read, the move to shipped with its order.shipped event (no summary change), then its effects: each line's commit, the capture at the provider (no RU), the cart's settle",
+	cancelShipped: "SetOrderStatus: the order read, the summary read, one batch (order cancelled, summary without it, the order.cancelled event), each line's release (read + batch), the refund (no RU), the cart's settle",
 	cancelPlaced:  "the same on a placed order: the releases, and the authorization voided (no RU)",
 }
 

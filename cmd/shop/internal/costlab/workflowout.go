@@ -9,7 +9,7 @@ import (
 )
 
 // paymentsNote says what the before and after of payments are.
-const paymentsNote = "before: the checkout of tracked lines as this lab measured it on commit 88688ba, the last before payments (checkoutsBeforePayments): the key's record and the cart read, each line's stock read, the cart's marker, one take per line, then the summary read and ONE batch writing the order placed with the customerSummary; the cart's settle came after the answer and was not counted. After: the workflow, the tracked figures of the inventory table: the order opened pending, moved to reserved after the takes, to authorized after the provider (no Request Unit), to placed with the summary, and the placed order's effects (a commit per line, the cart's settle: a read and a replace), all before the answer"
+const paymentsNote = "before: the checkout of tracked lines as this lab measured it on commit 88688ba, the last before payments (checkoutsBeforePayments): the key's record and the cart read, each line's stock read, the cart's marker, one take per line, then the summary read and ONE batch writing the order placed with the customerSummary; the cart's settle came after the answer and was not counted. After: the workflow, the tracked figures of the inventory table: the order opened pending, moved to reserved after the takes, to authorized after the provider (no Request Unit), to placed with the summary (the moves to authorized and placed each with its event, the outbox's), and the placed order's effects (a commit per line, the cart's settle: a read and a replace), all before the answer"
 
 // workflowNote says how the transitions were measured.
 func workflowNote(w workflowResult) string {
@@ -74,6 +74,19 @@ func writeWorkflowText(out io.Writer, r costReport) {
 	for _, c := range w.Cheaper {
 		fmt.Fprintf(out, "  - %s\n", c)
 	}
+	fmt.Fprintf(out, "\nthe outbox's events (%s)\n", eventsNote(w))
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "work\tevents\twith: ops\tRU\twithout: ops\tRU\tevents add: ops\tRU\tper event\tpayload indexed: RU\t")
+	for _, e := range w.Events {
+		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%.2f\t%.4g\t%.2f\t%+.4g\t%+.2f\t%.2f\t%+.2f\t\n", e.Work, e.Events, e.With.StoreOps, e.With.RequestUnits,
+			e.Without.StoreOps, e.Without.RequestUnits, e.AddedOps, e.AddedRU, e.PerEventRU, e.IndexedAddedRU)
+	}
+	tw.Flush()
+}
+
+// eventsNote says how the events' cost was measured.
+func eventsNote(w workflowResult) string {
+	return fmt.Sprintf("means over %d of each, by new users, through store/writes with the outbox on and off (repo.NewWithoutEvents, the lab's alone): an event is one more create in a batch the move writes anyway, so it adds Request Units and no store operation. Payload indexed: what the events added before the orders container excluded their payload (/order/*) from its index, as this lab measured it on commit 9d93e0a (eventsIndexed): the payload's terms cost more than the event's create itself, and grew with the lines. A checkout that places its order writes two (order.authorized, order.placed), each move one; a move's figure includes its effects (the capture, the releases, the cart's settle)", w.Repetitions)
 }
 
 // writeWorkflowMarkdown prints the workflow section of the cost report.
@@ -98,6 +111,14 @@ func writeWorkflowMarkdown(out io.Writer, r costReport) {
 	fmt.Fprintf(out, "\nWhere a transition could be cheaper, from these figures:\n\n")
 	for _, c := range w.Cheaper {
 		fmt.Fprintf(out, "- %s\n", c)
+	}
+	fmt.Fprintf(out, "\n### The outbox's events\n\n")
+	fmt.Fprintf(out, "%s.\n\n", strings.ToUpper(eventsNote(w)[:1])+eventsNote(w)[1:])
+	fmt.Fprintln(out, "| work | events | with: store ops | RU | without: store ops | RU | events add: ops | RU | per event | payload indexed: events added RU |")
+	fmt.Fprintln(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, e := range w.Events {
+		fmt.Fprintf(out, "| %s | %d | %.4g | %.2f | %.4g | %.2f | %+.4g | **%+.2f** | %.2f | %+.2f |\n", e.Work, e.Events, e.With.StoreOps, e.With.RequestUnits,
+			e.Without.StoreOps, e.Without.RequestUnits, e.AddedOps, e.AddedRU, e.PerEventRU, e.IndexedAddedRU)
 	}
 }
 
@@ -145,7 +166,7 @@ func cheaperNotes(w workflowResult) []string {
 		reserved, authorized, placed, orderBytes, w.MovePatchSent, w.MovePatch.RequestUnits, shipped, verdict))
 
 	reserve := w.transition("reserve")
-	out = append(out, fmt.Sprintf("Two of those moves are writes of their own: the move to reserved (%.2f RU of the reserve's %.2f) could ride in the open batch if the takes came first, the order created reserved, at the price of units taken before any order records them (a checkout that died between the two would leave units held that no order gives back); the move to authorized (%.2f RU) only records the payment id, which the place batch could carry, the authorization's key answering the same payment if it is asked again. Each would save a checkout one write of the order: one store op, about the %.2f RU of a replace.",
+	out = append(out, fmt.Sprintf("Two of those moves are writes of their own: the move to reserved (%.2f RU of the reserve's %.2f) could ride in the open batch if the takes came first, the order created reserved, at the price of units taken before any order records them (a checkout that died between the two would leave units held that no order gives back); the move to authorized (%.2f RU) only records the payment id and writes order.authorized, which the place batch could carry with order.placed, the authorization's key answering the same payment if it is asked again. Each would save a checkout one write of the order: one store op, about the %.2f RU of a replace.",
 		reserved, reserve.RequestUnits, authorized, reserved))
 
 	pass := w.transition(feedPass)
