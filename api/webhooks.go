@@ -118,6 +118,7 @@ type deliveryView struct {
 	Attempts       int        `json:"attempts"`
 	NextAttemptAt  time.Time  `json:"nextAttemptAt"`
 	CreatedAt      time.Time  `json:"createdAt"`
+	RedeliveredAt  *time.Time `json:"redeliveredAt,omitempty"`
 	DeliveredAt    *time.Time `json:"deliveredAt,omitempty"`
 	LastStatus     int        `json:"lastStatus,omitempty"`
 	LastError      string     `json:"lastError,omitempty"`
@@ -127,7 +128,7 @@ func viewDelivery(d domain.Delivery) deliveryView {
 	return deliveryView{
 		ID: d.ID, SubscriptionID: d.SubscriptionID, EventID: d.EventID, EventType: d.EventType,
 		Subject: d.Subject, Sequence: d.Sequence, Status: d.Status, Attempts: d.Attempts,
-		NextAttemptAt: d.NextAttemptAt, CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt,
+		NextAttemptAt: d.NextAttemptAt, CreatedAt: d.CreatedAt, RedeliveredAt: d.RedeliveredAt, DeliveredAt: d.DeliveredAt,
 		LastStatus: d.LastStatus, LastError: d.LastError,
 	}
 }
@@ -168,10 +169,9 @@ func handleWebhookCreate(hooks *repo.Webhooks, allowInsecure bool, now func() ti
 			writeProblem(w, r, domain.Errorf(domain.ECONFLICT, "the shop keeps at most %d webhook subscriptions: delete one first", MaxSubscriptions))
 			return
 		}
-		id := "wh-" + domain.RandomSuffix()
+		// The repository makes the id and the secret.
 		at := now().UTC()
 		sub, secret, err := hooks.Create(r.Context(), domain.Subscription{
-			Meta: domain.Meta{ID: id}, SubscriptionID: id,
 			URL: req.URL, EventTypes: req.EventTypes, Description: req.Description,
 		}, at)
 		if err != nil {
@@ -320,7 +320,8 @@ var deliveryStatuses = []string{domain.DeliveryPending, domain.DeliveryDelivered
 
 // handleWebhookDeliveries lists a subscription's deliveries, of one status
 // or all, one page: one single-partition query (the subscription's
-// partition holds its deliveries).
+// partition holds its deliveries). An unknown subscription has none: an
+// empty page, not a 404, which would take a second read on every page.
 func handleWebhookDeliveries(hooks *repo.Webhooks) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "subscriptionId")

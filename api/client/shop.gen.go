@@ -724,6 +724,9 @@ type Delivery struct {
 	LastStatus    *int      `json:"lastStatus,omitempty"`
 	NextAttemptAt Timestamp `json:"nextAttemptAt"`
 
+	// RedeliveredAt When an admin last put it back from dead to pending.
+	RedeliveredAt *Timestamp `json:"redeliveredAt,omitempty"`
+
 	// Sequence The event's place among its subject's events.
 	Sequence int `json:"sequence"`
 
@@ -2113,7 +2116,8 @@ type ClientInterface interface {
 	//
 	// `status=dead` is the dead-letter list: deliveries given up after their retries, which
 	// `redeliver` puts back. A subscription's deliveries share its partition, so a page is one
-	// single-partition query.
+	// single-partition query; an unknown subscription has none (an empty page, not a 404,
+	// which would cost a second read).
 	//
 	// Corresponds with GET /v1/admin/webhooks/{subscriptionId}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, subscriptionID SubscriptionID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2799,7 +2803,8 @@ func (c *Client) PatchWebhookWithApplicationMergePatchPlusJSONBody(ctx context.C
 //
 // `status=dead` is the dead-letter list: deliveries given up after their retries, which
 // `redeliver` puts back. A subscription's deliveries share its partition, so a page is one
-// single-partition query.
+// single-partition query; an unknown subscription has none (an empty page, not a 404,
+// which would cost a second read).
 //
 // Corresponds with GET /v1/admin/webhooks/{subscriptionId}/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, subscriptionID SubscriptionID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5550,7 +5555,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// `status=dead` is the dead-letter list: deliveries given up after their retries, which
 	// `redeliver` puts back. A subscription's deliveries share its partition, so a page is one
-	// single-partition query.
+	// single-partition query; an unknown subscription has none (an empty page, not a 404,
+	// which would cost a second read).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8320,15 +8326,6 @@ type ListWebhookDeliveriesResponse403Headers struct {
 	XStoreOperations        int
 }
 
-// ListWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for ListWebhookDeliveries
-type ListWebhookDeliveriesResponse404Headers struct {
-	ServerTiming            string
-	XRequestCharge          float64
-	XRequestChargeEstimated *string
-	XSessionToken           *string
-	XStoreOperations        int
-}
-
 // ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse429Headers struct {
 	RetryAfter              int
@@ -8372,8 +8369,6 @@ type ListWebhookDeliveriesResponse struct {
 	ApplicationProblemJSON401 *Unauthorized
 	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationProblemJSON403 *Forbidden
-	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationProblemJSON404 *NotFound
 	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -8388,8 +8383,6 @@ type ListWebhookDeliveriesResponse struct {
 	Headers401 *ListWebhookDeliveriesResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListWebhookDeliveriesResponse403Headers
-	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *ListWebhookDeliveriesResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookDeliveriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -8416,11 +8409,6 @@ func (r ListWebhookDeliveriesResponse) GetApplicationProblemJSON401() *Unauthori
 // GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListWebhookDeliveriesResponse) GetApplicationProblemJSON403() *Forbidden {
 	return r.ApplicationProblemJSON403
-}
-
-// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r ListWebhookDeliveriesResponse) GetApplicationProblemJSON404() *NotFound {
-	return r.ApplicationProblemJSON404
 }
 
 // GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -13192,7 +13180,8 @@ func (c *ClientWithResponses) PatchWebhookWithApplicationMergePatchPlusJSONBodyW
 //
 // `status=dead` is the dead-letter list: deliveries given up after their retries, which
 // `redeliver` puts back. A subscription's deliveries share its partition, so a page is one
-// single-partition query.
+// single-partition query; an unknown subscription has none (an empty page, not a 404,
+// which would cost a second read).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19131,13 +19120,6 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 		}
 		response.ApplicationProblemJSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationProblemJSON404 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19321,44 +19303,6 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 			headers.XStoreOperations = value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 404:
-		var headers ListWebhookDeliveriesResponse404Headers
-		if values := rsp.Header.Values("Server-Timing"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Server-Timing", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.ServerTiming = value
-		}
-		if values := rsp.Header.Values("X-Request-Charge"); len(values) > 0 {
-			var value float64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "number", Format: "double"}); err != nil {
-				return nil, err
-			}
-			headers.XRequestCharge = value
-		}
-		if values := rsp.Header.Values("X-Request-Charge-Estimated"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Charge-Estimated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestChargeEstimated = &value
-		}
-		if values := rsp.Header.Values("X-Session-Token"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Session-Token", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XSessionToken = &value
-		}
-		if values := rsp.Header.Values("X-Store-Operations"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Store-Operations", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XStoreOperations = value
-		}
-		response.Headers404 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListWebhookDeliveriesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
