@@ -133,17 +133,6 @@ func viewDelivery(d domain.Delivery) deliveryView {
 	}
 }
 
-// checkURL refuses a receiver URL webhooks.CheckURL refuses (not https
-// unless allowed, a loopback, private, link-local or metadata address),
-// naming /url.
-func checkURL(raw string, allowInsecure bool) error {
-	if err := webhooks.CheckURL(raw, allowInsecure); err != nil {
-		return &domain.Error{Code: domain.EINVALID, Message: "the body has invalid fields",
-			Fields: []domain.FieldError{{Pointer: "/url", Detail: domain.ErrorMessage(err)}}}
-	}
-	return nil
-}
-
 // handleWebhookCreate creates a subscription and answers its secret, the
 // one time it is shown with the subscription. Two store operations: the
 // list that counts the subscriptions against MaxSubscriptions, and the
@@ -156,7 +145,9 @@ func handleWebhookCreate(hooks *repo.Webhooks, allowInsecure bool, now func() ti
 			writeProblem(w, r, err)
 			return
 		}
-		if err := checkURL(req.URL, allowInsecure); err != nil {
+		// A refusal names /url (webhooks.CheckURL: https unless allowed,
+		// no loopback, private, link-local or metadata address).
+		if err := webhooks.CheckURL(req.URL, allowInsecure); err != nil {
 			writeProblem(w, r, err)
 			return
 		}
@@ -235,7 +226,7 @@ func handleWebhookPatch(hooks *repo.Webhooks, allowInsecure bool, now func() tim
 			return
 		}
 		if req.URL != nil {
-			if err := checkURL(*req.URL, allowInsecure); err != nil {
+			if err := webhooks.CheckURL(*req.URL, allowInsecure); err != nil {
 				writeProblem(w, r, err)
 				return
 			}
