@@ -264,6 +264,9 @@ func TestWebhookPatch(t *testing.T) {
 		t.Errorf("patched = %+v", got)
 	}
 	noSecret(t, r.Body.String(), sub.Secret)
+	if got, want := r.ops(), "2"; got != want { // the read and the replace
+		t.Errorf("X-Store-Operations = %s, want %s", got, want)
+	}
 	if r.Header().Get("ETag") == etag || r.Header().Get("ETag") == "" {
 		t.Errorf("ETag %q after the patch, was %q", r.Header().Get("ETag"), etag)
 	}
@@ -299,6 +302,9 @@ func TestWebhookRotate(t *testing.T) {
 	rotate := func(s *shop, body any) subscriptionBody {
 		s.t.Helper()
 		r := s.do(req{method: "POST", path: "/v1/admin/webhooks/" + sub.ID + "/rotate-secret", token: admin, body: body}).want(200)
+		if got, want := r.ops(), "2"; got != want { // the read and the replace
+			s.t.Errorf("X-Store-Operations = %s, want %s", got, want)
+		}
 		return decodeBody[subscriptionBody](s.t, r)
 	}
 
@@ -419,6 +425,9 @@ func TestWebhookDeliveries(t *testing.T) {
 	t.Run("RedeliverDead", func(t *testing.T) {
 		s := s.on(t)
 		r := s.do(req{method: "POST", path: "/v1/admin/webhooks/" + sub.ID + "/deliveries/" + dead + "/redeliver", token: admin}).want(200)
+		if got, want := r.ops(), "2"; got != want { // the read and the replace
+			t.Errorf("X-Store-Operations = %s, want %s", got, want)
+		}
 		got := decodeBody[deliveryBody](t, r)
 		if got.ID != dead || got.Status != "pending" || got.Attempts != 0 || got.RedeliveredAt == nil || !got.RedeliveredAt.Equal(now) {
 			t.Errorf("redelivered = %+v", got)
