@@ -19,6 +19,9 @@ func bodyRoutes() []struct{ name, method, path, body, mediaType string } {
 		{"CategoryPut", "PUT", "/v1/categories/books", `{"name":"Books"}`, json},
 		{"OrderStatus", "PATCH", "/v1/admin/orders/alice/o-none", `{"status":"shipped"}`, json},
 		{"DevToken", "POST", "/v1/dev/token", `{"userId":"alice"}`, json},
+		{"WebhookCreate", "POST", "/v1/admin/webhooks", `{"url":"https://r.example.com/","eventTypes":["order.placed"]}`, json},
+		{"WebhookPatch", "PATCH", "/v1/admin/webhooks/wh-none", `{"paused":true}`, mergePatch},
+		{"WebhookRotate", "POST", "/v1/admin/webhooks/wh-none/rotate-secret", `{"overlapSeconds":60}`, json},
 	}
 }
 

@@ -69,6 +69,9 @@ func everyScreenAndWrite(t *testing.T) []req {
 		{method: "PUT", path: "/v1/categories/toys", token: admin, body: map[string]string{"name": "Toys"}},
 		{method: "GET", path: "/v1/admin/orders?status=placed&day=2026-11-29", token: admin},
 		{method: "PATCH", path: "/v1/admin/orders/alice/o-1", token: admin, body: map[string]string{"status": "shipped"}},
+		{method: "GET", path: "/v1/admin/webhooks", token: admin},
+		{method: "POST", path: "/v1/admin/webhooks", token: admin, body: map[string]any{"url": "https://r.example.com/", "eventTypes": []string{"order.placed"}}},
+		{method: "GET", path: "/v1/admin/webhooks/wh-1/deliveries?status=dead", token: admin},
 	}
 }
 

@@ -78,6 +78,12 @@ type Deps struct {
 	// the database reported: every /v1 response then says so in
 	// X-Request-Charge-Estimated, so a client labels the figure honestly.
 	ChargesEstimated bool
+	// WebhooksAllowInsecure lets a webhook subscription's URL be http
+	// (webhooks.CheckURL): for a receiver on a developer's network, never
+	// in production, where a delivery's body and signature would travel
+	// in the clear. Addresses that reach the shop's own network stay
+	// refused. False by default.
+	WebhooksAllowInsecure bool
 }
 
 // server holds what the handlers share: the repositories built once over
@@ -92,6 +98,8 @@ type server struct {
 	rendered *renderCache
 	// renders are the other screens' renders of the documents they show.
 	renders *renders
+	// webhooks is the subscriptions and their deliveries.
+	webhooks *repo.Webhooks
 }
 
 // NewServer returns the shop's HTTP handler: its whole surface (routes.go).
@@ -117,6 +125,7 @@ func NewServer(d Deps) http.Handler {
 
 		rendered: newRenderCache(renderCacheEntries, renderCacheBytes),
 		renders:  newRenders(rendersEntries, rendersBytes),
+		webhooks: d.Writes.Repos().Webhooks,
 	}
 	return s.surface(d)
 }

@@ -89,6 +89,8 @@ type options struct {
 	// web serves the storefront beside the API (Deps.Web), as shop serve
 	// does.
 	web bool
+	// webhooksInsecure sets Deps.WebhooksAllowInsecure.
+	webhooksInsecure bool
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -109,7 +111,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Writes: writes.New(repo.New(store.Metered(served), 0), paymentstest.Embedded(t), o.now), Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, ChargesEstimated: o.estimated, Now: o.now}
+	d := api.Deps{Writes: writes.New(repo.New(store.Metered(served), 0), paymentstest.Embedded(t), o.now), Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, ChargesEstimated: o.estimated, Now: o.now, WebhooksAllowInsecure: o.webhooksInsecure}
 	if o.cache != nil { // not a nil *readcache.Cache in the interface
 		d.Cache = o.cache
 	}

@@ -88,6 +88,8 @@ func textFields() []textField {
 		{"AddressLine2", "POST", "/v1/checkout", addr("line2"), "", "/shippingAddress/line2", false, false},
 		{"AddressCity", "POST", "/v1/checkout", addr("city"), "", "/shippingAddress/city", false, true},
 		{"AddressPostalCode", "POST", "/v1/checkout", addr("postalCode"), "", "/shippingAddress/postalCode", false, true},
+		{"WebhookURL", "POST", "/v1/admin/webhooks", `{"url":@@,"eventTypes":["order.placed"]}`, "", "/url", false, true},
+		{"WebhookDescription", "POST", "/v1/admin/webhooks", `{"url":"https://r.example.com/","eventTypes":["order.placed"],"description":@@}`, "", "/description", true, false},
 		// The dev token's name becomes the customer name of every order.
 		{"DevTokenName", "POST", "/v1/dev/token", `{"userId":"alice","name":@@}`, "", "/name", false, false},
 	}

@@ -33,6 +33,7 @@ var validate = func() func(any) error {
 		// Any status, even one no order can move to: the machine answers
 		// that with a 409 naming both statuses, not a 400.
 		"orderstatus": domain.ValidStatus,
+		"eventtype":   domain.ValidEventType,
 	} {
 		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
 			return fn(fl.Field().String())
@@ -76,11 +77,17 @@ func detailOf(fe validator.FieldError) string {
 	case "required":
 		return "is required"
 	case "min", "gte":
+		if fe.Kind() == reflect.Slice {
+			return fmt.Sprintf("must hold at least %s items", fe.Param())
+		}
 		if fe.Kind() == reflect.String {
 			return fmt.Sprintf("must be at least %s characters", fe.Param())
 		}
 		return "must be at least " + fe.Param()
 	case "max", "lte":
+		if fe.Kind() == reflect.Slice {
+			return fmt.Sprintf("must hold at most %s items", fe.Param())
+		}
 		if fe.Kind() == reflect.String {
 			return fmt.Sprintf("must be at most %s characters", fe.Param())
 		}
@@ -105,6 +112,10 @@ func detailOf(fe validator.FieldError) string {
 		return "must be text: no control characters other than tab and line breaks, no bidirectional overrides or invalid UTF-8"
 	case "notblank":
 		return "must not be blank"
+	case "unique":
+		return "must not hold a value twice"
+	case "eventtype":
+		return "must be an event type: " + strings.Join(domain.EventTypes, ", ")
 	case "orderstatus":
 		return "must be an order status: placed, shipped, delivered or cancelled"
 	}

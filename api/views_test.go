@@ -71,6 +71,8 @@ func viewsOfPopulated() map[string]any {
 		"orderListItem":  viewOrderListItem(populated[repo.OrderListItem]()),
 		"summary":        viewSummary(populated[domain.CustomerSummary]()),
 		"orderSummary":   viewOrderSummary(populated[domain.OrderSummary]()),
+		"subscription":   viewSubscription(populated[domain.Subscription](), time.Time{}),
+		"delivery":       viewDelivery(populated[domain.Delivery]()),
 	}
 }
 
@@ -80,6 +82,9 @@ var internalFields = []string{
 	"_etag", "_ts", "ttl", "type", "schemaVersion", "version", "sourceVersion",
 	"productVersion", "priceVersionSeen", "pendingCheckout", "productIds", "previousCategoryId",
 	"deleted", "idempotencyKey", "cartEtag", "statusDay", "requestHash",
+	// A subscription's secrets leave only in the create's and the
+	// rotation's answers; a delivery's claim is the dispatcher's.
+	"secrets", "secret", "claimedBy", "claimedUntil",
 }
 
 func TestViewsCarryNoInternalField(t *testing.T) {

@@ -58,6 +58,19 @@ func (s Subscription) Wants(t string) bool {
 	return false
 }
 
+// ValidSecrets are the secrets of s that still sign at now, newest
+// first: the current one and those rotated out whose ExpiresAt is after
+// now.
+func (s Subscription) ValidSecrets(now time.Time) []string {
+	var out []string
+	for _, k := range s.Secrets {
+		if k.ExpiresAt == nil || now.Before(*k.ExpiresAt) {
+			out = append(out, k.Secret)
+		}
+	}
+	return out
+}
+
 // Delivery is one event on its way to one subscription.
 type Delivery struct {
 	Meta
@@ -72,8 +85,11 @@ type Delivery struct {
 	Status   string `json:"status"`
 	Attempts int    `json:"attempts"`
 	// NextAttemptAt is when a pending delivery is due.
-	NextAttemptAt time.Time  `json:"nextAttemptAt"`
-	CreatedAt     time.Time  `json:"createdAt"`
+	NextAttemptAt time.Time `json:"nextAttemptAt"`
+	CreatedAt     time.Time `json:"createdAt"`
+	// RedeliveredAt is when a dead delivery was last put back to pending
+	// (the admin's redeliver): its retry horizon starts again there.
+	RedeliveredAt *time.Time `json:"redeliveredAt,omitempty"`
 	DeliveredAt   *time.Time `json:"deliveredAt,omitempty"`
 	// LastStatus is the receiver's last HTTP status (0: no answer),
 	// LastError why the last attempt failed.

@@ -12,6 +12,7 @@ import { cart } from "./views/cart.js";
 import { checkout } from "./views/checkout.js";
 import { orders, order } from "./views/orders.js";
 import { admin } from "./views/admin.js";
+import { webhooks } from "./views/webhooks.js";
 import { signin } from "./views/signin.js";
 import { account } from "./views/account.js";
 import { search } from "./views/search.js";
@@ -28,6 +29,7 @@ const routes = [
   [/^\/orders$/, orders],
   [/^\/orders\/([^/]+)$/, order],
   [/^\/admin$/, admin],
+  [/^\/admin\/webhooks$/, webhooks],
   [/^\/signin$/, signin],
   [/^\/account$/, account],
   [/^\/search$/, search],

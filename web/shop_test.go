@@ -26,6 +26,14 @@ import (
 // catalog in a temp embedded store. It returns the base URL.
 func newShop(t *testing.T) string {
 	t.Helper()
+	base, _ := newShopStore(t)
+	return base
+}
+
+// newShopStore is newShop, with the store it serves, for a test that
+// writes what no screen does (a dead webhook delivery).
+func newShopStore(t *testing.T) (string, store.Store) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	// NoSync: a test store need not survive a power cut.
 	s, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
@@ -61,5 +69,5 @@ func newShop(t *testing.T) string {
 		// As shop serve on the embedded store.
 		ChargesEstimated: true}))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, s
 }

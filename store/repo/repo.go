@@ -25,6 +25,7 @@ type Set struct {
 	Inventory        *Inventory
 	Fanouts          *Fanouts
 	Search           *SearchIndex
+	Webhooks         *Webhooks
 }
 
 // New returns every repository over s, with the order status view in
@@ -46,6 +47,7 @@ func New(s store.Store, statusBuckets int) *Set {
 		Inventory:        NewInventory(s),
 		Fanouts:          NewFanouts(s),
 		Search:           NewSearchIndex(s),
+		Webhooks:         NewWebhooks(s),
 	}
 }
 

@@ -200,7 +200,9 @@ export async function admin(main, _params, params) {
   }
   const price = priceForm(params.get("product"));
   const stock = stockForm(params.get("product"));
-  main.replaceChildren(h("h1", {}, "Admin"), price.section, stock.section, ordersSection(), feedsSection());
+  main.replaceChildren(h("h1", {}, "Admin"),
+    h("p", {}, h("a", { href: "#/admin/webhooks" }, "Webhook subscriptions"), ": the receivers of the shop's events, their deliveries and dead letters."),
+    price.section, stock.section, ordersSection(), feedsSection());
   screenCost(main, "No store read yet", null);
   if (params.get("product")) {
     price.load();
