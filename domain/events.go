@@ -128,13 +128,10 @@ type ProductEventData struct {
 	CategoryID string `json:"categoryId"`
 	PriceCents int64  `json:"priceCents"`
 	Currency   string `json:"currency"`
-	// PreviousPriceCents is the price before a price change.
-	PreviousPriceCents int64 `json:"previousPriceCents,omitempty"`
 	// Availability is the stock status a shopper sees ("in_stock",
-	// "low_stock", "out_of_stock"; "" when stock is not tracked).
-	Availability         string `json:"availability"`
-	PreviousAvailability string `json:"previousAvailability,omitempty"`
-	Deleted              bool   `json:"deleted,omitempty"`
+	// "low_stock", "sold_out"; "" when stock is not tracked).
+	Availability string `json:"availability"`
+	Deleted      bool   `json:"deleted,omitempty"`
 }
 
 // EventID is the id of the sequence-th event of subject: derived, so
@@ -177,43 +174,53 @@ func NewOrderEvent(o Order, from string) (Event, bool) {
 	}, true
 }
 
-// NewProductEvents are the events a write of a product from before to
-// after writes with it: a price change, an availability change (the
-// status a shopper sees), a deletion; none for any other change. Their
-// sequence is after's Version, each event type's id its own: a product
-// write can announce a price and an availability at once.
-func NewProductEvents(before, after Product) []Event {
+// ProductEventsOf are the events a version of product p says happened,
+// derived from the products feed rather than written with the change: the
+// products container is partitioned on /id, so a document of its own
+// cannot share a product's partition, and no batch can hold both. Each
+// event is named by the counter that moved: the price's PriceVersion (a
+// price set after creation: PriceVersion above 1), the availability's
+// SourceVersion (a status taken from a stock version after the first),
+// and the deletion. The feed hands over every product's newest version,
+// at least once and in order per product, so each change is seen in the
+// first version delivered after it: a replay or a later version names
+// the same event again (the same id, no second delivery), and a version
+// the feed skipped is announced by the next one, with the values it
+// shows (a receiver gets each new state, not every step between two). An
+// event's sequence is twice the Version that first showed it, plus one
+// for a second event of the same version: it only grows along the feed.
+// Previous values are not known to a version, so they are not given.
+func ProductEventsOf(p Product) []Event {
 	data := ProductEventData{
-		ID: after.ID, Name: after.Name, CategoryID: after.CategoryID,
-		PriceCents: after.PriceCents, Currency: after.Currency,
-		Availability: after.Availability.Status, Deleted: after.Deleted,
+		ID: p.ID, Name: p.Name, CategoryID: p.CategoryID,
+		PriceCents: p.PriceCents, Currency: p.Currency,
+		Availability: p.Availability.Status, Deleted: p.Deleted,
 	}
-	var types []string
-	switch {
-	case after.Deleted && !before.Deleted:
-		types = append(types, EventProductDeleted)
-	case after.Deleted:
-	default:
-		if after.PriceCents != before.PriceCents {
-			data.PreviousPriceCents = before.PriceCents
-			types = append(types, EventProductPriceChanged)
+	type named struct {
+		eventType, name string
+	}
+	var found []named
+	if p.Deleted {
+		found = append(found, named{EventProductDeleted, "deleted"})
+	} else {
+		if p.PriceVersion > 1 {
+			found = append(found, named{EventProductPriceChanged, fmt.Sprintf("price-%d", p.PriceVersion)})
 		}
-		if after.Availability.Status != before.Availability.Status {
-			data.PreviousAvailability = before.Availability.Status
-			types = append(types, EventProductAvailabilityChanged)
+		if p.Availability.SourceVersion > 1 {
+			found = append(found, named{EventProductAvailabilityChanged, fmt.Sprintf("availability-%d", p.Availability.SourceVersion)})
 		}
 	}
 	var events []Event
-	for i, t := range types {
-		seq := after.Version*2 + int64(i)
+	for i, f := range found {
+		seq := p.Version*2 + int64(i)
 		d := data
 		events = append(events, Event{
-			Meta:       Meta{ID: EventID(after.ID, seq), Type: TypeEvent, SchemaVersion: SchemaVersion, TTL: eventTTL()},
-			EventType:  t,
-			Subject:    after.ID,
+			Meta:       Meta{ID: "event-" + p.ID + "-" + f.name, Type: TypeEvent, SchemaVersion: SchemaVersion},
+			EventType:  f.eventType,
+			Subject:    p.ID,
 			Sequence:   seq,
-			ProductID:  after.ID,
-			OccurredAt: after.LastUpdated,
+			ProductID:  p.ID,
+			OccurredAt: p.LastUpdated,
 			Product:    &d,
 		})
 	}

@@ -333,30 +333,6 @@ func (e ProductEventDataAvailability) Valid() bool {
 	}
 }
 
-// Defines values for ProductEventDataPreviousAvailability.
-const (
-	ProductEventDataPreviousAvailabilityEmpty    ProductEventDataPreviousAvailability = ""
-	ProductEventDataPreviousAvailabilityInStock  ProductEventDataPreviousAvailability = "in_stock"
-	ProductEventDataPreviousAvailabilityLowStock ProductEventDataPreviousAvailability = "low_stock"
-	ProductEventDataPreviousAvailabilitySoldOut  ProductEventDataPreviousAvailability = "sold_out"
-)
-
-// Valid indicates whether the value is a known member of the ProductEventDataPreviousAvailability enum.
-func (e ProductEventDataPreviousAvailability) Valid() bool {
-	switch e {
-	case ProductEventDataPreviousAvailabilityEmpty:
-		return true
-	case ProductEventDataPreviousAvailabilityInStock:
-		return true
-	case ProductEventDataPreviousAvailabilityLowStock:
-		return true
-	case ProductEventDataPreviousAvailabilitySoldOut:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for StockStatus.
 const (
 	StockStatusInStock  StockStatus = "in_stock"
@@ -1140,7 +1116,7 @@ type ProductEvent struct {
 	ID         string    `json:"id"`
 	OccurredAt Timestamp `json:"occurredAt"`
 
-	// Product The product as the event found it.
+	// Product The product as the version that announced the event shows it (product events are derived from the products feed, which hands over each product's newest version; a receiver gets each new state, not every step between two).
 	Product   ProductEventData `json:"product"`
 	ProductID ID               `json:"productId"`
 	Sequence  int              `json:"sequence"`
@@ -1150,27 +1126,20 @@ type ProductEvent struct {
 // ProductEventEventType defines model for ProductEvent.EventType.
 type ProductEventEventType string
 
-// ProductEventData The product as the event found it.
+// ProductEventData The product as the version that announced the event shows it (product events are derived from the products feed, which hands over each product's newest version; a receiver gets each new state, not every step between two).
 type ProductEventData struct {
 	// Availability The stock status a shopper sees; empty when stock is not counted.
-	Availability         ProductEventDataAvailability          `json:"availability"`
-	CategoryID           ID                                    `json:"categoryId"`
-	Currency             string                                `json:"currency"`
-	Deleted              *bool                                 `json:"deleted,omitempty"`
-	ID                   ID                                    `json:"id"`
-	Name                 string                                `json:"name"`
-	PreviousAvailability *ProductEventDataPreviousAvailability `json:"previousAvailability,omitempty"`
-
-	// PreviousPriceCents The price before a price change.
-	PreviousPriceCents *int `json:"previousPriceCents,omitempty"`
-	PriceCents         int  `json:"priceCents"`
+	Availability ProductEventDataAvailability `json:"availability"`
+	CategoryID   ID                           `json:"categoryId"`
+	Currency     string                       `json:"currency"`
+	Deleted      *bool                        `json:"deleted,omitempty"`
+	ID           ID                           `json:"id"`
+	Name         string                       `json:"name"`
+	PriceCents   int                          `json:"priceCents"`
 }
 
 // ProductEventDataAvailability The stock status a shopper sees; empty when stock is not counted.
 type ProductEventDataAvailability string
-
-// ProductEventDataPreviousAvailability defines model for ProductEventData.PreviousAvailability.
-type ProductEventDataPreviousAvailability string
 
 // ProductPatch A JSON merge patch; absent fields stay as they are, null is refused.
 type ProductPatch struct {

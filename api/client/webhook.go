@@ -113,15 +113,13 @@ type WebhookShortage struct {
 
 // WebhookProduct is a product as its events carry it.
 type WebhookProduct struct {
-	ID                   string `json:"id"`
-	Name                 string `json:"name"`
-	CategoryID           string `json:"categoryId"`
-	PriceCents           int64  `json:"priceCents"`
-	Currency             string `json:"currency"`
-	PreviousPriceCents   int64  `json:"previousPriceCents,omitempty"`
-	Availability         string `json:"availability"` // in_stock, low_stock, out_of_stock; "" untracked
-	PreviousAvailability string `json:"previousAvailability,omitempty"`
-	Deleted              bool   `json:"deleted,omitempty"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	CategoryID   string `json:"categoryId"`
+	PriceCents   int64  `json:"priceCents"`
+	Currency     string `json:"currency"`
+	Availability string `json:"availability"` // in_stock, low_stock, sold_out; "" untracked
+	Deleted      bool   `json:"deleted,omitempty"`
 }
 
 // VerifyWebhook checks that body came from the shop, signed with secret
