@@ -68,6 +68,12 @@ var Kinds = map[string]map[string]string{
 		domain.TypeSearchLedger:    RoleBookkeeping,
 	},
 	store.OrdersByStatusContainer: {domain.TypeOrderSummary: RoleCopy},
+	// Webhook subscriptions (the admin's) and their deliveries, records
+	// of the delivery protocol (feedworkers/webhooks): no copy of either.
+	store.WebhooksContainer: {
+		domain.TypeSubscription: RoleSource,
+		domain.TypeDelivery:     RoleBookkeeping,
+	},
 	// The processors' own records: leases, dead letters, fan-out records.
 	store.LeasesContainer: nil,
 }

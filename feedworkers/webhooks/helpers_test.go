@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -227,6 +228,13 @@ func settle(t testing.TB, r *repo.Webhooks, c *clock, step time.Duration, rounds
 // request.
 func checkOrder(t testing.TB, log []received, events map[string][]int64, dead map[string]bool) {
 	t.Helper()
+	for _, v := range orderViolations(log, events, dead) {
+		t.Error(v)
+	}
+}
+
+func orderViolations(log []received, events map[string][]int64, dead map[string]bool) []string {
+	var out []string
 	lastAt := map[string]int{} // event id → index of its last request
 	for i, rq := range log {
 		lastAt[rq.Event.ID] = i
@@ -244,11 +252,12 @@ func checkOrder(t testing.TB, log []received, events map[string][]int64, dead ma
 			case delivered[id]:
 			case dead[id] && tried && last < i:
 			default:
-				t.Errorf("request %d: %s (attempt %d) sent before %s was delivered or dead", i, e.ID, rq.Attempt, id)
+				out = append(out, fmt.Sprintf("request %d: %s (attempt %d) sent before %s was delivered or dead", i, e.ID, rq.Attempt, id))
 			}
 		}
 		if rq.Status < 300 {
 			delivered[e.ID] = true
 		}
 	}
+	return out
 }
