@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func TestDeliveryModel(t *testing.T) {
 			}
 			c.Advance(time.Duration(rapid.IntRange(0, 5).Draw(rt, "advance")) * time.Second)
 		}
-		settle(t, r, c, 3*time.Second, 1000, []string{sub.ID}, ds...)
+		settle(t, r, c, 10*time.Second, 1000, []string{sub.ID}, ds...)
 
 		total := 0
 		for _, seqs := range events {
@@ -118,7 +119,7 @@ func TestDeliveryModel(t *testing.T) {
 				rt.Errorf("%s: acknowledged %v, dead %v", d.EventID, acked[d.EventID], dead[d.EventID])
 			}
 		}
-		if always && !dead[domain.EventID("s-0", 1)] {
+		if always && slices.Contains(events["s-0"], 1) && !dead[domain.EventID("s-0", 1)] {
 			rt.Errorf("the event that always fails is not dead")
 		}
 		for _, v := range orderViolations(log, events, dead) {
