@@ -116,7 +116,13 @@ func TestDeliveryModel(t *testing.T) {
 		}
 		for _, d := range all {
 			if acked[d.EventID] == dead[d.EventID] {
-				rt.Errorf("%s: acknowledged %v, dead %v", d.EventID, acked[d.EventID], dead[d.EventID])
+				var reqs []received
+				for _, rq := range log {
+					if rq.Event.ID == d.EventID {
+						reqs = append(reqs, rq)
+					}
+				}
+				rt.Errorf("%s: acknowledged %v, dead %v (attempts %d, last %d %q; requests %+v)", d.EventID, acked[d.EventID], dead[d.EventID], d.Attempts, d.LastStatus, d.LastError, reqs)
 			}
 		}
 		if always && slices.Contains(events["s-0"], 1) && !dead[domain.EventID("s-0", 1)] {
