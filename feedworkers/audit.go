@@ -76,8 +76,8 @@ var Kinds = map[string]map[string]string{
 		domain.TypeSearchLedger:    RoleBookkeeping,
 	},
 	store.OrdersByStatusContainer: {domain.TypeOrderSummary: RoleCopy},
-	// Webhook subscriptions and their deliveries: the webhooks engine's
-	// own records, holding no copy; not scanned.
+	// Webhook subscriptions (the admin's) and their deliveries, records
+	// of the delivery protocol (feedworkers/webhooks): no copy of either.
 	store.WebhooksContainer: {
 		domain.TypeSubscription: RoleSource,
 		domain.TypeDelivery:     RoleBookkeeping,

@@ -70,6 +70,12 @@ type config struct {
 	IdleTimeout     time.Duration
 	MaxConns        int
 	MaxConnsPerAddr int
+
+	// WebhooksAllowPrivate and WebhooksAllowInsecure loosen what the
+	// webhook dispatcher may call (webhooks.Policy); nil: on in dev mode
+	// on a loopback address (webhookPolicy), off otherwise.
+	WebhooksAllowPrivate  *bool
+	WebhooksAllowInsecure *bool
 }
 
 // defaultAddr is the listen address when none is set.
@@ -105,6 +111,8 @@ var settings = []setting{
 	{"sweep-every", "SHOP_SWEEP_EVERY", feedworkers.DefaultSweepEvery.String(), "how often the sweeper looks for orders in progress: a dead checkout's order moves on within checkout-stall + sweep-every"},
 	{"stripe-key", "SHOP_STRIPE_KEY", "", "a Stripe secret key (sk_test_…): checkouts authorize, and shipping captures, with Stripe PaymentIntents (none: the embedded payment provider, with Stripe's test cards)"},
 	{"stripe-url", "SHOP_STRIPE_URL", "https://api.stripe.com", "the Stripe API's address (stripe-mock's, for wire tests)"},
+	{"webhooks-allow-private", "SHOP_WEBHOOKS_ALLOW_PRIVATE", "on in dev mode on a loopback address, off otherwise", "let webhook requests reach loopback, private and link-local addresses (a receiver on this machine or this network); off, the dispatcher refuses them at dial time, so a subscription cannot make the shop call its own network (SSRF). For local development and tests only"},
+	{"webhooks-allow-insecure", "SHOP_WEBHOOKS_ALLOW_INSECURE", "on in dev mode on a loopback address, off otherwise", "let webhook URLs be http:// (off: https:// only). For local development and tests only"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"metrics-addr", "SHOP_METRICS_ADDR", "", "address serving /metrics (Prometheus) on a listener of its own, reached by your scraper and not by the public; none: /metrics is served beside the API on SHOP_ADDR, to anyone who reaches it"},
 	{"pprof-addr", "SHOP_PPROF_ADDR", "", "loopback address serving Go's profiles (/debug/pprof/) on a listener of their own, for shop bench and go tool pprof (none: off)"},
@@ -208,6 +216,19 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	}
 	if c.MaxConnsPerAddr, err = strconv.Atoi(orDefault(get("max-conns-per-addr"), strconv.Itoa(httpserver.DefaultMaxConnsPerAddr))); err != nil || c.MaxConnsPerAddr < 0 {
 		return c, fmt.Errorf("max-conns-per-addr: want a number of connections, 0 for no bound, got %q", get("max-conns-per-addr"))
+	}
+	for _, b := range []struct {
+		name string
+		to   **bool
+	}{{"webhooks-allow-private", &c.WebhooksAllowPrivate}, {"webhooks-allow-insecure", &c.WebhooksAllowInsecure}} {
+		if get(b.name) == "" {
+			continue
+		}
+		v, err := boolSetting(b.name, false)
+		if err != nil {
+			return c, err
+		}
+		*b.to = &v
 	}
 	c.LogLevel = orDefault(get("log-level"), "info")
 	c.MetricsAddr = get("metrics-addr")

@@ -19,6 +19,7 @@ import (
 	"github.com/reference-shop/shop/cmd/shop/internal/shopstore"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/feedworkers/webhooks"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
@@ -100,6 +101,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	w := writes.New(repos, pay, nil)
 
 	var wk *feedworkers.Workers
+	var hooks *webhooks.Service
 	if cfg.Workers {
 		fc := feedConfig(logger, tel)
 		// The sample catalog is written with every copy consistent, so
@@ -112,6 +114,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return fmt.Errorf("feed workers: %w", err)
 		}
 		observeFeeds(tel, wk)
+		// The webhooks: the relay on the orders and products feeds, and
+		// this instance's dispatcher (feedworkers/webhooks).
+		policy := webhookPolicy(cfg, ln.Addr())
+		if hooks, err = webhooks.Start(ctx, s, webhooks.Config{
+			Processor:  changefeed.Config{StartFromNow: seeded},
+			Dispatcher: webhooks.DispatcherConfig{Policy: policy, Logger: logger},
+		}); err != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			return errors.Join(fmt.Errorf("webhooks: %w", err), wk.Stop(sctx))
+		}
+		if policy.AllowPrivate || policy.AllowInsecure {
+			logger.Info("webhooks may call private addresses or http:// URLs (development settings)", "allow_private", policy.AllowPrivate, "allow_insecure", policy.AllowInsecure)
+		}
 	}
 	var stopping atomic.Bool
 	deps := api.Deps{
@@ -201,6 +217,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		drain.Stop()
 	}
 	shutErr := srv.Shutdown(sctx)
+	if hooks != nil {
+		// The requests in flight get the grace; a delivery cut short is
+		// sent again by an instance still running once its claim ends.
+		if err := hooks.Stop(sctx); err != nil {
+			logger.Error("stopping webhooks", "err", err)
+		}
+	}
 	if wk != nil {
 		// Finish the current batch, checkpoint, release the leases.
 		if err := wk.Stop(sctx); err != nil {
@@ -219,6 +242,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintln(stdout, "shop: stopped")
 	return shutErr
+}
+
+// webhookPolicy is what the webhook dispatcher may call: each setting as
+// given, else on in dev mode on a loopback address (a developer's receiver
+// on this machine, `go run ./cmd/webhook-receiver`), off otherwise.
+func webhookPolicy(cfg config, addr net.Addr) webhooks.Policy {
+	dev := cfg.Dev && httpserver.IsLoopback(addr)
+	p := webhooks.Policy{AllowPrivate: dev, AllowInsecure: dev}
+	if cfg.WebhooksAllowPrivate != nil {
+		p.AllowPrivate = *cfg.WebhooksAllowPrivate
+	}
+	if cfg.WebhooksAllowInsecure != nil {
+		p.AllowInsecure = *cfg.WebhooksAllowInsecure
+	}
+	return p
 }
 
 // devTokens decides whether POST /v1/dev/token is served: dev mode on, and

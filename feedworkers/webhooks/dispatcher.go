@@ -246,7 +246,7 @@ const claimMargin = 30 * time.Second
 // another dispatcher is no error: it sends it.
 func (d *Dispatcher) send(ctx context.Context, s domain.Subscription, dl domain.Delivery) error {
 	now := d.cfg.Now()
-	dl, err := d.repo.Claim(ctx, dl, d.cfg.Instance, now.Add(d.cfg.Timeout+claimMargin))
+	dl, err := d.repo.Claim(ctx, dl, d.cfg.Instance, now, now.Add(d.cfg.Timeout+claimMargin))
 	if domain.IsCode(err, domain.EPRECONDITION) {
 		return nil
 	}

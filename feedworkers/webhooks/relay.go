@@ -67,8 +67,10 @@ type head struct {
 // Handle creates, for each event of the batch, one pending delivery per
 // subscription that is not paused, wants the event's type and existed
 // when the event occurred (a new subscription gets the events from its
-// creation on, not the retained history). Items that are not events (the
-// orders and products themselves) are skipped. It is idempotent: a
+// creation on, not the retained history). An order's events are the
+// event documents its moves wrote; a product's are derived from the
+// product's version (domain.ProductEventsOf); every other item is
+// skipped. It is idempotent: a
 // delivery's id comes from its event's (domain.DeliveryID), so a replayed
 // batch's creates are conflicts, and skipped. Events are handled in feed
 // order, which is per subject their sequence order (a subject's events
@@ -80,36 +82,59 @@ func (r *Relay) Handle(ctx context.Context, b changefeed.Batch) error {
 		if err != nil {
 			return err
 		}
-		if h.Type != domain.TypeEvent {
-			continue
-		}
-		ev, err := repo.Decode[domain.Event](it)
-		if err != nil {
-			return err
-		}
-		subs, err := r.subscriptions(ctx)
-		if err != nil {
-			return err
-		}
-		var body []byte
-		for _, s := range subs {
-			if s.Paused || !s.Wants(ev.EventType) || ev.OccurredAt.Before(s.CreatedAt) {
-				continue
-			}
-			if body == nil {
-				if body, err = EventBody(ev); err != nil {
-					return err
-				}
-			}
-			now := r.now()
-			err := r.repo.CreateDelivery(ctx, domain.Delivery{
-				SubscriptionID: s.ID, EventID: ev.ID, EventType: ev.EventType,
-				Subject: ev.Subject, Sequence: ev.Sequence, Status: domain.DeliveryPending,
-				NextAttemptAt: now, CreatedAt: now, Body: body,
-			})
-			if err != nil && !domain.IsCode(err, domain.ECONFLICT) {
+		var events []domain.Event
+		switch h.Type {
+		case domain.TypeEvent:
+			// An order's, written in its move's batch (the outbox).
+			ev, err := repo.Decode[domain.Event](it)
+			if err != nil {
 				return err
 			}
+			events = []domain.Event{ev}
+		case domain.TypeProduct:
+			// A product's are derived from its version: no document
+			// shares a product's partition (domain.ProductEventsOf).
+			p, err := repo.Decode[domain.Product](it)
+			if err != nil {
+				return err
+			}
+			events = domain.ProductEventsOf(p)
+		}
+		for _, ev := range events {
+			if err := r.deliver(ctx, ev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deliver creates ev's pending delivery to each subscription that wants
+// it; one that exists already (a replay, or a later version of a product
+// naming the same change) is left as it is.
+func (r *Relay) deliver(ctx context.Context, ev domain.Event) error {
+	subs, err := r.subscriptions(ctx)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	for _, s := range subs {
+		if s.Paused || !s.Wants(ev.EventType) || ev.OccurredAt.Before(s.CreatedAt) {
+			continue
+		}
+		if body == nil {
+			if body, err = EventBody(ev); err != nil {
+				return err
+			}
+		}
+		now := r.now()
+		err := r.repo.CreateDelivery(ctx, domain.Delivery{
+			SubscriptionID: s.ID, EventID: ev.ID, EventType: ev.EventType,
+			Subject: ev.Subject, Sequence: ev.Sequence, Status: domain.DeliveryPending,
+			NextAttemptAt: now, CreatedAt: now, Body: body,
+		})
+		if err != nil && !domain.IsCode(err, domain.ECONFLICT) {
+			return err
 		}
 	}
 	return nil

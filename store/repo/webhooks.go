@@ -346,11 +346,18 @@ func (r *Webhooks) Due(ctx context.Context, subID string, now time.Time, limit i
 		if err != nil {
 			return nil, err
 		}
-		if d.Status == domain.DeliveryPending {
+		// Again on the document itself: a dispatcher may have claimed
+		// (or finished) it since the query.
+		if d.Status == domain.DeliveryPending && !claimed(d, now) {
 			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+// claimed reports whether a dispatcher's claim on d still holds at now.
+func claimed(d domain.Delivery, now time.Time) bool {
+	return d.ClaimedUntil != nil && d.ClaimedUntil.After(now)
 }
 
 // Pending returns the pending deliveries of one subject of the
@@ -389,10 +396,16 @@ func (r *Webhooks) writeDelivery(ctx context.Context, d domain.Delivery) (domain
 // Claim marks the pending delivery d (as read, with its _etag) as being
 // sent by dispatcher instance by until until, and returns it as stored:
 // its _etag is the one Complete, Fail and MarkDead need. EPRECONDITION
-// means another dispatcher claimed or finished it first: skip it.
-func (r *Webhooks) Claim(ctx context.Context, d domain.Delivery, by string, until time.Time) (domain.Delivery, error) {
+// means another dispatcher claimed or finished it first: skip it. So does
+// a d that, as read, another dispatcher's claim still held at now (Due
+// returns none such): the If-Match alone would let a claim replace
+// another's that it had read.
+func (r *Webhooks) Claim(ctx context.Context, d domain.Delivery, by string, now, until time.Time) (domain.Delivery, error) {
 	if d.Status != domain.DeliveryPending {
 		return domain.Delivery{}, domain.Errorf(domain.EPRECONDITION, "webhook delivery %q is %s", d.ID, d.Status)
+	}
+	if claimed(d, now) && d.ClaimedBy != by {
+		return domain.Delivery{}, domain.Errorf(domain.EPRECONDITION, "webhook delivery %q is being sent by %s", d.ID, d.ClaimedBy)
 	}
 	d.ClaimedBy, d.ClaimedUntil = by, &until
 	return r.writeDelivery(ctx, d)

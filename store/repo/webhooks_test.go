@@ -128,12 +128,16 @@ func TestWebhookDeliveries(t *testing.T) {
 
 	// Claim, then a second claim of the same version loses.
 	d := due[0]
-	claimed, err := r.Claim(ctx, d, "a", now.Add(time.Minute))
+	claimed, err := r.Claim(ctx, d, "a", now, now.Add(time.Minute))
 	if err != nil || claimed.ClaimedBy != "a" {
 		t.Fatalf("claim: %+v, %v", claimed, err)
 	}
-	_, err = r.Claim(ctx, d, "b", now.Add(time.Minute))
+	_, err = r.Claim(ctx, d, "b", now, now.Add(time.Minute))
 	wantCode(t, "second claim", err, domain.EPRECONDITION)
+	// A claim read as another's, still holding, is refused even with the
+	// current _etag.
+	_, err = r.Claim(ctx, claimed, "b", now, now.Add(time.Minute))
+	wantCode(t, "a claim over another's", err, domain.EPRECONDITION)
 	if due, _ := r.Due(ctx, sub.ID, now, 10); len(due) != 0 {
 		t.Fatalf("due while claimed: %+v", due)
 	}
@@ -148,7 +152,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	if len(due) != 1 || due[0].Sequence != 2 {
 		t.Fatalf("due again: %+v", due)
 	}
-	claimed, _ = r.Claim(ctx, due[0], "a", now.Add(time.Minute))
+	claimed, _ = r.Claim(ctx, due[0], "a", now, now.Add(time.Minute))
 	done, err := r.Complete(ctx, claimed, 204, now.Add(time.Second))
 	if err != nil || done.Status != domain.DeliveryDelivered || done.Attempts != 2 || done.TTL == nil || *done.TTL != 3*24*3600 {
 		t.Fatalf("complete: %+v, %v", done, err)
@@ -161,7 +165,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	if len(due) != 2 || due[0].Subject != "o-2" || due[0].Sequence != 5 || due[1].Subject != "o-1" || due[1].Sequence != 1 {
 		t.Fatalf("due later: %+v", due)
 	}
-	claimed, _ = r.Claim(ctx, due[1], "a", now.Add(3*time.Minute))
+	claimed, _ = r.Claim(ctx, due[1], "a", now, now.Add(3*time.Minute))
 	dead, err := r.MarkDead(ctx, claimed, 0, "connection refused", now.Add(2*time.Minute))
 	if err != nil || dead.Status != domain.DeliveryDead || *dead.TTL != 14*24*3600 {
 		t.Fatalf("dead: %+v, %v", dead, err)
