@@ -28,6 +28,7 @@ const RetryHorizon = 24 * time.Hour
 // Defaults of DispatcherConfig.
 const (
 	DefaultPollEvery   = time.Second
+	DefaultIdlePoll    = 10 * time.Second
 	DefaultConcurrency = 4
 	DefaultTimeout     = 10 * time.Second
 	DefaultBackoffBase = time.Second
@@ -40,9 +41,14 @@ type DispatcherConfig struct {
 	// Instance names this dispatcher in its claims (default a random
 	// name).
 	Instance string
-	// PollEvery is the time between two looks for due deliveries
-	// (DefaultPollEvery).
-	PollEvery time.Duration
+	// PollEvery is the time between two looks for due deliveries while
+	// there are some (DefaultPollEvery). A look that finds none doubles
+	// the wait, up to IdlePoll (DefaultIdlePoll): every look is a query
+	// of the subscriptions and one of each one's due deliveries, Request
+	// Units an idle shop would otherwise spend every second. A delivery
+	// the relay of this instance writes wakes the dispatcher at once
+	// (Notify); a retry is sent up to IdlePoll after it falls due.
+	PollEvery, IdlePoll time.Duration
 	// Concurrency bounds the requests in flight to one subscription
 	// (DefaultConcurrency).
 	Concurrency int
@@ -72,6 +78,9 @@ func (c *DispatcherConfig) defaults() {
 	}
 	if c.PollEvery <= 0 {
 		c.PollEvery = DefaultPollEvery
+	}
+	if c.IdlePoll < c.PollEvery {
+		c.IdlePoll = max(c.PollEvery, DefaultIdlePoll)
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
@@ -115,12 +124,22 @@ type Dispatcher struct {
 	stop     context.CancelFunc
 	quit     chan struct{}
 	done     chan struct{}
+	wake     chan struct{} // Notify's, one pending at most
 }
 
 // NewDispatcher returns a dispatcher over r; Start runs it.
 func NewDispatcher(r *repo.Webhooks, cfg DispatcherConfig) *Dispatcher {
 	cfg.defaults()
-	return &Dispatcher{repo: r, cfg: cfg, inflight: map[string]int{}}
+	return &Dispatcher{repo: r, cfg: cfg, inflight: map[string]int{}, wake: make(chan struct{}, 1)}
+}
+
+// Notify tells the dispatcher a delivery was written: it looks at once
+// rather than at the end of an idle wait. It never blocks.
+func (d *Dispatcher) Notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Start polls every PollEvery until Stop (or ctx ends).
@@ -135,17 +154,27 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	quit := d.quit
 	go func() {
 		defer close(d.done)
-		t := time.NewTicker(d.cfg.PollEvery)
+		wait := d.cfg.PollEvery
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		for {
-			if err := d.Poll(ctx); err != nil && ctx.Err() == nil {
+			started, err := d.poll(ctx)
+			if err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Warn("webhook dispatcher poll failed", "err", err)
 			}
+			if started > 0 || err != nil {
+				wait = d.cfg.PollEvery
+			} else {
+				wait = min(2*wait, d.cfg.IdlePoll)
+			}
+			t.Reset(wait)
 			select {
 			case <-ctx.Done():
 				return
 			case <-quit:
 				return
+			case <-d.wake:
+				wait = d.cfg.PollEvery
 			case <-t.C:
 			}
 		}
@@ -190,10 +219,17 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 // subscription (counting those still in flight from earlier polls). It
 // returns once they are started; Wait waits for them.
 func (d *Dispatcher) Poll(ctx context.Context) error {
+	_, err := d.poll(ctx)
+	return err
+}
+
+// poll is Poll, saying how many sends it started.
+func (d *Dispatcher) poll(ctx context.Context) (int, error) {
 	subs, err := d.repo.List(ctx, repo.MaxSubscriptions)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	started := 0
 	var errs []error
 	for _, s := range subs {
 		if s.Paused {
@@ -208,6 +244,7 @@ func (d *Dispatcher) Poll(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("subscription %s: %w", s.ID, err))
 			continue
 		}
+		started += len(due)
 		for _, dl := range due {
 			d.mu.Lock()
 			d.inflight[s.ID]++
@@ -226,7 +263,7 @@ func (d *Dispatcher) Poll(ctx context.Context) error {
 			}()
 		}
 	}
-	return errors.Join(errs...)
+	return started, errors.Join(errs...)
 }
 
 // Wait waits for the sends Poll started.

@@ -21,6 +21,10 @@ type Relay struct {
 	now   func() time.Time
 	cache time.Duration
 
+	// notify is called after a delivery is written (the dispatcher's
+	// Notify, in Start); nil calls nothing.
+	notify func()
+
 	mu     sync.Mutex
 	subs   []domain.Subscription
 	loaded time.Time // by the wall clock: the cache's age
@@ -133,7 +137,10 @@ func (r *Relay) deliver(ctx context.Context, ev domain.Event) error {
 			Subject: ev.Subject, Sequence: ev.Sequence, Status: domain.DeliveryPending,
 			NextAttemptAt: now, CreatedAt: now, Body: body,
 		})
-		if err != nil && !domain.IsCode(err, domain.ECONFLICT) {
+		switch {
+		case err == nil && r.notify != nil:
+			r.notify()
+		case err != nil && !domain.IsCode(err, domain.ECONFLICT):
 			return err
 		}
 	}

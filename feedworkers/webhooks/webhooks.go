@@ -74,6 +74,7 @@ func Start(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	r := repo.NewWebhooks(st)
 	relay := NewRelay(r, cfg.Dispatcher.Now, cfg.SubscriptionCache)
 	svc := &Service{dispatcher: NewDispatcher(r, cfg.Dispatcher)}
+	relay.notify = svc.dispatcher.Notify
 	fail := func(err error) (*Service, error) {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
