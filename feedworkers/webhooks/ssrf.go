@@ -105,6 +105,9 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
 }
 
+// nat64 is the well-known NAT64 prefix (RFC 6052).
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
 // Blocked reports whether the shop refuses to call ip: loopback, private
 // (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16, with
 // the cloud metadata address 169.254.169.254, and fe80::/10),
@@ -122,11 +125,12 @@ func Blocked(ip netip.Addr) bool {
 			return true
 		}
 	}
-	// IPv4-compatible (::a.b.c.d) and 6to4 (2002:a.b.c.d::) forms carry an
-	// IPv4 address too.
+	// IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d, which a
+	// NAT64 gateway turns into that IPv4 address) and 6to4
+	// (2002:a.b.c.d::) forms carry an IPv4 address too.
 	if ip.Is6() {
 		b := ip.As16()
-		if [12]byte(b[:12]) == [12]byte{} {
+		if [12]byte(b[:12]) == [12]byte{} || nat64.Contains(ip) {
 			return Blocked(netip.AddrFrom4([4]byte(b[12:])))
 		}
 		if b[0] == 0x20 && b[1] == 0x02 {

@@ -55,13 +55,13 @@ func TestCheckURL(t *testing.T) {
 
 func TestBlocked(t *testing.T) {
 	for _, a := range []string{"127.0.0.1", "::1", "10.0.0.1", "192.168.1.1", "172.31.255.255", "169.254.169.254",
-		"::ffff:127.0.0.1", "::ffff:10.1.2.3", "::127.0.0.1", "2002:7f00:1::", "fe80::1", "fd12::1", "100.64.0.1",
+		"::ffff:127.0.0.1", "::ffff:10.1.2.3", "::127.0.0.1", "2002:7f00:1::", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "fe80::1", "fd12::1", "100.64.0.1",
 		"0.0.0.0", "::", "ff02::1", "239.1.1.1", "255.255.255.255"} {
 		if !webhooks.Blocked(netip.MustParseAddr(a)) {
 			t.Errorf("%s is not blocked", a)
 		}
 	}
-	for _, a := range []string{"93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "8.8.8.8", "172.32.0.1", "100.128.0.1"} {
+	for _, a := range []string{"93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "8.8.8.8", "172.32.0.1", "100.128.0.1", "64:ff9b::808:808"} {
 		if webhooks.Blocked(netip.MustParseAddr(a)) {
 			t.Errorf("%s is blocked", a)
 		}
