@@ -11,6 +11,7 @@ import (
 
 	"github.com/reference-shop/shop/api/telemetry"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/feedworkers/webhooks"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
@@ -78,12 +79,12 @@ type Deps struct {
 	// the database reported: every /v1 response then says so in
 	// X-Request-Charge-Estimated, so a client labels the figure honestly.
 	ChargesEstimated bool
-	// WebhooksAllowInsecure lets a webhook subscription's URL be http
-	// (webhooks.CheckURL): for a receiver on a developer's network, never
-	// in production, where a delivery's body and signature would travel
-	// in the clear. Addresses that reach the shop's own network stay
-	// refused. False by default.
-	WebhooksAllowInsecure bool
+	// Webhooks is the rule of the receivers the webhook dispatcher may
+	// call (feedworkers/webhooks.Policy): the admin's routes refuse a
+	// subscription's URL by the same rule, so a subscription the shop
+	// accepts is one it may deliver to. The zero value is production's:
+	// https only, no address of the shop's own network.
+	Webhooks webhooks.Policy
 }
 
 // server holds what the handlers share: the repositories built once over

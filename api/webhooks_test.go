@@ -12,6 +12,7 @@ import (
 	"github.com/reference-shop/shop/api"
 	"github.com/reference-shop/shop/api/webhooksig"
 	"github.com/reference-shop/shop/domain"
+	"github.com/reference-shop/shop/feedworkers/webhooks"
 )
 
 // subscriptionBody is a subscription as the API answers it; Secret is
@@ -231,11 +232,15 @@ func wantPointer(t *testing.T, p problemBody, pointer string) {
 	t.Errorf("errors = %+v, want one at %s; detail %q", p.Errors, pointer, p.Detail)
 }
 
-// TestWebhookInsecureAllowed: with Deps.WebhooksAllowInsecure an http
+// TestWebhookInsecureAllowed: with Deps.Webhooks.AllowInsecure an http
 // receiver is taken, and an address of the shop's own network still is
-// not.
+// not; with AllowPrivate too (dev mode on loopback), a receiver on this
+// machine is, as the dispatcher would call it.
 func TestWebhookInsecureAllowed(t *testing.T) {
-	s := newShop(t, func(o *options) { o.webhooksInsecure = true })
+	dev := newShop(t, func(o *options) { o.webhooks = webhooks.Policy{AllowInsecure: true, AllowPrivate: true} })
+	dev.createWebhook(token(t, "boss", true), map[string]any{"url": "http://127.0.0.1:9000/hooks", "eventTypes": []string{"order.placed"}})
+
+	s := newShop(t, func(o *options) { o.webhooks = webhooks.Policy{AllowInsecure: true} })
 	admin := token(t, "boss", true)
 	s.createWebhook(admin, map[string]any{"url": "http://receiver.example.com/hooks", "eventTypes": []string{"order.placed"}})
 	p := decodeBody[problemBody](t, s.do(req{method: "POST", path: "/v1/admin/webhooks", token: admin,

@@ -102,6 +102,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	var wk *feedworkers.Workers
 	var hooks *webhooks.Service
+	// What the webhook dispatcher may call, and so what the admin's
+	// routes accept as a receiver's URL.
+	policy := webhookPolicy(cfg, ln.Addr())
 	if cfg.Workers {
 		fc := feedConfig(logger, tel)
 		// The sample catalog is written with every copy consistent, so
@@ -116,7 +119,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		observeFeeds(tel, wk)
 		// The webhooks: the relay on the orders and products feeds, and
 		// this instance's dispatcher (feedworkers/webhooks).
-		policy := webhookPolicy(cfg, ln.Addr())
 		if hooks, err = webhooks.Start(ctx, s, webhooks.Config{
 			Processor:  changefeed.Config{StartFromNow: seeded},
 			Dispatcher: webhooks.DispatcherConfig{Policy: policy, Logger: logger},
@@ -142,6 +144,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		RequestTimeout: cfg.RequestTimeout,
 		Telemetry:      tel,
 		CORSOrigins:    cfg.CORSOrigins,
+		Webhooks:       policy,
 		SessionTokens:  cfg.Cosmos,
 		// The embedded store's charges are its documented estimate.
 		ChargesEstimated: !cfg.Cosmos,
