@@ -11,6 +11,7 @@ import (
 
 	"github.com/reference-shop/shop/api/telemetry"
 	"github.com/reference-shop/shop/feedworkers/changefeed"
+	"github.com/reference-shop/shop/feedworkers/webhooks"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
@@ -78,12 +79,14 @@ type Deps struct {
 	// the database reported: every /v1 response then says so in
 	// X-Request-Charge-Estimated, so a client labels the figure honestly.
 	ChargesEstimated bool
-	// WebhooksAllowInsecure lets a webhook subscription's URL be http
-	// (webhooks.CheckURL): for a receiver on a developer's network, never
-	// in production, where a delivery's body and signature would travel
-	// in the clear. Addresses that reach the shop's own network stay
-	// refused. False by default.
-	WebhooksAllowInsecure bool
+	// Webhooks is what a subscription's URL may name (webhooks.Policy.Check):
+	// the policy the dispatcher calls receivers under, so the admin API
+	// takes no URL the dispatcher would refuse and refuses none it would
+	// call. The zero value, as in production: https only, and no address
+	// of the shop's own network. AllowInsecure and AllowPrivate are for a
+	// receiver on a developer's machine or network (shop serve turns them
+	// on in dev mode on loopback).
+	Webhooks webhooks.Policy
 }
 
 // server holds what the handlers share: the repositories built once over

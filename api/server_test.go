@@ -26,6 +26,7 @@ import (
 	"github.com/reference-shop/shop/api/telemetry"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
+	"github.com/reference-shop/shop/feedworkers/webhooks"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/embedded"
@@ -89,8 +90,8 @@ type options struct {
 	// web serves the storefront beside the API (Deps.Web), as shop serve
 	// does.
 	web bool
-	// webhooksInsecure sets Deps.WebhooksAllowInsecure.
-	webhooksInsecure bool
+	// webhooks sets Deps.Webhooks.
+	webhooks webhooks.Policy
 }
 
 func newShop(t testing.TB, opts ...func(*options)) *shop {
@@ -111,7 +112,7 @@ func newShop(t testing.TB, opts ...func(*options)) *shop {
 	if o.wrap != nil {
 		served = o.wrap(st)
 	}
-	d := api.Deps{Writes: writes.New(repo.New(store.Metered(served), 0), paymentstest.Embedded(t), o.now), Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, ChargesEstimated: o.estimated, Now: o.now, WebhooksAllowInsecure: o.webhooksInsecure}
+	d := api.Deps{Writes: writes.New(repo.New(store.Metered(served), 0), paymentstest.Embedded(t), o.now), Store: served, Secret: testSecret, DevMode: o.devMode, Feeds: o.feeds, RateLimit: o.rateLimit, ChargesEstimated: o.estimated, Now: o.now, Webhooks: o.webhooks}
 	if o.cache != nil { // not a nil *readcache.Cache in the interface
 		d.Cache = o.cache
 	}

@@ -138,16 +138,17 @@ func viewDelivery(d domain.Delivery) deliveryView {
 // list that counts the subscriptions against MaxSubscriptions, and the
 // create. Two admins creating the 100th at once may both pass the count:
 // the bound is a guard against runaway growth, not an invariant.
-func handleWebhookCreate(hooks *repo.Webhooks, allowInsecure bool, now func() time.Time) http.HandlerFunc {
+func handleWebhookCreate(hooks *repo.Webhooks, policy webhooks.Policy, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[subscriptionRequest](r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		// A refusal names /url (webhooks.CheckURL: https unless allowed,
-		// no loopback, private, link-local or metadata address).
-		if err := webhooks.CheckURL(req.URL, allowInsecure); err != nil {
+		// A refusal names /url (webhooks.Policy.Check: https unless
+		// allowed, no loopback, private, link-local or metadata address
+		// unless allowed).
+		if err := policy.Check(req.URL); err != nil {
 			writeProblem(w, r, err)
 			return
 		}
@@ -213,7 +214,7 @@ func handleWebhookGet(hooks *repo.Webhooks, now func() time.Time) http.HandlerFu
 
 // handleWebhookPatch changes a subscription with If-Match (412 when
 // stale): a read and a replace, as every read-modify-write.
-func handleWebhookPatch(hooks *repo.Webhooks, allowInsecure bool, now func() time.Time) http.HandlerFunc {
+func handleWebhookPatch(hooks *repo.Webhooks, policy webhooks.Policy, now func() time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, "subscriptionId")
 		if err != nil {
@@ -226,7 +227,7 @@ func handleWebhookPatch(hooks *repo.Webhooks, allowInsecure bool, now func() tim
 			return
 		}
 		if req.URL != nil {
-			if err := webhooks.CheckURL(*req.URL, allowInsecure); err != nil {
+			if err := policy.Check(*req.URL); err != nil {
 				writeProblem(w, r, err)
 				return
 			}
