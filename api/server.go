@@ -79,11 +79,13 @@ type Deps struct {
 	// the database reported: every /v1 response then says so in
 	// X-Request-Charge-Estimated, so a client labels the figure honestly.
 	ChargesEstimated bool
-	// Webhooks is the rule of the receivers the webhook dispatcher may
-	// call (feedworkers/webhooks.Policy): the admin's routes refuse a
-	// subscription's URL by the same rule, so a subscription the shop
-	// accepts is one it may deliver to. The zero value is production's:
-	// https only, no address of the shop's own network.
+	// Webhooks is what a subscription's URL may name (webhooks.Policy.Check):
+	// the policy the dispatcher calls receivers under, so the admin API
+	// takes no URL the dispatcher would refuse and refuses none it would
+	// call. The zero value, as in production: https only, and no address
+	// of the shop's own network. AllowInsecure and AllowPrivate are for a
+	// receiver on a developer's machine or network (shop serve turns them
+	// on in dev mode on loopback).
 	Webhooks webhooks.Policy
 }
 

@@ -147,7 +147,7 @@ func handleWebhookCreate(hooks *repo.Webhooks, policy webhooks.Policy, now func(
 		}
 		// A refusal names /url (webhooks.Policy.Check: https unless
 		// allowed, no loopback, private, link-local or metadata address
-		// unless allowed: the rule the dispatcher dials by).
+		// unless allowed).
 		if err := policy.Check(req.URL); err != nil {
 			writeProblem(w, r, err)
 			return

@@ -232,20 +232,28 @@ func wantPointer(t *testing.T, p problemBody, pointer string) {
 	t.Errorf("errors = %+v, want one at %s; detail %q", p.Errors, pointer, p.Detail)
 }
 
-// TestWebhookInsecureAllowed: with Deps.Webhooks.AllowInsecure an http
-// receiver is taken, and an address of the shop's own network still is
-// not; with AllowPrivate too (dev mode on loopback), a receiver on this
-// machine is, as the dispatcher would call it.
+// TestWebhookInsecureAllowed: with AllowInsecure in Deps.Webhooks an
+// http receiver is taken, and an address of the shop's own network still
+// is not.
 func TestWebhookInsecureAllowed(t *testing.T) {
-	dev := newShop(t, func(o *options) { o.webhooks = webhooks.Policy{AllowInsecure: true, AllowPrivate: true} })
-	dev.createWebhook(token(t, "boss", true), map[string]any{"url": "http://127.0.0.1:9000/hooks", "eventTypes": []string{"order.placed"}})
-
-	s := newShop(t, func(o *options) { o.webhooks = webhooks.Policy{AllowInsecure: true} })
+	s := newShop(t, func(o *options) { o.webhooks.AllowInsecure = true })
 	admin := token(t, "boss", true)
 	s.createWebhook(admin, map[string]any{"url": "http://receiver.example.com/hooks", "eventTypes": []string{"order.placed"}})
 	p := decodeBody[problemBody](t, s.do(req{method: "POST", path: "/v1/admin/webhooks", token: admin,
 		body: map[string]any{"url": "http://192.168.1.5/hooks", "eventTypes": []string{"order.placed"}}}).want(400))
 	wantPointer(t, p, "/url")
+}
+
+// TestWebhookPrivateAllowed: with AllowPrivate too (shop serve's dev
+// mode on loopback, whose dispatcher calls such receivers) a receiver on
+// this machine is taken, by create and by patch: the API refuses no URL
+// its dispatcher would call.
+func TestWebhookPrivateAllowed(t *testing.T) {
+	s := newShop(t, func(o *options) { o.webhooks = webhooks.Policy{AllowPrivate: true, AllowInsecure: true} })
+	admin := token(t, "boss", true)
+	sub := s.createWebhook(admin, map[string]any{"url": "http://127.0.0.1:9090/webhooks", "eventTypes": []string{"order.placed"}})
+	s.do(req{method: "PATCH", path: "/v1/admin/webhooks/" + sub.ID, token: admin, body: `{"url":"http://192.168.1.5/hooks"}`,
+		header: map[string]string{"Content-Type": "application/merge-patch+json"}}).want(200)
 }
 
 func TestWebhookPatch(t *testing.T) {

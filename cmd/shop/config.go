@@ -17,6 +17,7 @@ import (
 	"github.com/reference-shop/shop/api/readcache"
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/webhooks"
 )
 
 // config is every setting of `shop serve`, from flags first, then the
@@ -76,6 +77,10 @@ type config struct {
 	// on a loopback address (webhookPolicy), off otherwise.
 	WebhooksAllowPrivate  *bool
 	WebhooksAllowInsecure *bool
+	// WebhooksRetryHorizon is how long the dispatcher tries a delivery
+	// before it is dead (webhooks.RetryHorizon by default): shortened by
+	// tests that watch deliveries die.
+	WebhooksRetryHorizon time.Duration
 }
 
 // defaultAddr is the listen address when none is set.
@@ -113,6 +118,7 @@ var settings = []setting{
 	{"stripe-url", "SHOP_STRIPE_URL", "https://api.stripe.com", "the Stripe API's address (stripe-mock's, for wire tests)"},
 	{"webhooks-allow-private", "SHOP_WEBHOOKS_ALLOW_PRIVATE", "on in dev mode on a loopback address, off otherwise", "let webhook requests reach loopback, private and link-local addresses (a receiver on this machine or this network); off, the dispatcher refuses them at dial time, so a subscription cannot make the shop call its own network (SSRF). For local development and tests only"},
 	{"webhooks-allow-insecure", "SHOP_WEBHOOKS_ALLOW_INSECURE", "on in dev mode on a loopback address, off otherwise", "let webhook URLs be http:// (off: https:// only). For local development and tests only"},
+	{"webhooks-retry-horizon", "SHOP_WEBHOOKS_RETRY_HORIZON", webhooks.RetryHorizon.String(), "how long a webhook delivery is retried (exponential backoff) before it is given up as dead, into the subscription's dead-letter list; counted from the event's delivery being created (or redelivered). For tests and development only: a receiver down for longer than this loses its deliveries to the dead-letter list"},
 	{"log-level", "SHOP_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"metrics-addr", "SHOP_METRICS_ADDR", "", "address serving /metrics (Prometheus) on a listener of its own, reached by your scraper and not by the public; none: /metrics is served beside the API on SHOP_ADDR, to anyone who reaches it"},
 	{"pprof-addr", "SHOP_PPROF_ADDR", "", "loopback address serving Go's profiles (/debug/pprof/) on a listener of their own, for shop bench and go tool pprof (none: off)"},
@@ -248,10 +254,15 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		{"checkout-stall", &c.CheckoutStall, domain.CheckoutStall},
 		{"checkout-expiry", &c.CheckoutExpiry, domain.CheckoutExpiry},
 		{"sweep-every", &c.SweepEvery, feedworkers.DefaultSweepEvery},
+		{"webhooks-retry-horizon", &c.WebhooksRetryHorizon, webhooks.RetryHorizon},
 	} {
 		if *d.to, err = time.ParseDuration(orDefault(get(d.name), d.def.String())); err != nil || *d.to <= 0 {
 			return c, fmt.Errorf("%s: want a duration above 0, got %q", d.name, get(d.name))
 		}
+	}
+	if c.WebhooksRetryHorizon > domain.EventRetention {
+		// A pending delivery expires with its event (repo.PendingTTL).
+		return c, fmt.Errorf("webhooks-retry-horizon: at most the events' retention, %v, got %v", domain.EventRetention, c.WebhooksRetryHorizon)
 	}
 	if c.CheckoutExpiry <= c.CheckoutStall {
 		return c, fmt.Errorf("checkout-expiry (%v) must be longer than checkout-stall (%v)", c.CheckoutExpiry, c.CheckoutStall)

@@ -63,9 +63,10 @@ func feedConfig(logger *slog.Logger, tel *telemetry.Telemetry) feedworkers.Confi
 	}
 }
 
-// observeFeeds reports the workers' lag, dead letters and fan-out at every
-// metric collection (each scrape of /metrics).
-func observeFeeds(tel *telemetry.Telemetry, wk *feedworkers.Workers) {
+// observeFeeds reports the feed processors' lag, dead letters and fan-out
+// (the feed workers' and the webhook relay's) at every metric collection
+// (each scrape of /metrics).
+func observeFeeds(tel *telemetry.Telemetry, wk feedSet) {
 	tel.ObserveFeeds(func(ctx context.Context) []telemetry.FeedGauge {
 		processors, err := wk.FeedStatus(ctx)
 		if err != nil {

@@ -102,8 +102,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	var wk *feedworkers.Workers
 	var hooks *webhooks.Service
-	// What the webhook dispatcher may call, and so what the admin's
-	// routes accept as a receiver's URL.
+	// One policy for what the dispatcher calls and what the admin API
+	// takes as a receiver's URL.
 	policy := webhookPolicy(cfg, ln.Addr())
 	if cfg.Workers {
 		fc := feedConfig(logger, tel)
@@ -116,17 +116,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if wk, err = feedworkers.Start(ctx, s, w, fc); err != nil {
 			return fmt.Errorf("feed workers: %w", err)
 		}
-		observeFeeds(tel, wk)
 		// The webhooks: the relay on the orders and products feeds, and
 		// this instance's dispatcher (feedworkers/webhooks).
 		if hooks, err = webhooks.Start(ctx, s, webhooks.Config{
 			Processor:  changefeed.Config{StartFromNow: seeded},
-			Dispatcher: webhooks.DispatcherConfig{Policy: policy, Logger: logger},
+			Dispatcher: webhooks.DispatcherConfig{Policy: policy, Logger: logger, RetryHorizon: cfg.WebhooksRetryHorizon},
 		}); err != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			return errors.Join(fmt.Errorf("webhooks: %w", err), wk.Stop(sctx))
 		}
+		// The relay's processors are feed processors like the others: in
+		// /v1/admin/feeds and the metrics beside them.
+		observeFeeds(tel, feedSet{wk, hooks})
 		if policy.AllowPrivate || policy.AllowInsecure {
 			logger.Info("webhooks may call private addresses or http:// URLs (development settings)", "allow_private", policy.AllowPrivate, "allow_insecure", policy.AllowInsecure)
 		}
@@ -144,10 +146,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		RequestTimeout: cfg.RequestTimeout,
 		Telemetry:      tel,
 		CORSOrigins:    cfg.CORSOrigins,
-		Webhooks:       policy,
 		SessionTokens:  cfg.Cosmos,
 		// The embedded store's charges are its documented estimate.
 		ChargesEstimated: !cfg.Cosmos,
+		Webhooks:         policy,
 		Ready: func(ctx context.Context) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
@@ -156,7 +158,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		},
 	}
 	if wk != nil {
-		deps.Feeds = wk
+		deps.Feeds = feedSet{wk, hooks}
 	}
 	if cfg.Cache {
 		cache := readcache.New(readcache.Config{MaxAge: cfg.CacheMaxAge})
@@ -281,3 +283,26 @@ func devTokens(cfg config, addr net.Addr) bool {
 // GOGC, if set, is the runtime's; GOMEMLIMIT, if set, still bounds the
 // heap.
 const defaultGCPercent = 400
+
+// feedSet is every change-feed processor of this process: the feed
+// workers' and the webhook relay's (api.FeedStatus).
+type feedSet struct {
+	*feedworkers.Workers
+	hooks *webhooks.Service
+}
+
+// FeedStatus reports the feed workers' processors, then the relay's.
+func (f feedSet) FeedStatus(ctx context.Context) ([]changefeed.ProcessorStatus, error) {
+	out, err := f.Workers.FeedStatus(ctx)
+	if err != nil || f.hooks == nil {
+		return out, err
+	}
+	for _, p := range f.hooks.Processors() {
+		leases, err := p.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, changefeed.Summarize(p.Name(), leases, time.Now()))
+	}
+	return out, nil
+}
