@@ -112,7 +112,7 @@ var workshopNeeds = map[string][]string{
 	"04": {"02", "03"},
 	"06": {"04", "05"},
 	"07": {"03", "06"},
-	"11": {"01", "02", "03", "04", "05", "06", "07", "08", "09", "10"},
+	"12": {"01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11"},
 }
 
 // workshopShopEnv is the shop of the workshop's setup: `SHOP_DATA_DIR=$(mktemp -d)

@@ -82,7 +82,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.SetOutput(stdout)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	markdown := fs.Bool("markdown", false, "print the report as a markdown section")
-	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's cost section (docs/performance.md); after a comma, more files, each getting the sections whose markers it holds (the workshop's module 05 holds the search index's)")
+	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's cost section (docs/performance.md); after a comma, more files, each getting the sections whose markers it holds (the workshop's module 05 holds the search index's, module 11 the outbox's)")
 	var o costOptions
 	fs.Float64Var(&o.readRPS, "read-rps", 1000, "reads per second of the workload template")
 	fs.Float64Var(&o.writeRPS, "write-rps", 10, "price changes per second of the workload template")
@@ -125,7 +125,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	rep.Store, rep.Estimate = desc, estimate
 	rep.Command = strings.TrimSpace("go run ./cmd/shop cost " + strings.Join(args, " "))
 	return report.Write(stdout, rep, report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs,
-		Parts: map[string]func(io.Writer){searchIndexPart: func(w io.Writer) { writeSearchIndexPart(w, rep) }}},
+		Parts: map[string]func(io.Writer){
+			searchIndexPart: func(w io.Writer) { writeSearchIndexPart(w, rep) },
+			outboxPart:      func(w io.Writer) { writeOutboxPart(w, rep) },
+		}},
 		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
 }
 

@@ -112,6 +112,13 @@ func writeWorkflowMarkdown(out io.Writer, r costReport) {
 	for _, c := range w.Cheaper {
 		fmt.Fprintf(out, "- %s\n", c)
 	}
+	writeEventsMarkdown(out, w)
+}
+
+// writeEventsMarkdown prints what the outbox's events add to the work
+// that writes them: a part of the cost section, and the part module 11
+// of the workshop shows (outboxPart).
+func writeEventsMarkdown(out io.Writer, w workflowResult) {
 	fmt.Fprintf(out, "\n### The outbox's events\n\n")
 	fmt.Fprintf(out, "%s.\n\n", strings.ToUpper(eventsNote(w)[:1])+eventsNote(w)[1:])
 	fmt.Fprintln(out, "| work | events | with: store ops | RU | without: store ops | RU | events add: ops | RU | per event | payload indexed: events added RU |")
@@ -120,6 +127,15 @@ func writeWorkflowMarkdown(out io.Writer, r costReport) {
 		fmt.Fprintf(out, "| %s | %d | %.4g | %.2f | %.4g | %.2f | %+.4g | **%+.2f** | %.2f | %+.2f |\n", e.Work, e.Events, e.With.StoreOps, e.With.RequestUnits,
 			e.Without.StoreOps, e.Without.RequestUnits, e.AddedOps, e.AddedRU, e.PerEventRU, e.IndexedAddedRU)
 	}
+}
+
+// outboxPart is the docs section of writeEventsMarkdown alone, with the
+// command that wrote it.
+const outboxPart = "cost outbox"
+
+func writeOutboxPart(out io.Writer, r costReport) {
+	fmt.Fprintf(out, "Written by `%s` (the outbox's events of its cost section in docs/performance.md):\n", r.Command)
+	writeEventsMarkdown(out, r.Inventory.Workflow)
 }
 
 // find sums the calls of the transition named name that match: how
