@@ -13,15 +13,50 @@ type productCreateRequest struct {
 	ProductID   string `json:"productId" validate:"omitempty,shopid,ne=categories"`
 	Name        string `json:"name" validate:"required,notblank,max=200,line"`
 	Description string `json:"description" validate:"max=5000,text"`
-	PriceCents  int64  `json:"priceCents" validate:"required,min=1,max=100000000"`
+	PriceCents  int64  `json:"priceCents" validate:"required_without=Variants,omitempty,min=1,max=100000000"`
 	Currency    string `json:"currency" validate:"omitempty,iso4217"`
 	CategoryID  string `json:"categoryId" validate:"required,shopid"`
 	ImageURL    string `json:"imageUrl" validate:"omitempty,max=2000,line"`
 	// Tags are words the product is also found by in search.
 	Tags []string `json:"tags" validate:"max=10,dive,notblank,max=40,line"`
-	// Stock is the units available at creation; without it a product
-	// starts sold out, so nothing is sold before someone counts it.
+	// Stock is the units available at creation, of each variant that
+	// names none of its own; without it a product starts sold out, so
+	// nothing is sold before someone counts it.
 	Stock *int64 `json:"stock" validate:"omitempty,min=0,max=1000000"`
+	// Variants are the SKUs the product is sold as (domain.Variant); the
+	// product's priceCents is then the lowest of theirs, and need not be
+	// sent.
+	Variants []variantRequest `json:"variants" validate:"max=50,dive"`
+}
+
+// variantRequest is one variant as the admin sends it: domain's rules
+// (domain.ValidateVariants) check the SKUs and attributes, this its
+// sizes.
+type variantRequest struct {
+	SKU        string            `json:"sku" validate:"required,max=64"`
+	Attributes map[string]string `json:"attributes" validate:"required,min=1,max=4"`
+	PriceCents int64             `json:"priceCents" validate:"required,min=1,max=100000000"`
+	ImageURL   string            `json:"imageUrl" validate:"omitempty,max=2000,line"`
+	// Stock is this variant's units at creation (the product's stock
+	// when absent); a change of variants ignores it: PUT the stock.
+	Stock *int64 `json:"stock" validate:"omitempty,min=0,max=1000000"`
+}
+
+// variantsOf turns the admin's variants into domain variants and their
+// initial stock.
+func variantsOf(in []variantRequest) ([]domain.Variant, map[string]int64) {
+	if in == nil {
+		return nil, nil
+	}
+	vs := make([]domain.Variant, len(in))
+	stock := map[string]int64{}
+	for i, v := range in {
+		vs[i] = domain.Variant{SKU: v.SKU, Attributes: v.Attributes, PriceCents: v.PriceCents, ImageURL: v.ImageURL}
+		if v.Stock != nil {
+			stock[v.SKU] = *v.Stock
+		}
+	}
+	return vs, stock
 }
 
 // DefaultCurrency is the currency of a product created without one.
@@ -46,12 +81,18 @@ func handleProductCreate(ws *writes.Writes) http.HandlerFunc {
 		if req.Stock != nil {
 			stock = *req.Stock
 		}
+		variants, variantStock := variantsOf(req.Variants)
+		if len(variants) > 0 && req.PriceCents != 0 {
+			writeProblem(w, r, &domain.Error{Code: domain.EINVALID, Message: "a product with variants is priced by its variants",
+				Fields: []domain.FieldError{{Pointer: "/priceCents", Detail: "set the price of each variant instead"}}})
+			return
+		}
 		p, err := ws.AddProduct(r.Context(), domain.Product{
 			Meta: domain.Meta{ID: req.ProductID}, Name: req.Name, Description: req.Description,
 			CategoryID: req.CategoryID, PriceCents: req.PriceCents,
 			Currency: req.Currency, PriceVersion: 1, ImageURL: req.ImageURL, Tags: req.Tags,
-			Version: 1,
-		}, stock)
+			Variants: variants, Version: 1,
+		}, stock, variantStock)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -72,6 +113,9 @@ type productPatch struct {
 	ImageURL    *string `json:"imageUrl" validate:"omitempty,max=2000,line"`
 	// Tags replaces the whole list (a merge patch replaces arrays).
 	Tags *[]string `json:"tags" validate:"omitempty,max=10,dive,notblank,max=40,line"`
+	// Variants replaces the whole list; [] returns the product to one
+	// implicit variant (send priceCents with it).
+	Variants *[]variantRequest `json:"variants" validate:"omitempty,max=50,dive"`
 }
 
 // mediaType: decode refuses a patch sent as plain application/json.
@@ -91,8 +135,16 @@ func handleProductPatch(ws *writes.Writes) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		p, err := ws.UpdateProduct(r.Context(), id, ifMatch(r), domain.ProductChange{Name: req.Name, Description: req.Description,
-			PriceCents: req.PriceCents, CategoryID: req.CategoryID, ImageURL: req.ImageURL, Tags: req.Tags})
+		ch := domain.ProductChange{Name: req.Name, Description: req.Description,
+			PriceCents: req.PriceCents, CategoryID: req.CategoryID, ImageURL: req.ImageURL, Tags: req.Tags}
+		if req.Variants != nil {
+			vs, _ := variantsOf(*req.Variants)
+			if vs == nil {
+				vs = []domain.Variant{}
+			}
+			ch.Variants = &vs
+		}
+		p, err := ws.UpdateProduct(r.Context(), id, ifMatch(r), ch)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -158,13 +210,14 @@ type stockRequest struct {
 // stockView is a product's stock as the admin sees it.
 type stockView struct {
 	ProductID   string    `json:"productId"`
+	SKU         string    `json:"sku,omitempty"`
 	Available   int64     `json:"available"`
 	Status      string    `json:"status"`
 	LastUpdated time.Time `json:"lastUpdated"`
 }
 
 func viewStock(s domain.Stock) stockView {
-	return stockView{ProductID: s.ProductID, Available: s.Available, Status: domain.StatusOf(s.Available), LastUpdated: s.LastUpdated}
+	return stockView{ProductID: s.ProductID, SKU: s.SKU, Available: s.Available, Status: domain.StatusOf(s.Available), LastUpdated: s.LastUpdated}
 }
 
 // handleStockGet is the admin's count of a product: one point read in
@@ -176,7 +229,12 @@ func handleStockGet(inventory *repo.Inventory) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		s, err := inventory.Stock(r.Context(), id)
+		sku, err := skuParam(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		s, err := inventory.Stock(r.Context(), id, sku)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -200,7 +258,12 @@ func handleStockPut(ws *writes.Writes) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		s, err := ws.SetStock(r.Context(), id, *req.Available, ifMatch(r))
+		sku, err := skuParam(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		s, err := ws.SetStock(r.Context(), id, sku, *req.Available, ifMatch(r))
 		if err != nil {
 			writeProblem(w, r, err)
 			return

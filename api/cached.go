@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -138,13 +139,13 @@ func categoriesKey(*http.Request) (readcache.Key, bool) {
 // a query on the category's partition, and a client could bypass the
 // cache at will. Parameters the handler refuses are not cached.
 func categoryPageKey(r *http.Request) (readcache.Key, bool) {
-	sort, limit, cont, err := categoryPageParams(r)
+	sort, facets, limit, cont, err := categoryPageParams(r)
 	if err != nil {
 		return readcache.Key{}, false
 	}
 	return readcache.Key{
 		Tag:     "category/" + chi.URLParam(r, "categoryId"),
-		Variant: sort + "|" + strconv.Itoa(limit) + "|" + cont,
+		Variant: sort + "|" + strconv.Itoa(limit) + "|" + cont + "|" + strings.Join(facets, ","),
 	}, true
 }
 

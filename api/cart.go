@@ -31,14 +31,15 @@ type cartItemRequest struct {
 // writes.SetCartLine (the PUT: the line holds quantity) or
 // writes.AddCartLine (the POST, the storefront's "Add to cart": the line
 // grows by quantity).
-type cartLineWrite func(ctx context.Context, userID, productID string, quantity int, ifMatch repo.Precondition) (domain.Cart, error)
+type cartLineWrite func(ctx context.Context, userID, productID, sku string, quantity int, ifMatch repo.Precondition) (domain.Cart, error)
 
-// handleCartLine writes one line of the caller's cart: with the client's
+// handleCartLine writes one line of the caller's cart, the product's
+// variant ?sku= (none for a product without variants): with the client's
 // If-Match a stale cart is 412; without it the server retries its own
 // lost races.
 func handleCartLine(write cartLineWrite) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathProductID(r)
+		id, sku, err := lineParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -48,7 +49,7 @@ func handleCartLine(write cartLineWrite) http.HandlerFunc {
 			writeProblem(w, r, err)
 			return
 		}
-		c, err := write(r.Context(), userFrom(r.Context()).ID, id, req.Quantity, ifMatch(r))
+		c, err := write(r.Context(), userFrom(r.Context()).ID, id, sku, req.Quantity, ifMatch(r))
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -62,12 +63,12 @@ func handleCartLine(write cartLineWrite) http.HandlerFunc {
 // that is not there answers the cart too (DELETE is idempotent).
 func handleCartDelete(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathProductID(r)
+		id, sku, err := lineParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		c, err := ws.RemoveCartLine(r.Context(), userFrom(r.Context()).ID, id, ifMatch(r))
+		c, err := ws.RemoveCartLine(r.Context(), userFrom(r.Context()).ID, id, sku, ifMatch(r))
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -75,4 +76,14 @@ func handleCartDelete(ws *writes.Writes) http.HandlerFunc {
 		setETag(w, c.ETag)
 		encode(w, http.StatusOK, viewCart(c))
 	}
+}
+
+// lineParams reads the {productId} and the ?sku= that name a cart line
+// or a stock.
+func lineParams(r *http.Request) (productID, sku string, err error) {
+	if productID, err = pathProductID(r); err != nil {
+		return "", "", err
+	}
+	sku, err = skuParam(r)
+	return productID, sku, err
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -34,17 +35,17 @@ func handleCategoryPage(summaries *repo.ProductSummaries, products *repo.Product
 			writeProblem(w, r, err)
 			return
 		}
-		sort, limit, cont, err := categoryPageParams(r)
+		sort, facets, limit, cont, err := categoryPageParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		page, err := summaries.Page(r.Context(), categoryID, sort, limit, cont)
+		page, err := summaries.Page(r.Context(), categoryID, sort, facets, limit, cont)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
-		if len(page.Items) == 0 && cont == "" {
+		if len(page.Items) == 0 && cont == "" && len(facets) == 0 {
 			c, err := products.Categories(r.Context())
 			if err != nil {
 				writeProblem(w, r, err)
@@ -60,21 +61,41 @@ func handleCategoryPage(summaries *repo.ProductSummaries, products *repo.Product
 }
 
 // categoryPageParams reads a category page's ?sort=, ?limit= and
-// ?continuation=, the defaults filled in: the page they name, however
-// they were spelled (the read cache's key).
-func categoryPageParams(r *http.Request) (sort string, limit int, continuation string, err error) {
+// ?continuation=, the defaults filled in, and its attribute filters:
+// every other parameter names an attribute and a value its variants must
+// have (?size=M), at most domain.MaxVariantAttributes of them, one value
+// each. The facets come sorted: the page they name, however they were
+// spelled (the read cache's key).
+func categoryPageParams(r *http.Request) (sort string, facets []string, limit int, continuation string, err error) {
 	limit, continuation, err = pageParams(r)
 	if err != nil {
-		return "", 0, "", err
+		return "", nil, 0, "", err
 	}
-	switch sort = queryOf(r).Get("sort"); sort {
+	q := queryOf(r)
+	switch sort = q.Get("sort"); sort {
 	case "":
 		sort = repo.SortByName
 	case repo.SortByName, repo.SortByPrice, repo.SortByRating:
 	default:
-		return "", 0, "", domain.Errorf(domain.EINVALID, "sort must be name, price or rating")
+		return "", nil, 0, "", domain.Errorf(domain.EINVALID, "sort must be name, price or rating")
 	}
-	return sort, limit, continuation, nil
+	for name, values := range q {
+		switch name {
+		case "sort", "limit", "continuation":
+			continue
+		}
+		if len(values) != 1 || !domain.ValidFacetQuery(name, values[0]) {
+			return "", nil, 0, "", &domain.Error{Code: domain.EINVALID,
+				Message: fmt.Sprintf("filter %q: an attribute name (a-z 0-9 _, at most %d) with one value of 1 to %d characters", name, domain.MaxAttributeName, domain.MaxAttributeValue),
+				Fields:  []domain.FieldError{{Pointer: "/" + name, Detail: "one attribute value, such as ?size=M"}}}
+		}
+		facets = append(facets, domain.Facet(name, values[0]))
+	}
+	if len(facets) > domain.MaxVariantAttributes {
+		return "", nil, 0, "", domain.Errorf(domain.EINVALID, "at most %d attribute filters", domain.MaxVariantAttributes)
+	}
+	slices.Sort(facets)
+	return sort, facets, limit, continuation, nil
 }
 
 // handleProduct is the product page: ONE point read in products, the top

@@ -11,7 +11,7 @@ import (
 func TestHomeShowsFeaturedFromTheOneRead(t *testing.T) {
 	s := newShop(t)
 	s.fixture()
-	page, err := s.repos.ProductSummaries.Page(t.Context(), "books", "name", 10, "")
+	page, err := s.repos.ProductSummaries.Page(t.Context(), "books", "name", nil, 10, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,17 @@ func pageParamsUpTo(r *http.Request, maxCont int) (limit int, continuation strin
 	return limit, continuation, nil
 }
 
+// skuParam reads ?sku=, the variant a cart line or a stock names: "" for
+// a product without variants.
+func skuParam(r *http.Request) (string, error) {
+	sku := queryOf(r).Get("sku")
+	if sku != "" && !domain.ValidSKU(sku) {
+		return "", &domain.Error{Code: domain.EINVALID, Message: "sku is not a SKU",
+			Fields: []domain.FieldError{{Pointer: "/sku", Detail: "1 to 64 of A-Z a-z 0-9 . _ -"}}}
+	}
+	return sku, nil
+}
+
 // pathID returns the path parameter name, validated as an id.
 func pathID(r *http.Request, name string) (string, error) {
 	id := chi.URLParam(r, name)

@@ -38,21 +38,23 @@ func handleSearch(index *repo.SearchIndex, rs *renders) http.HandlerFunc {
 // review count, with the rating in half stars. The entries copy nothing
 // that moves with every review, so most reviews write no entry.
 type searchResultView struct {
-	ID           string       `json:"id"`
-	CategoryID   string       `json:"categoryId"`
-	CategoryName string       `json:"categoryName"`
-	Name         string       `json:"name"`
-	PriceCents   int64        `json:"priceCents"`
-	Currency     string       `json:"currency"`
-	ImageURL     string       `json:"imageUrl"`
-	Rating       float64      `json:"rating"`
-	Availability availability `json:"availability"`
+	ID           string `json:"id"`
+	CategoryID   string `json:"categoryId"`
+	CategoryName string `json:"categoryName"`
+	Name         string `json:"name"`
+	PriceCents   int64  `json:"priceCents"`
+	// PriceMaxCents: as on the category page.
+	PriceMaxCents int64        `json:"priceMaxCents,omitempty"`
+	Currency      string       `json:"currency"`
+	ImageURL      string       `json:"imageUrl"`
+	Rating        float64      `json:"rating"`
+	Availability  availability `json:"availability"`
 }
 
 func viewSearchEntry(e domain.SearchEntry) searchResultView {
 	c := e.SearchCard
 	return searchResultView{
 		ID: e.ID, CategoryID: c.CategoryID, CategoryName: c.CategoryName, Name: c.Name, PriceCents: c.PriceCents,
-		Currency: c.Currency, ImageURL: c.ImageURL, Rating: c.Rating, Availability: viewAvailability(c.StockStatus),
+		PriceMaxCents: c.PriceMaxCents, Currency: c.Currency, ImageURL: c.ImageURL, Rating: c.Rating, Availability: viewAvailability(c.StockStatus),
 	}
 }

@@ -61,7 +61,30 @@ type productView struct {
 	TopReviews   []reviewView    `json:"topReviews"`
 	ReviewStats  reviewStatsView `json:"reviewStats"`
 	Availability availability    `json:"availability"`
-	LastUpdated  time.Time       `json:"lastUpdated"`
+	// Variants are the SKUs the product is sold as, each with its price
+	// and availability; absent for a product sold as one.
+	Variants    []variantView `json:"variants,omitempty"`
+	LastUpdated time.Time     `json:"lastUpdated"`
+}
+
+// variantView is one variant on the product page: what the variant
+// picker shows.
+type variantView struct {
+	SKU          string            `json:"sku"`
+	Attributes   map[string]string `json:"attributes"`
+	PriceCents   int64             `json:"priceCents"`
+	ImageURL     string            `json:"imageUrl,omitempty"`
+	Availability availability      `json:"availability"`
+}
+
+func viewVariants(vs []domain.Variant) []variantView {
+	if len(vs) == 0 {
+		return nil
+	}
+	return mapSlice(vs, func(v domain.Variant) variantView {
+		return variantView{SKU: v.SKU, Attributes: v.Attributes, PriceCents: v.PriceCents, ImageURL: v.ImageURL,
+			Availability: viewAvailability(v.Availability.Status)}
+	})
 }
 
 // availability is a stock status as the product page and the cart lines
@@ -97,28 +120,36 @@ func viewProduct(p domain.Product) productView {
 		ImageURL: p.ImageURL, Tags: append([]string{}, p.Tags...), TopReviews: top,
 		ReviewStats:  reviewStatsView{Count: s.Count, Average: s.Average, Histogram: s.Histogram},
 		Availability: viewAvailability(p.Availability.Status),
+		Variants:     viewVariants(p.Variants),
 		LastUpdated:  p.LastUpdated,
 	}
 }
 
 type productSummaryView struct {
-	ID            string       `json:"id"`
-	CategoryID    string       `json:"categoryId"`
-	CategoryName  string       `json:"categoryName"`
-	Name          string       `json:"name"`
-	PriceCents    int64        `json:"priceCents"`
+	ID           string `json:"id"`
+	CategoryID   string `json:"categoryId"`
+	CategoryName string `json:"categoryName"`
+	Name         string `json:"name"`
+	PriceCents   int64  `json:"priceCents"`
+	// PriceMaxCents is the highest variant price, when above priceCents
+	// (then "from" priceCents).
+	PriceMaxCents int64        `json:"priceMaxCents,omitempty"`
 	Currency      string       `json:"currency"`
 	ImageURL      string       `json:"imageUrl"`
 	AverageRating float64      `json:"averageRating"`
 	ReviewCount   int          `json:"reviewCount"`
 	Availability  availability `json:"availability"`
+	// Attributes are the attribute values the product's variants come
+	// in ("size=M"), what the page's filters offer.
+	Attributes []string `json:"attributes,omitempty"`
 }
 
 func viewProductSummary(s domain.ProductSummary) productSummaryView {
 	return productSummaryView{
 		ID: s.ID, CategoryID: s.CategoryID, CategoryName: s.CategoryName, Name: s.Name, PriceCents: s.PriceCents,
-		Currency: s.Currency, ImageURL: s.ImageURL, AverageRating: s.AverageRating, ReviewCount: s.ReviewCount,
-		Availability: viewAvailability(s.StockStatus),
+		PriceMaxCents: s.PriceMaxCents,
+		Currency:      s.Currency, ImageURL: s.ImageURL, AverageRating: s.AverageRating, ReviewCount: s.ReviewCount,
+		Availability: viewAvailability(s.StockStatus), Attributes: s.Attributes,
 	}
 }
 
@@ -160,14 +191,18 @@ func viewTopReview(productID string, r domain.TopReview) reviewView {
 }
 
 type cartLineView struct {
-	ProductID      string       `json:"productId"`
-	Name           string       `json:"name"`
-	UnitPriceCents int64        `json:"unitPriceCents"`
-	PriceVersion   int64        `json:"priceVersion"`
-	Quantity       int          `json:"quantity"`
-	LineTotalCents int64        `json:"lineTotalCents"`
-	Available      bool         `json:"available"`
-	Availability   availability `json:"availability"`
+	ProductID string `json:"productId"`
+	// SKU and Attributes name the variant; absent for a product sold as
+	// one.
+	SKU            string            `json:"sku,omitempty"`
+	Attributes     map[string]string `json:"attributes,omitempty"`
+	Name           string            `json:"name"`
+	UnitPriceCents int64             `json:"unitPriceCents"`
+	PriceVersion   int64             `json:"priceVersion"`
+	Quantity       int               `json:"quantity"`
+	LineTotalCents int64             `json:"lineTotalCents"`
+	Available      bool              `json:"available"`
+	Availability   availability      `json:"availability"`
 }
 
 type cartView struct {
@@ -183,7 +218,7 @@ func viewCart(c domain.Cart) cartView {
 	items := make([]cartLineView, len(c.Items))
 	for i, l := range c.Items {
 		items[i] = cartLineView{
-			ProductID: l.ProductID, Name: l.Name, UnitPriceCents: l.UnitPriceCents,
+			ProductID: l.ProductID, SKU: l.SKU, Attributes: l.Attributes, Name: l.Name, UnitPriceCents: l.UnitPriceCents,
 			PriceVersion: l.PriceVersion, Quantity: l.Quantity, LineTotalCents: l.LineTotalCents,
 			Available: l.Available, Availability: viewAvailability(l.StockStatus),
 		}
@@ -241,11 +276,13 @@ type customerView struct {
 }
 
 type orderLineView struct {
-	ProductID      string `json:"productId"`
-	Name           string `json:"name"`
-	UnitPriceCents int64  `json:"unitPriceCents"`
-	Quantity       int    `json:"quantity"`
-	LineTotalCents int64  `json:"lineTotalCents"`
+	ProductID      string            `json:"productId"`
+	SKU            string            `json:"sku,omitempty"`
+	Attributes     map[string]string `json:"attributes,omitempty"`
+	Name           string            `json:"name"`
+	UnitPriceCents int64             `json:"unitPriceCents"`
+	Quantity       int               `json:"quantity"`
+	LineTotalCents int64             `json:"lineTotalCents"`
 }
 
 type addressView struct {
@@ -264,7 +301,7 @@ func viewOrder(o domain.Order) orderView {
 		Customer: customerView{Name: o.Customer.Name, Email: o.Customer.Email},
 		Items: mapSlice(o.Items, func(l domain.OrderLine) orderLineView {
 			return orderLineView{
-				ProductID: l.ProductID, Name: l.Name, UnitPriceCents: l.UnitPriceCents,
+				ProductID: l.ProductID, SKU: l.SKU, Attributes: l.Attributes, Name: l.Name, UnitPriceCents: l.UnitPriceCents,
 				Quantity: l.Quantity, LineTotalCents: l.LineTotalCents,
 			}
 		}),

@@ -30,7 +30,7 @@ func cartWith(t *testing.T, ps ...domain.Product) domain.Cart {
 	t.Helper()
 	c := domain.NewCart("u1")
 	for _, p := range ps {
-		if err := c.SetQuantity(p, 1, now); err != nil {
+		if err := c.SetQuantity(p, "", 1, now); err != nil {
 			t.Fatalf("SetQuantity(%s): %v", p.ID, err)
 		}
 	}
@@ -67,10 +67,10 @@ func TestCartSetQuantityKeepsANewerCopy(t *testing.T) {
 	newer.Version, newer.PriceVersion, newer.PriceCents, newer.Name = 2, 2, 80, "Renamed"
 	c := cartWith(t, old)
 	c.ApplyProduct(newer, now)
-	if err := c.SetQuantity(old, 3, now); err != nil {
+	if err := c.SetQuantity(old, "", 3, now); err != nil {
 		t.Fatal(err)
 	}
-	l, _ := c.Line("a")
+	l, _ := c.Line("a", "")
 	if l.Quantity != 3 || l.UnitPriceCents != 80 || l.PriceVersion != 2 || l.ProductVersion != 2 || l.Name != "Renamed" {
 		t.Errorf("line = %+v, want quantity 3 with the v2 copy (80 cents, priceVersion 2, Renamed)", l)
 	}
@@ -94,7 +94,7 @@ func TestCartSetQuantityBounds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := domain.NewCart("u1")
-			err := c.SetQuantity(product("p1", 250), tt.quantity, now)
+			err := c.SetQuantity(product("p1", 250), "", tt.quantity, now)
 			if got := domain.ErrorCode(err); got != tt.wantCode {
 				t.Fatalf("SetQuantity(%d) code = %q, want %q (err %v)", tt.quantity, got, tt.wantCode, err)
 			}
@@ -115,7 +115,7 @@ func TestCartSetQuantityCopiesProduct(t *testing.T) {
 	p := product("p1", 1299)
 	p.PriceVersion, p.Version = 3, 7
 	c := domain.NewCart("u1")
-	if err := c.SetQuantity(p, 4, now); err != nil {
+	if err := c.SetQuantity(p, "", 4, now); err != nil {
 		t.Fatal(err)
 	}
 	want := []domain.CartLine{{
@@ -143,13 +143,13 @@ func TestCartSetQuantityUpdateKeepsPosition(t *testing.T) {
 	c := cartWith(t, product("a", 100), product("b", 200), product("c", 300))
 	b := product("b", 250)
 	b.Name, b.PriceVersion, b.Version = "Renamed b", 2, 2
-	if err := c.SetQuantity(b, 5, now); err != nil {
+	if err := c.SetQuantity(b, "", 5, now); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"a", "b", "c"}, productIDs(c)); diff != "" {
 		t.Errorf("line order (-want +got):\n%s", diff)
 	}
-	line, ok := c.Line("b")
+	line, ok := c.Line("b", "")
 	if !ok {
 		t.Fatal("line b missing")
 	}
@@ -166,11 +166,11 @@ func TestCartSetQuantityUpdateKeepsPosition(t *testing.T) {
 func TestCartSetQuantityLineLimit(t *testing.T) {
 	c := domain.NewCart("u1")
 	for i := range domain.MaxCartLines {
-		if err := c.SetQuantity(product(fmt.Sprintf("p%02d", i), 100), 1, now); err != nil {
+		if err := c.SetQuantity(product(fmt.Sprintf("p%02d", i), 100), "", 1, now); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 	}
-	err := c.SetQuantity(product("p50", 100), 1, now)
+	err := c.SetQuantity(product("p50", 100), "", 1, now)
 	if got, want := domain.ErrorCode(err), domain.ECONFLICT; got != want {
 		t.Fatalf("51st line: code = %q, want %q (err %v)", got, want, err)
 	}
@@ -178,7 +178,7 @@ func TestCartSetQuantityLineLimit(t *testing.T) {
 		t.Errorf("lines = %d, want %d", got, want)
 	}
 	// Changing the quantity of a line already present is not a new line.
-	if err := c.SetQuantity(product("p10", 100), 3, now); err != nil {
+	if err := c.SetQuantity(product("p10", 100), "", 3, now); err != nil {
 		t.Errorf("update of an existing line in a full cart: %v", err)
 	}
 }
@@ -187,7 +187,7 @@ func TestCartSetQuantityDeletedProduct(t *testing.T) {
 	p := product("p1", 100)
 	p.Deleted = true
 	c := domain.NewCart("u1")
-	err := c.SetQuantity(p, 1, now)
+	err := c.SetQuantity(p, "", 1, now)
 	if got, want := domain.ErrorCode(err), domain.ENOTFOUND; got != want {
 		t.Fatalf("code = %q, want %q", got, want)
 	}
@@ -213,7 +213,7 @@ func TestCartRemoveLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := cartWith(t, product("a", 100), product("b", 200), product("c", 300))
-			if got := c.RemoveLine(tt.remove, now); got != tt.wantRemoved {
+			if got := c.RemoveLine(tt.remove, "", now); got != tt.wantRemoved {
 				t.Errorf("RemoveLine(%q) = %v, want %v", tt.remove, got, tt.wantRemoved)
 			}
 			if diff := cmp.Diff(tt.wantIDs, productIDs(c)); diff != "" {
@@ -285,7 +285,7 @@ func TestCartApplyProduct(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := domain.NewCart("u1")
-			if err := c.SetQuantity(base, 2, now); err != nil {
+			if err := c.SetQuantity(base, "", 2, now); err != nil {
 				t.Fatal(err)
 			}
 			for i, p := range tt.apply {
@@ -293,7 +293,7 @@ func TestCartApplyProduct(t *testing.T) {
 					t.Errorf("ApplyProduct #%d (v%d) = %v, want %v", i+1, p.Version, got, want)
 				}
 			}
-			line, _ := c.Line("p1")
+			line, _ := c.Line("p1", "")
 			if diff := cmp.Diff(tt.wantLine, line); diff != "" {
 				t.Errorf("line (-want +got):\n%s", diff)
 			}
@@ -394,7 +394,7 @@ func TestCartSettle(t *testing.T) {
 				if l.ID == "a" && tt.priceNow != 0 {
 					p.PriceCents, p.PriceVersion, p.Version = tt.priceNow, 2, 2
 				}
-				if err := cart.SetQuantity(p, l.Qty, now); err != nil {
+				if err := cart.SetQuantity(p, "", l.Qty, now); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -440,14 +440,14 @@ func TestCartSettle(t *testing.T) {
 
 func TestCartSettleTwiceTakesOnce(t *testing.T) {
 	cart := cartWith(t, product("a", 100))
-	if err := cart.SetQuantity(product("a", 100), 3, now); err != nil {
+	if err := cart.SetQuantity(product("a", 100), "", 3, now); err != nil {
 		t.Fatal(err)
 	}
 	cart.MarkPending("o1", now)
 	order := domain.Order{Meta: domain.Meta{ID: "o1"}, Items: []domain.OrderLine{{ProductID: "a", Quantity: 1}}}
 	cart.Settle(order, now)
 	cart.Settle(order, now)
-	if l, ok := cart.Line("a"); !ok || l.Quantity != 2 {
+	if l, ok := cart.Line("a", ""); !ok || l.Quantity != 2 {
 		t.Errorf("line a = %+v (present %v), want quantity 2", l, ok)
 	}
 }

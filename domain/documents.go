@@ -3,9 +3,9 @@ package domain
 import "time"
 
 // Document types: every document carries id, type (the discriminator) and
-// schemaVersion (Meta), so several types can share a container and old
-// documents can be migrated lazily. migrations/containers.go says which
-// container holds which type.
+// schemaVersion (Meta, SchemaVersion), so several types can share a
+// container and old documents are upgraded lazily (schema.go).
+// migrations/containers.go says which container holds which type.
 const (
 	TypeProduct         = "product"
 	TypeCategories      = "categories"
@@ -20,8 +20,6 @@ const (
 	TypeSearchEntry     = "searchEntry"
 	TypeSearchTombstone = "searchTombstone"
 	TypeSearchLedger    = "searchLedger"
-
-	SchemaVersion = 1
 
 	// CategoriesID is the id (and partition key) of the one document in
 	// `products` that lists every category: the home screen is a point read.
@@ -65,7 +63,12 @@ type Product struct {
 	ImageURL           string `json:"imageUrl"`
 	// Tags are extra words a product is found by (search), besides its
 	// name and its category's name.
-	Tags        []string    `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty"`
+	// Variants are the SKUs the product is sold as (variants.go), at most
+	// MaxVariants; none means one implicit variant, the product itself.
+	// With variants, PriceCents is the lowest of their prices and
+	// Availability the best of theirs.
+	Variants    []Variant   `json:"variants,omitempty"`
 	TopReviews  []TopReview `json:"topReviews"`
 	ReviewStats ReviewStats `json:"reviewStats"`
 	Deleted     bool        `json:"deleted,omitempty"`
@@ -160,9 +163,12 @@ type ProductSummary struct {
 	CategoryID string `json:"categoryId"`
 	// CategoryName is the product's copy of its category's name, so a
 	// category page names its category from its one query.
-	CategoryName  string  `json:"categoryName"`
-	Name          string  `json:"name"`
-	PriceCents    int64   `json:"priceCents"`
+	CategoryName string `json:"categoryName"`
+	Name         string `json:"name"`
+	PriceCents   int64  `json:"priceCents"`
+	// PriceMaxCents is the highest price of the product's variants when
+	// it is above PriceCents, the lowest ("from $19.99 to $24.99").
+	PriceMaxCents int64   `json:"priceMaxCents,omitempty"`
 	Currency      string  `json:"currency"`
 	ImageURL      string  `json:"imageUrl"`
 	AverageRating float64 `json:"averageRating"`
@@ -170,8 +176,13 @@ type ProductSummary struct {
 	// RatingScore ranks the category's products for the home page's
 	// featured list (domain.RatingScore); the featured query orders by it.
 	RatingScore float64 `json:"ratingScore"`
-	// StockStatus is the product's availability status.
+	// StockStatus is the product's availability status: in stock when
+	// any of its variants is.
 	StockStatus string `json:"stockStatus,omitempty"`
+	// Attributes are the product's attribute values flattened
+	// ("size=M"; Product.Facets): the attribute array a category page
+	// filters on with ARRAY_CONTAINS, served by its index.
+	Attributes []string `json:"attributes,omitempty"`
 	// SourceVersion is the product's Version this copy was made from.
 	SourceVersion int64 `json:"sourceVersion"`
 }
@@ -218,11 +229,16 @@ type VoidedOrder struct {
 	VoidedAt time.Time `json:"voidedAt"`
 }
 
-// CartLine is one product in a cart, with copies of its name and price.
+// CartLine is one variant of a product in a cart (the product and its
+// SKU name the line), with copies of its name, attributes and price.
 type CartLine struct {
-	ProductID      string `json:"productId"`
-	Name           string `json:"name"`
-	UnitPriceCents int64  `json:"unitPriceCents"`
+	ProductID string `json:"productId"`
+	// SKU names the variant; empty for a product without variants.
+	SKU string `json:"sku,omitempty"`
+	// Attributes are a copy of the variant's ({"size":"M"}).
+	Attributes     map[string]string `json:"attributes,omitempty"`
+	Name           string            `json:"name"`
+	UnitPriceCents int64             `json:"unitPriceCents"`
 	// PriceVersion is the product's priceVersion the copy was taken at;
 	// the version guard lets a line only ever take a newer one.
 	PriceVersion int64 `json:"priceVersion"`
@@ -283,13 +299,16 @@ type Address struct {
 	Country    string `json:"country" validate:"required,iso3166_1_alpha2"`
 }
 
-// OrderLine is what was paid for one product.
+// OrderLine is what was paid for one variant of a product.
 type OrderLine struct {
-	ProductID      string `json:"productId"`
-	Name           string `json:"name"`
-	UnitPriceCents int64  `json:"unitPriceCents"`
-	Quantity       int    `json:"quantity"`
-	LineTotalCents int64  `json:"lineTotalCents"`
+	ProductID string `json:"productId"`
+	// SKU names the variant; empty for a product without variants.
+	SKU            string            `json:"sku,omitempty"`
+	Attributes     map[string]string `json:"attributes,omitempty"`
+	Name           string            `json:"name"`
+	UnitPriceCents int64             `json:"unitPriceCents"`
+	Quantity       int               `json:"quantity"`
+	LineTotalCents int64             `json:"lineTotalCents"`
 	// Unlimited marks a legacy product, created before the shop tracked
 	// stock (its cart line carried no availability status): it has no
 	// units to take.

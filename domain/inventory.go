@@ -34,10 +34,13 @@ const (
 	SoldOut    = "sold_out"
 )
 
-// Stock is the units of a product that can still be bought.
+// Stock is the units of one variant of a product that can still be
+// bought: the document StockIDOf(SKU) in the product's partition.
 type Stock struct {
 	Meta
 	ProductID string `json:"productId"`
+	// SKU names the variant; empty for a product without variants.
+	SKU string `json:"sku,omitempty"`
 	// Available never goes below 0: a checkout takes units with a patch
 	// whose condition is available >= n, in one transactional batch with
 	// its reservation (store/writes).
@@ -48,12 +51,24 @@ type Stock struct {
 	LastUpdated time.Time `json:"lastUpdated"`
 }
 
-// NewStock is the stock document of productID with n units.
-func NewStock(productID string, n int64, now time.Time) Stock {
+// NewStock is the stock document of the variant sku of productID with n
+// units.
+func NewStock(productID, sku string, n int64, now time.Time) Stock {
 	return Stock{
-		Meta:      Meta{ID: StockID, Type: TypeStock, SchemaVersion: SchemaVersion},
-		ProductID: productID, Available: n, Version: 1, LastUpdated: now.UTC(),
+		Meta:      Meta{ID: StockIDOf(sku), Type: TypeStock, SchemaVersion: SchemaVersion},
+		ProductID: productID, SKU: sku, Available: n, Version: 1, LastUpdated: now.UTC(),
 	}
+}
+
+// StockIDOf is the id of the stock document of the variant sku: StockID
+// for the implicit variant, "stock:" and the SKU for a variant. Every
+// variant's stock shares the product's partition, so the flash-sale
+// guarantee (one conditional patch per take) holds per SKU.
+func StockIDOf(sku string) string {
+	if sku == "" {
+		return StockID
+	}
+	return StockID + ":" + sku
 }
 
 // StatusOf is the availability status of n available units.
@@ -77,16 +92,28 @@ type Availability struct {
 	SourceVersion int64 `json:"sourceVersion,omitempty"`
 }
 
-// ApplyStock takes s's status onto the product's copy if s is newer and the
-// status differs, and reports whether the product changed (its Version
-// moves, so the copies of the product follow).
+// ApplyStock takes s's status onto the copy of its variant if s is newer
+// and the status differs, and reports whether the product changed (its
+// Version moves, so the copies of the product follow). A product with
+// variants shows the best of theirs (variantStatus); a stock whose SKU
+// the product does not sell (a variant since removed) changes nothing.
 func (p *Product) ApplyStock(s Stock, now time.Time) bool {
 	st := StatusOf(s.Available)
-	if s.Version <= p.Availability.SourceVersion || st == p.Availability.Status {
+	var copyOf *Availability
+	switch {
+	case s.SKU == "" && len(p.Variants) == 0:
+		copyOf = &p.Availability
+	case s.SKU != "" && p.variantIndex(s.SKU) >= 0:
+		copyOf = &p.Variants[p.variantIndex(s.SKU)].Availability
+	default:
+		return false
+	}
+	if s.Version <= copyOf.SourceVersion || st == copyOf.Status {
 		return false
 	}
 	before := CartCopyOf(*p)
-	p.Availability = Availability{Status: st, SourceVersion: s.Version}
+	*copyOf = Availability{Status: st, SourceVersion: s.Version}
+	p.deriveFromVariants()
 	p.NoteCopy(before)
 	p.Version++
 	p.LastUpdated = now.UTC()
@@ -107,7 +134,9 @@ const (
 // written in the same transactional batch as the take.
 type Reservation struct {
 	Meta
-	ProductID string    `json:"productId"`
+	ProductID string `json:"productId"`
+	// SKU names the variant whose stock the units came from.
+	SKU       string    `json:"sku,omitempty"`
 	OrderID   string    `json:"orderId"`
 	UserID    string    `json:"userId"`
 	Quantity  int64     `json:"quantity"`
@@ -115,16 +144,22 @@ type Reservation struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// ReservationID is the id of the reservation of orderID: a retried
-// reservation of the same order is a 409, never a second take.
-func ReservationID(orderID string) string { return "res-" + orderID }
+// ReservationID is the id of the reservation of orderID's line of the
+// variant sku: a retried reservation of the same line is a 409, never a
+// second take.
+func ReservationID(orderID, sku string) string {
+	if sku == "" {
+		return "res-" + orderID
+	}
+	return "res-" + orderID + ":" + sku
+}
 
-// NewReservation is the held reservation of q units of productID for the
-// order.
-func NewReservation(productID, orderID, userID string, q int64, now time.Time) Reservation {
+// NewReservation is the held reservation of q units of the variant sku of
+// productID for the order.
+func NewReservation(productID, sku, orderID, userID string, q int64, now time.Time) Reservation {
 	return Reservation{
-		Meta:      Meta{ID: ReservationID(orderID), Type: TypeReservation, SchemaVersion: SchemaVersion},
-		ProductID: productID, OrderID: orderID, UserID: userID, Quantity: q,
+		Meta:      Meta{ID: ReservationID(orderID, sku), Type: TypeReservation, SchemaVersion: SchemaVersion},
+		ProductID: productID, SKU: sku, OrderID: orderID, UserID: userID, Quantity: q,
 		State: ReservationHeld, CreatedAt: now.UTC(),
 	}
 }
@@ -132,6 +167,7 @@ func NewReservation(productID, orderID, userID string, q int64, now time.Time) R
 // Shortage is one line a checkout could not serve.
 type Shortage struct {
 	ProductID string `json:"productId"`
+	SKU       string `json:"sku,omitempty"`
 	Requested int64  `json:"requested"`
 	Available int64  `json:"available"`
 }
@@ -141,7 +177,31 @@ type Shortage struct {
 func OutOfStock(items []Shortage) *Error {
 	ids := make([]string, len(items))
 	for i, it := range items {
-		ids[i] = it.ProductID
+		ids[i] = LineLabel(it.ProductID, it.SKU)
 	}
 	return &Error{Code: EOUTOFSTOCK, Message: fmt.Sprintf("not enough in stock: %s", strings.Join(ids, ", ")), Shortages: items}
+}
+
+// RepairStock sets the copy of s's variant to s's status, unless the copy
+// was taken from a newer stock version: the audit's repair, which unlike
+// ApplyStock also rewrites a copy that claims s's version and says
+// another status. It reports whether the copy changed; the caller moves
+// the product's versions.
+func (p *Product) RepairStock(s Stock) bool {
+	var copyOf *Availability
+	switch i := p.variantIndex(s.SKU); {
+	case s.SKU == "" && len(p.Variants) == 0:
+		copyOf = &p.Availability
+	case s.SKU != "" && i >= 0:
+		copyOf = &p.Variants[i].Availability
+	default:
+		return false
+	}
+	want := Availability{Status: StatusOf(s.Available), SourceVersion: s.Version}
+	if s.Version < copyOf.SourceVersion || *copyOf == want {
+		return false
+	}
+	*copyOf = want
+	p.deriveFromVariants()
+	return true
 }

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -19,12 +20,14 @@ func NewOrder(id string, cart Cart, customer Customer, addr Address, key string,
 	count := 0
 	for _, l := range cart.Items {
 		if !l.Available {
-			unavailable = append(unavailable, l.ProductID)
+			unavailable = append(unavailable, LineLabel(l.ProductID, l.SKU))
 			continue
 		}
 		total := l.UnitPriceCents * int64(l.Quantity)
 		lines = append(lines, OrderLine{
 			ProductID:      l.ProductID,
+			SKU:            l.SKU,
+			Attributes:     maps.Clone(l.Attributes),
 			Name:           l.Name,
 			UnitPriceCents: l.UnitPriceCents,
 			Quantity:       l.Quantity,

@@ -22,7 +22,7 @@ func TestNewOrder(t *testing.T) {
 		p domain.Product
 		q int
 	}{{product("a", 1250), 2}, {product("b", 399), 3}} {
-		if err := c.SetQuantity(l.p, l.q, now); err != nil {
+		if err := c.SetQuantity(l.p, "", l.q, now); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,10 @@
 package domain
 
 import (
+	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -16,10 +19,32 @@ type ProductChange struct {
 	CategoryName *string
 	ImageURL     *string
 	Tags         *[]string
+	// Variants replace the product's variants as a whole (a merge patch
+	// replaces an array); an empty list returns the product to one
+	// implicit variant at PriceCents.
+	Variants *[]Variant
 }
 
-// Apply changes the product. A price change increments priceVersion (the
-// version guard of every cart line copy); a category change records
+// Check refuses a change p cannot take: a price for a product whose
+// prices are its variants' (the change sets none of its own).
+func (ch ProductChange) Check(p Product) error {
+	variants := len(p.Variants) > 0
+	if ch.Variants != nil {
+		if err := ValidateVariants(*ch.Variants); err != nil {
+			return err
+		}
+		variants = len(*ch.Variants) > 0
+	}
+	if ch.PriceCents != nil && variants {
+		return &Error{Code: EINVALID, Message: "a product with variants is priced by its variants",
+			Fields: []FieldError{{Pointer: "/priceCents", Detail: "set the price of each variant instead"}}}
+	}
+	return nil
+}
+
+// Apply changes the product (ch passed Check). A price change, of the
+// product or of any variant, increments priceVersion (the version guard
+// of every cart line copy); a category change records
 // previousCategoryId so the view can remove the copy in the old partition.
 // A drawn picture follows the name and category (KeepImage). Every change
 // increments Version. It reports whether anything changed.
@@ -37,6 +62,14 @@ func (p *Product) Apply(ch ProductChange, now time.Time) bool {
 	setString(&p.ImageURL, ch.ImageURL)
 	if ch.Tags != nil && !slices.Equal(*ch.Tags, p.Tags) {
 		p.Tags = slices.Clone(*ch.Tags)
+		changed = true
+	}
+	if ch.Variants != nil && !slices.EqualFunc(*ch.Variants, p.Variants, sameVariant) {
+		prices := variantPrices(p.Variants)
+		p.SetVariants(*ch.Variants)
+		if variantPrices(p.Variants) != prices {
+			p.PriceVersion++
+		}
 		changed = true
 	}
 	if ch.PriceCents != nil && *ch.PriceCents != p.PriceCents {
@@ -81,6 +114,22 @@ func (p *Product) SoftDelete(ttlSeconds int, now time.Time) {
 	p.LastUpdated = now.UTC()
 }
 
+// sameVariant reports whether an admin's variant a says what b does
+// (the availability copy is not the admin's).
+func sameVariant(a, b Variant) bool {
+	return a.SKU == b.SKU && a.PriceCents == b.PriceCents && a.ImageURL == b.ImageURL && maps.Equal(a.Attributes, b.Attributes)
+}
+
+// variantPrices names every variant's price, so a change of any one
+// moves priceVersion.
+func variantPrices(vs []Variant) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "%s:%d;", v.SKU, v.PriceCents)
+	}
+	return b.String()
+}
+
 // SummaryOfProduct is the product's copy in productsByCategory.
 func SummaryOfProduct(p Product) ProductSummary {
 	return ProductSummary{
@@ -89,12 +138,23 @@ func SummaryOfProduct(p Product) ProductSummary {
 		CategoryName:  p.CategoryName,
 		Name:          p.Name,
 		PriceCents:    p.PriceCents,
+		PriceMaxCents: priceMaxOver(p),
 		Currency:      p.Currency,
 		ImageURL:      p.ImageURL,
 		AverageRating: p.ReviewStats.Average,
 		ReviewCount:   p.ReviewStats.Count,
 		RatingScore:   RatingScore(p.ReviewStats),
 		StockStatus:   p.Availability.Status,
+		Attributes:    p.Facets(),
 		SourceVersion: p.Version,
 	}
+}
+
+// priceMaxOver is p's highest price when above its lowest, else 0 (one
+// price: the copies carry no range).
+func priceMaxOver(p Product) int64 {
+	if hi := p.PriceMax(); hi > p.PriceCents {
+		return hi
+	}
+	return 0
 }

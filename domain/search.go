@@ -42,8 +42,11 @@ type SearchCard struct {
 	CategoryName string `json:"categoryName"`
 	Name         string `json:"name"`
 	PriceCents   int64  `json:"priceCents"`
-	Currency     string `json:"currency"`
-	ImageURL     string `json:"imageUrl"`
+	// PriceMaxCents is the highest variant price when above PriceCents
+	// (ProductSummary.PriceMaxCents).
+	PriceMaxCents int64  `json:"priceMaxCents,omitempty"`
+	Currency      string `json:"currency"`
+	ImageURL      string `json:"imageUrl"`
 	// Rating is ShownRating of the product's average rating: 0 for a
 	// product without reviews, else 1 to 5 in steps of a half.
 	Rating float64 `json:"rating"`
@@ -55,7 +58,7 @@ type SearchCard struct {
 func SearchCardOf(p Product) SearchCard {
 	return SearchCard{
 		CategoryID: p.CategoryID, CategoryName: p.CategoryName, Name: p.Name,
-		PriceCents: p.PriceCents, Currency: p.Currency, ImageURL: p.ImageURL,
+		PriceCents: p.PriceCents, PriceMaxCents: priceMaxOver(p), Currency: p.Currency, ImageURL: p.ImageURL,
 		Rating: ShownRating(p.ReviewStats.Average), StockStatus: p.Availability.Status,
 	}
 }

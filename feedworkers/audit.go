@@ -112,6 +112,12 @@ var Fields = map[string]map[string]string{
 		"lastUpdated": FieldSource, "priceVersion": FieldGuard, "version": FieldGuard, "previousCategoryId": FieldGuard,
 		"copyVersion":  FieldGuard,
 		"categoryName": CopyCategoryName, "topReviews": CopyReviews, "reviewStats": CopyReviews,
+		"availability": CopyAvailability, "variants": FieldSource,
+	},
+	// A variant is the admin's but for its availability, a copy of its
+	// own stock document.
+	"Variant": {
+		"sku": FieldSource, "attributes": FieldSource, "priceCents": FieldSource, "imageUrl": FieldSource,
 		"availability": CopyAvailability,
 	},
 	"Categories": {"items": FieldSource, "featured": CopyFeatured, "lastUpdated": FieldSource},
@@ -121,8 +127,8 @@ var Fields = map[string]map[string]string{
 		"productIds": FieldSelf, "itemCount": FieldSelf, "subtotalCents": FieldSelf,
 	},
 	"CartLine": {
-		"productId": FieldSource, "quantity": FieldSource, "lineTotalCents": FieldSelf, "productVersion": FieldGuard,
-		"name": CopyCartLine, "unitPriceCents": CopyCartLine, "priceVersion": CopyCartLine,
+		"productId": FieldSource, "sku": FieldSource, "quantity": FieldSource, "lineTotalCents": FieldSelf, "productVersion": FieldGuard,
+		"name": CopyCartLine, "attributes": CopyCartLine, "unitPriceCents": CopyCartLine, "priceVersion": CopyCartLine,
 		"available": CopyCartLine, "stockStatus": CopyCartLine,
 	},
 }
@@ -137,7 +143,7 @@ const (
 	CopyFeatured        = "categories.featured"     // from the products
 	CopySearchEntry     = "productsByTerm"          // from the product
 	CopySearchLedger    = "productsByTerm.ledger"   // from the live entries
-	CopyCartLine        = "carts.line"              // name, price, availability, from the product
+	CopyCartLine        = "carts.line"              // name, the variant's attributes, price and availability, from the product
 	CopyCartSettled     = "carts.settled"           // a committed order's marker gone, its lines paid, from the order
 	CopyCustomerSummary = "orders.customerSummary"  // from the user's orders
 	CopyOrderSummary    = "ordersByStatus"          // from the order
@@ -251,7 +257,7 @@ type audit struct {
 
 	index    domain.Categories
 	products map[string]domain.Product  // every product, deleted ones too
-	stock    map[string]domain.Stock    // by product id
+	stock    map[string]domain.Stock    // by domain.LineLabel(product id, SKU)
 	orders   map[[2]string]domain.Order // by (userId, id)
 	byUser   map[string][]domain.Order
 	reviews  map[string][]domain.Review // by product id
@@ -374,7 +380,7 @@ func (a *audit) source(_ context.Context, typ string, item []byte) error {
 		if err != nil {
 			return err
 		}
-		a.stock[s.ProductID] = s
+		a.stock[domain.LineLabel(s.ProductID, s.SKU)] = s
 	case domain.TypeOrder:
 		o, err := repo.Decode[domain.Order](item)
 		if err != nil {

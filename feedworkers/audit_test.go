@@ -42,7 +42,7 @@ func convergedSample(t *testing.T) (store.Store, *repo.Set) {
 	ws := writes.New(repos, pay, nil)
 	for i, c := range sampleCarts(t, st)[:3] {
 		for _, l := range c.Items {
-			if _, err := repos.Inventory.SetStock(ctx, l.ProductID, 500, "", now); err != nil {
+			if _, err := repos.Inventory.SetStock(ctx, l.ProductID, "", 500, "", now); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -141,7 +141,7 @@ func TestAuditKnowsEveryContainer(t *testing.T) {
 // derives it as or as the source's own; a new field must be listed (and,
 // if it is a copy, derived) before this passes.
 func TestAuditKnowsEveryField(t *testing.T) {
-	for _, v := range []any{domain.Product{}, domain.Categories{}, domain.Category{}, domain.Cart{}, domain.CartLine{}} {
+	for _, v := range []any{domain.Product{}, domain.Variant{}, domain.Categories{}, domain.Category{}, domain.Cart{}, domain.CartLine{}} {
 		typ := reflect.TypeOf(v)
 		known := feedworkers.Fields[typ.Name()]
 		var fields []string

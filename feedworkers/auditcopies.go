@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/reference-shop/shop/domain"
@@ -64,20 +65,31 @@ func (a *audit) checkProducts(ctx context.Context) error {
 			}
 		}
 		fixed.ReviewStats, fixed.TopReviews = stats, top
-		if s, tracked := a.stock[p.ID]; tracked {
-			a.report.Checked[CopyAvailability]++
-			want := domain.StatusOf(s.Available)
-			fixed.Availability.Status = want
-			if p.Availability.Status != want {
-				d := Difference{Copy: CopyAvailability, Container: store.ProductsContainer, PartitionKey: p.ID, ID: p.ID,
-					Source: "inventory/" + p.ID, Detail: fmt.Sprintf("availability %q, %d units available give %q", p.Availability.Status, s.Available, want)}
-				if err := repair(d, func(ctx context.Context) error { return a.h.repairAvailability(ctx, p.ID) }); err != nil {
-					return err
-				}
+		for i, sku := range p.SKUs() {
+			shown := p.Availability.Status
+			if sku != "" {
+				shown = p.Variants[i].Availability.Status
 			}
-		} else if p.Availability.Status != "" {
-			a.differ(Difference{Copy: CopyAvailability, Container: store.ProductsContainer, PartitionKey: p.ID, ID: p.ID,
-				Source: "inventory/" + p.ID, Detail: fmt.Sprintf("availability %q, and the product has no stock document", p.Availability.Status)})
+			label := domain.LineLabel(p.ID, sku)
+			if s, tracked := a.stock[label]; tracked {
+				a.report.Checked[CopyAvailability]++
+				want := domain.StatusOf(s.Available)
+				if sku == "" {
+					fixed.Availability.Status = want
+				} else {
+					fixed.Variants[i].Availability.Status = want
+				}
+				if shown != want {
+					d := Difference{Copy: CopyAvailability, Container: store.ProductsContainer, PartitionKey: p.ID, ID: p.ID,
+						Source: "inventory/" + label, Detail: fmt.Sprintf("availability %q, %d units available give %q", shown, s.Available, want)}
+					if err := repair(d, func(ctx context.Context) error { return a.h.repairAvailability(ctx, p.ID, sku) }); err != nil {
+						return err
+					}
+				}
+			} else if shown != "" && (sku == "" || shown != domain.SoldOut) {
+				a.differ(Difference{Copy: CopyAvailability, Container: store.ProductsContainer, PartitionKey: p.ID, ID: p.ID,
+					Source: "inventory/" + label, Detail: fmt.Sprintf("availability %q, and the product has no stock document", shown)})
+			}
 		}
 		a.products[id] = fixed
 		if repaired {
@@ -255,7 +267,7 @@ func (a *audit) checkCartDoc(ctx context.Context, _ string, item []byte) error {
 			continue
 		}
 		want := copyLine(l, p)
-		if l == want {
+		if reflect.DeepEqual(l, want) {
 			continue
 		}
 		same, detail := sameJSON(l, want)
@@ -263,8 +275,8 @@ func (a *audit) checkCartDoc(ctx context.Context, _ string, item []byte) error {
 			detail = "the line differs from its product"
 		}
 		d := Difference{Copy: CopyCartLine, Container: store.CartsContainer, PartitionKey: c.UserID, ID: c.ID,
-			Source: "products/" + p.ID, Detail: "line " + p.ID + ": " + detail}
-		if err := a.differRepaired(ctx, d, func(ctx context.Context) error { return a.h.repairCartLine(ctx, c, p.ID) }); err != nil {
+			Source: "products/" + p.ID, Detail: "line " + domain.LineLabel(p.ID, l.SKU) + ": " + detail}
+		if err := a.differRepaired(ctx, d, func(ctx context.Context) error { return a.h.repairCartLine(ctx, c, p.ID, l.SKU) }); err != nil {
 			return err
 		}
 	}
@@ -305,11 +317,17 @@ func (a *audit) checkSettled(ctx context.Context, c domain.Cart) error {
 // when a product changes nothing a line shows (feedworkers/fanout.go), so
 // it may stay behind the product's; it is never ahead of it.
 func copyLine(l domain.CartLine, p domain.Product) domain.CartLine {
+	v, sold := p.VariantOf(l.SKU)
 	l.Name = p.Name
-	l.Available = !p.Deleted
-	l.StockStatus = p.Availability.Status
+	l.Available = !p.Deleted && sold
 	l.ProductVersion = min(l.ProductVersion, p.Version)
-	l.UnitPriceCents, l.PriceVersion = p.PriceCents, p.PriceVersion
+	if sold {
+		l.StockStatus = v.Availability.Status
+		if l.SKU != "" {
+			l.Attributes = v.Attributes
+		}
+		l.UnitPriceCents, l.PriceVersion = v.PriceCents, p.PriceVersion
+	}
 	l.LineTotalCents = l.UnitPriceCents * int64(l.Quantity)
 	return l
 }

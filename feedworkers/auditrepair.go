@@ -12,22 +12,20 @@ import (
 // The audit's repairs: each is the feed's own write for one source, from
 // the source as it is now, so its version guard still holds.
 
-// repairAvailability takes the product's availability from its current
-// stock, unless the copy was taken from a newer stock version: unlike
-// InventoryToProducts it also rewrites a copy that claims the stock's
-// version and says another status.
-func (h *Handlers) repairAvailability(ctx context.Context, id string) error {
-	s, err := h.repos.Inventory.Stock(ctx, id)
+// repairAvailability takes the availability of the product's variant sku
+// from its current stock, unless the copy was taken from a newer stock
+// version: unlike InventoryToProducts it also rewrites a copy that claims
+// the stock's version and says another status.
+func (h *Handlers) repairAvailability(ctx context.Context, id, sku string) error {
+	s, err := h.repos.Inventory.Stock(ctx, id, sku)
 	if err != nil {
 		return err
 	}
 	_, err = h.repos.Products.UpdateAny(ctx, id, func(p *domain.Product) error {
-		want := domain.Availability{Status: domain.StatusOf(s.Available), SourceVersion: s.Version}
-		if s.Version < p.Availability.SourceVersion || p.Availability == want {
+		before := domain.CartCopyOf(*p)
+		if !p.RepairStock(s) {
 			return repo.ErrUnchanged
 		}
-		before := domain.CartCopyOf(*p)
-		p.Availability = want
 		p.NoteCopy(before)
 		p.Version++
 		p.LastUpdated = h.now().UTC()
@@ -128,13 +126,13 @@ func (h *Handlers) repairSearch(ctx context.Context, id, term string) error {
 // repairCartLine copies the product's current version into the cart's
 // line, unless the line holds a newer one (If-Match on the cart, from the
 // copy the audit read).
-func (h *Handlers) repairCartLine(ctx context.Context, c domain.Cart, productID string) error {
+func (h *Handlers) repairCartLine(ctx context.Context, c domain.Cart, productID, sku string) error {
 	p, err := h.repos.Products.GetAny(ctx, productID)
 	if err != nil {
 		return err
 	}
 	_, err = h.repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
-		i := slices.IndexFunc(c.Items, func(l domain.CartLine) bool { return l.ProductID == productID })
+		i := slices.IndexFunc(c.Items, func(l domain.CartLine) bool { return l.ProductID == productID && l.SKU == sku })
 		if i < 0 || c.Items[i].ProductVersion > p.Version || c.Items[i].PriceVersion > p.PriceVersion {
 			return repo.ErrUnchanged
 		}

@@ -69,7 +69,7 @@ func (c catalog) line(t *testing.T, userID, productID string) (domain.Cart, doma
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, ok := cart.Line(productID)
+	l, ok := cart.Line(productID, "")
 	if !ok {
 		t.Fatalf("cart %s has no line %s", userID, productID)
 	}

@@ -36,7 +36,7 @@ func linesAt(tb testing.TB, repos *repo.Set, productID string, priceVersion, cen
 		}
 		for _, c := range carts {
 			total++
-			if l, _ := c.Line(productID); l.PriceVersion == priceVersion && l.UnitPriceCents == cents {
+			if l, _ := c.Line(productID, ""); l.PriceVersion == priceVersion && l.UnitPriceCents == cents {
 				at++
 			}
 		}

@@ -89,7 +89,7 @@ func setPrice(tb testing.TB, repos *repo.Set, id string, cents int64) domain.Pro
 func addToCart(tb testing.TB, repos *repo.Set, userID string, p domain.Product, qty int) domain.Cart {
 	tb.Helper()
 	c, err := repos.Carts.Update(context.Background(), userID, "", func(c *domain.Cart) error {
-		return c.SetQuantity(p, qty, now)
+		return c.SetQuantity(p, "", qty, now)
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // changed gets its availability copy (InventoryToProducts). Reservations
 // share the container and are skipped.
 func (h *Handlers) Inventory(ctx context.Context, b changefeed.Batch) error {
-	seen := map[string]bool{}
+	seen := map[string]bool{} // by product and SKU
 	for _, it := range b.Items {
 		hd, err := decodeItem[head](it)
 		if err != nil {
@@ -28,25 +28,26 @@ func (h *Handlers) Inventory(ctx context.Context, b changefeed.Batch) error {
 		if err != nil {
 			return err
 		}
-		if seen[s.ProductID] {
+		label := domain.LineLabel(s.ProductID, s.SKU)
+		if seen[label] {
 			continue
 		}
-		seen[s.ProductID] = true
-		if err := h.InventoryToProducts(ctx, s.ProductID); err != nil {
+		seen[label] = true
+		if err := h.InventoryToProducts(ctx, s.ProductID, s.SKU); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// InventoryToProducts brings the product's availability status up to its
-// stock. It reads the CURRENT stock (one point read per product and
+// InventoryToProducts brings the availability status of the product's
+// variant sku ("" for a product without variants) up to its stock. It reads the CURRENT stock (one point read per product and
 // batch) rather than trusting the feed's version, so a duplicate or late
 // version cannot move the copy back, and writes the product only when
 // the status changes (domain.Product.ApplyStock): a sale that leaves the
 // product in stock costs no product write, and so no fan-out.
-func (h *Handlers) InventoryToProducts(ctx context.Context, productID string) error {
-	s, err := h.repos.Inventory.Stock(ctx, productID)
+func (h *Handlers) InventoryToProducts(ctx context.Context, productID, sku string) error {
+	s, err := h.repos.Inventory.Stock(ctx, productID, sku)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 func stockOf(t *testing.T, repos *repo.Set, productID string) int64 {
 	t.Helper()
-	s, err := repos.Inventory.Stock(t.Context(), productID)
+	s, err := repos.Inventory.Stock(t.Context(), productID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func stockOf(t *testing.T, repos *repo.Set, productID string) int64 {
 
 func reservationOf(t *testing.T, st store.Store, productID, orderID string) domain.Reservation {
 	t.Helper()
-	r, err := repo.ReadDoc[domain.Reservation](t.Context(), st.Container(store.InventoryContainer), productID, domain.ReservationID(orderID))
+	r, err := repo.ReadDoc[domain.Reservation](t.Context(), st.Container(store.InventoryContainer), productID, domain.ReservationID(orderID, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 	repos := repo.New(st, 0)
 	pay := paymentstest.Embedded(t)
 	sweeper := feedworkers.Sweeper{Every: 50 * time.Millisecond, Stall: 300 * time.Millisecond, Expiry: time.Hour}
-	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", time.Now()); err != nil {
+	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", "", 10, "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	lamp := createProduct(t, repos, "lamp", "home", 1000)
@@ -62,7 +62,7 @@ func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 		if o, err = repos.Orders.Open(t.Context(), o, domain.Idempotency{Key: "k-" + user, RequestHash: "h", CreatedAt: at}); err != nil {
 			t.Fatal(err)
 		}
-		if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", o.ID, user, int64(n), at)); err != nil {
+		if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "", o.ID, user, int64(n), at)); err != nil {
 			t.Fatal(err)
 		}
 		return o
@@ -124,13 +124,13 @@ func TestOrdersFeedReplayReleasesACancelledOrderOnce(t *testing.T) {
 	st := newStore(t)
 	repos := repo.New(st, 0)
 	h := feedworkers.NewHandlers(st, writes.New(repo.New(st, 0), nil, nil), feedworkers.HandlersConfig{})
-	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", 10, "", now); err != nil {
+	if _, err := repos.Inventory.SetStock(t.Context(), "lamp", "", 10, "", now); err != nil {
 		t.Fatal(err)
 	}
 	lamp := createProduct(t, repos, "lamp", "home", 1000)
 	addToCart(t, repos, "ann", lamp, 4)
 	o := placeOrder(t, repos, "ann", "o-ann")
-	if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", o.ID, "ann", 4, now)); err != nil {
+	if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "", o.ID, "ann", 4, now)); err != nil {
 		t.Fatal(err)
 	}
 	batch := func(o domain.Order) changefeed.Batch {

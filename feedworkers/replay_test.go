@@ -135,6 +135,6 @@ func cartLine(t *testing.T, repos *repo.Set, userID, productID string) (domain.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _ := c.Line(productID)
+	l, _ := c.Line(productID, "")
 	return c, l
 }

@@ -309,7 +309,7 @@ func TestCartLineOfAVersionTheFeedSkippedIsRefreshed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := cart.Line("p2"); l.Name != green {
+	if l, _ := cart.Line("p2", ""); l.Name != green {
 		t.Errorf("u3's line of p2 is named %q, the product %q", l.Name, green)
 	}
 }

@@ -80,6 +80,8 @@ var Containers = []store.ContainerDef{
 	},
 	{
 		// A table per read pattern: the category page never fans out.
+		// The attribute array (/attributes/[]/?, under /*) serves the
+		// page's attribute filter (?size=M).
 		ID:               store.ProductsByCategoryContainer,
 		PartitionKeyPath: "/categoryId",
 		IndexingPolicy: store.IndexingPolicy{

@@ -30,7 +30,7 @@ func TestBucketOrderSummariesMovesTheUnbucketedViewOnce(t *testing.T) {
 	place := func(userID, id string) domain.Order {
 		c := domain.NewCart(userID)
 		p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Coffee", PriceCents: 900, CategoryID: "c1", Version: 1, PriceVersion: 1}
-		if err := c.SetQuantity(p, 1, at); err != nil {
+		if err := c.SetQuantity(p, "", 1, at); err != nil {
 			t.Fatal(err)
 		}
 		o, err := domain.NewOrder(id, c, domain.Customer{Name: "Ada", Email: "ada@example.com"},

@@ -67,7 +67,7 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 			Version:      1,
 		}
 		p.products[i].KeepImage()
-		st := domain.NewStock(p.products[i].ID, sampleStock(p.products[i].ID), now)
+		st := domain.NewStock(p.products[i].ID, "", sampleStock(p.products[i].ID), now)
 		p.products[i].Availability = domain.Availability{Status: domain.StatusOf(st.Available), SourceVersion: st.Version}
 		p.stocks = append(p.stocks, st)
 	}
@@ -94,7 +94,7 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 		for _, pi := range pickDistinct(rng, len(p.products), lines) {
 			// Cannot fail: the product is live, the quantity in 1..3, the
 			// lines at most 10.
-			_ = c.SetQuantity(p.products[pi], 1+rng.IntN(3), now)
+			_ = c.SetQuantity(p.products[pi], "", 1+rng.IntN(3), now)
 		}
 		p.carts[i] = c
 	}

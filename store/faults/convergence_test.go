@@ -46,7 +46,7 @@ func TestFeedWorkersConvergeThroughFaults(t *testing.T) {
 	}
 	for i := range carts {
 		if _, err := repos.Carts.Update(ctx, fmt.Sprintf("u%03d", i), "", func(c *domain.Cart) error {
-			return c.SetQuantity(p, 1+i%3, now)
+			return c.SetQuantity(p, "", 1+i%3, now)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func eventuallyAt(t *testing.T, repos *repo.Set, n int, cents int64) {
 				t.Fatal(err)
 			}
 			for _, c := range cs {
-				if l, _ := c.Line("p1"); l.PriceVersion == want.PriceVersion && l.UnitPriceCents == cents {
+				if l, _ := c.Line("p1", ""); l.PriceVersion == want.PriceVersion && l.UnitPriceCents == cents {
 					at++
 				}
 			}

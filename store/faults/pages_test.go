@@ -40,12 +40,12 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repos.Inventory.CreateStock(ctx, domain.NewStock("p1", 1000, now)); err != nil {
+	if _, err := repos.Inventory.CreateStock(ctx, domain.NewStock("p1", "", 1000, now)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range n {
 		user := fmt.Sprintf("u%03d", i)
-		if _, err := repos.Carts.Update(ctx, user, "", func(c *domain.Cart) error { return c.SetQuantity(p, 1, now) }); err != nil {
+		if _, err := repos.Carts.Update(ctx, user, "", func(c *domain.Cart) error { return c.SetQuantity(p, "", 1, now) }); err != nil {
 			t.Fatal(err)
 		}
 		// A checkout that opened its order, took a unit and died.
@@ -60,7 +60,7 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 		if _, err := repos.Orders.Open(ctx, o, domain.Idempotency{Key: "k-" + user, RequestHash: "h", CreatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
-		if err := repos.Inventory.Reserve(ctx, domain.NewReservation("p1", o.ID, user, 1, now)); err != nil {
+		if err := repos.Inventory.Reserve(ctx, domain.NewReservation("p1", "", o.ID, user, 1, now)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,7 +95,7 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 	if len(held) != 0 || cont != "" {
 		t.Errorf("after the sweeper's pass %d reservations are still held, want 0", len(held))
 	}
-	stock, err := repos.Inventory.Stock(ctx, "p1")
+	stock, err := repos.Inventory.Stock(ctx, "p1", "")
 	if err != nil {
 		t.Fatal(err)
 	}

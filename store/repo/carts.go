@@ -52,7 +52,7 @@ func (r *Carts) Unchanged(ctx context.Context, userID, etag string) (bool, error
 // Update is the cart's read-modify-write (see update), creating the cart
 // on first use:
 //
-//	carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error { return c.SetQuantity(p, q, now) })
+//	carts.Update(ctx, userID, ifMatch, func(c *domain.Cart) error { return c.SetQuantity(p, "", q, now) })
 //
 // ifMatch is the client's If-Match (see Precondition). fn may return
 // ErrUnchanged to write nothing.

@@ -14,14 +14,18 @@ import (
 // and so do the change-feed processor's own documents
 // (feedworkers/changefeed/docs.go).
 
-// Decode is the one decoding of a stored document. A document that does
-// not decode is EINTERNAL: the shop wrote it, so it is our bug or corrupt
-// data, never the caller's input.
+// Decode is the one decoding of a stored document, and so the read path
+// of schema versioning: a document of an older schemaVersion comes out
+// upgraded in memory (domain.Upgrade), and is stored so the next time a
+// write changes it. A document that does not decode is EINTERNAL: the
+// shop wrote it, so it is our bug or corrupt data, never the caller's
+// input.
 func Decode[T any](item []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(item, &v); err != nil {
 		return v, domain.Errorf(domain.EINTERNAL, "decode: %v", err)
 	}
+	domain.Upgrade(&v)
 	return v, nil
 }
 
@@ -118,7 +122,13 @@ func queryPage[T any](ctx context.Context, c store.Container, q store.Query) ([]
 	return items, page.Continuation, err
 }
 
+// encode is the one encoding of a document the shop writes, and so the
+// write path of schema versioning: a document a newer build wrote is
+// never written back by this one (domain.Writable).
 func encode(v any) ([]byte, error) {
+	if err := domain.Writable(v); err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, domain.Errorf(domain.EINTERNAL, "encode: %v", err)

@@ -36,10 +36,10 @@ var ErrShort = domain.Errorf(domain.EPRECONDITION, "not enough in stock")
 // already, so its units cannot be taken again.
 var ErrReleased = domain.Errorf(domain.ECONFLICT, "the order's units of this product were given back")
 
-// Stock returns the product's stock: a point read. ErrUntracked if it has
-// none.
-func (r *Inventory) Stock(ctx context.Context, productID string) (domain.Stock, error) {
-	s, err := ReadDoc[domain.Stock](ctx, r.c, productID, domain.StockID)
+// Stock returns the stock of the variant sku of the product ("" for a
+// product without variants): a point read. ErrUntracked if it has none.
+func (r *Inventory) Stock(ctx context.Context, productID, sku string) (domain.Stock, error) {
+	s, err := ReadDoc[domain.Stock](ctx, r.c, productID, domain.StockIDOf(sku))
 	if domain.IsCode(err, domain.ENOTFOUND) {
 		return domain.Stock{}, ErrUntracked
 	}
@@ -50,11 +50,11 @@ func (r *Inventory) Stock(ctx context.Context, productID string) (domain.Stock, 
 // stock document on first use: the stock's read-modify-write, so a count
 // and concurrent takes never overwrite each other (ifMatch as the client
 // sent it).
-func (r *Inventory) SetStock(ctx context.Context, productID string, n int64, ifMatch Precondition, now time.Time) (domain.Stock, error) {
-	s, _, err := update(ctx, r.c, productID, domain.StockID, rmw[domain.Stock]{
-		what:    "the stock of " + productID,
+func (r *Inventory) SetStock(ctx context.Context, productID, sku string, n int64, ifMatch Precondition, now time.Time) (domain.Stock, error) {
+	s, _, err := update(ctx, r.c, productID, domain.StockIDOf(sku), rmw[domain.Stock]{
+		what:    "the stock of " + domain.LineLabel(productID, sku),
 		ifMatch: ifMatch,
-		create:  func() domain.Stock { return domain.NewStock(productID, 0, now) },
+		create:  func() domain.Stock { return domain.NewStock(productID, sku, 0, now) },
 	}, func(s *domain.Stock) error {
 		s.Available = n
 		s.Version++
@@ -87,7 +87,7 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
 	}
 	out, err := r.c.ExecuteBatch(ctx, res.ProductID, []store.BatchOp{
 		{Kind: store.BatchCreate, Item: doc},
-		{Kind: store.BatchPatch, ID: domain.StockID, Patch: stockChange(-res.Quantity, res.CreatedAt),
+		{Kind: store.BatchPatch, ID: domain.StockIDOf(res.SKU), Patch: stockChange(-res.Quantity, res.CreatedAt),
 			Condition: store.Condition{{Path: "available", Op: store.OpGreaterOrEqual, Value: res.Quantity}}},
 	})
 	switch failed := firstFailed(out); {
@@ -107,23 +107,23 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
 	return err
 }
 
-// Release puts the units of the order's reservation of productID back in
-// stock, exactly once: ONE batch of a patch of the reservation (state
+// Release puts the units of the order's reservation of the variant sku of
+// productID back in stock, exactly once: ONE batch of a patch of the reservation (state
 // released) under the condition that it is not released yet, and a patch
 // of the stock (available +q). A reservation already released is nothing
 // to do. One never made is created released, with nothing to give back:
 // a worker still taking the order's units (a checkout that lost its race
 // to the sweeper) then finds its take refused (Reserve: ErrReleased), so
 // no unit is ever held for an order that ended.
-func (r *Inventory) Release(ctx context.Context, productID, orderID string, now time.Time) error {
+func (r *Inventory) Release(ctx context.Context, productID, sku, orderID string, now time.Time) error {
 	return Retry(ctx, func() error {
-		res, err := ReadDoc[domain.Reservation](ctx, r.c, productID, domain.ReservationID(orderID))
+		res, err := ReadDoc[domain.Reservation](ctx, r.c, productID, domain.ReservationID(orderID, sku))
 		switch {
 		case domain.IsCode(err, domain.ENOTFOUND):
 			ttl := ReleasedTTL
 			tomb := domain.Reservation{
-				Meta:      domain.Meta{ID: domain.ReservationID(orderID), Type: domain.TypeReservation, SchemaVersion: domain.SchemaVersion, TTL: &ttl},
-				ProductID: productID, OrderID: orderID, State: domain.ReservationReleased, CreatedAt: now.UTC(),
+				Meta:      domain.Meta{ID: domain.ReservationID(orderID, sku), Type: domain.TypeReservation, SchemaVersion: domain.SchemaVersion, TTL: &ttl},
+				ProductID: productID, SKU: sku, OrderID: orderID, State: domain.ReservationReleased, CreatedAt: now.UTC(),
 			}
 			_, err := CreateDoc(ctx, r.c, productID, tomb)
 			if domain.IsCode(err, domain.ECONFLICT) {
@@ -141,7 +141,7 @@ func (r *Inventory) Release(ctx context.Context, productID, orderID string, now 
 				{Op: store.PatchSet, Path: "/ttl", Value: ReleasedTTL},
 			},
 				Condition: store.Condition{{Path: "state", Op: store.OpNotEqual, Value: domain.ReservationReleased}}},
-			{Kind: store.BatchPatch, ID: domain.StockID, Patch: stockChange(res.Quantity, now)},
+			{Kind: store.BatchPatch, ID: domain.StockIDOf(sku), Patch: stockChange(res.Quantity, now)},
 		})
 		if domain.IsCode(err, domain.EPRECONDITION) {
 			// Released meanwhile by another settler.
@@ -151,12 +151,13 @@ func (r *Inventory) Release(ctx context.Context, productID, orderID string, now 
 	})
 }
 
-// Commit marks the order's reservation of productID committed: its order
+// Commit marks the order's reservation of the variant sku of productID
+// committed: its order
 // sold its units (domain.StockSold), and the reservation's state follows
 // the order's, as the audit checks. One conditional patch (state held →
 // committed); anything else is nothing to do.
-func (r *Inventory) Commit(ctx context.Context, productID, orderID string) error {
-	_, err := r.c.Patch(ctx, productID, domain.ReservationID(orderID),
+func (r *Inventory) Commit(ctx context.Context, productID, sku, orderID string) error {
+	_, err := r.c.Patch(ctx, productID, domain.ReservationID(orderID, sku),
 		[]store.PatchOp{{Op: store.PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
 		&store.PatchOptions{Condition: store.Condition{{Path: "state", Op: store.OpEqual, Value: domain.ReservationHeld}}})
 	if domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND) {

@@ -15,7 +15,7 @@ import (
 func newOrder(t *testing.T, userID, id string, cents int64, at time.Time) domain.Order {
 	t.Helper()
 	c := domain.NewCart(userID)
-	if err := c.SetQuantity(newProduct("p-"+id, cents), 1, at); err != nil {
+	if err := c.SetQuantity(newProduct("p-"+id, cents), "", 1, at); err != nil {
 		t.Fatal(err)
 	}
 	o, err := domain.NewOrder(id, c, domain.Customer{Name: "Ada", Email: "ada@example.com"},

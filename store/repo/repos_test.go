@@ -86,7 +86,7 @@ func TestCartsUpdateCreatesThenUpdates(t *testing.T) {
 	}
 
 	first, err := carts.Update(ctx, "u1", "", func(c *domain.Cart) error {
-		return c.SetQuantity(newProduct("p1", 500), 2, now)
+		return c.SetQuantity(newProduct("p1", 500), "", 2, now)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestCartsUpdateCreatesThenUpdates(t *testing.T) {
 		t.Error("created cart has no _etag")
 	}
 	second, err := carts.Update(ctx, "u1", first.ETag, func(c *domain.Cart) error {
-		return c.SetQuantity(newProduct("p2", 300), 1, now)
+		return c.SetQuantity(newProduct("p2", 300), "", 1, now)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestCartsUpdateConcurrentWriters(t *testing.T) {
 	const n = domain.MaxCartLines
 	errs := run(n, func(i int) error {
 		_, err := carts.Update(ctx, "u1", "", func(c *domain.Cart) error {
-			return c.SetQuantity(newProduct(fmt.Sprintf("p%02d", i), 100), 1, now)
+			return c.SetQuantity(newProduct(fmt.Sprintf("p%02d", i), 100), "", 1, now)
 		})
 		return err
 	})
@@ -157,7 +157,7 @@ func TestCartsUpdateStaleIfMatch(t *testing.T) {
 	s := newStore(t)
 	carts := repo.NewCarts(store.Metered(s))
 	add := func(id string) func(*domain.Cart) error {
-		return func(c *domain.Cart) error { return c.SetQuantity(newProduct(id, 100), 1, now) }
+		return func(c *domain.Cart) error { return c.SetQuantity(newProduct(id, 100), "", 1, now) }
 	}
 	v1, err := carts.Update(ctx, "u1", "", add("p1"))
 	if err != nil {
@@ -172,7 +172,7 @@ func TestCartsUpdateStaleIfMatch(t *testing.T) {
 	called := false
 	_, err = carts.Update(mctx, "u1", v1.ETag, func(c *domain.Cart) error {
 		called = true
-		return c.SetQuantity(newProduct("p3", 100), 1, now)
+		return c.SetQuantity(newProduct("p3", 100), "", 1, now)
 	})
 	wantCode(t, "Update with a stale If-Match", err, domain.EPRECONDITION)
 	if called {
@@ -200,7 +200,7 @@ func TestCartsUpdateRefusedChangeWritesNothing(t *testing.T) {
 	ctx := t.Context()
 	carts := repo.NewCarts(newStore(t))
 	_, err := carts.Update(ctx, "u1", "", func(c *domain.Cart) error {
-		return c.SetQuantity(newProduct("p1", 100), 100, now)
+		return c.SetQuantity(newProduct("p1", 100), "", 100, now)
 	})
 	wantCode(t, "quantity 100", err, domain.EINVALID)
 	c, err := carts.Get(ctx, "u1")
@@ -221,7 +221,7 @@ func TestCartsWithProduct(t *testing.T) {
 			if i%2 == 0 {
 				id = "wanted"
 			}
-			return c.SetQuantity(newProduct(id, 100), 1, now)
+			return c.SetQuantity(newProduct(id, 100), "", 1, now)
 		})
 		if err != nil {
 			t.Fatal(err)

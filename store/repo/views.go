@@ -31,9 +31,18 @@ const (
 // Page returns one page of a category's products ordered by name or price
 // (ties by id): ONE single-partition query served by a composite index.
 // By rating, best first, it reads the whole category (byRating).
-func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, limit int, continuation string) (Page[domain.ProductSummary], error) {
+//
+// facets ("size=M", domain.Facet) keep the products having a variant of
+// each of those attribute values: one ARRAY_CONTAINS per facet on the
+// summaries' attribute array, which the container's index on
+// /attributes/[]/? serves, so the filter is part of the same one query
+// and a page pays for the products it returns, not for the category
+// (the attribute-array pattern; `shop cost` measures it against the
+// same page filtered by the client).
+func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, facets []string, limit int, continuation string) (Page[domain.ProductSummary], error) {
+	filters := summaryFilters(facets)
 	if sort == SortByRating {
-		return r.byRating(ctx, categoryID, limit, continuation)
+		return r.byRating(ctx, categoryID, filters, limit, continuation)
 	}
 	orderBy := "name"
 	if sort == SortByPrice {
@@ -41,11 +50,21 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 	}
 	return rawPage[domain.ProductSummary](ctx, r.c, store.Query{
 		PartitionKey: categoryID,
-		Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
+		Filters:      filters,
 		OrderBy:      orderBy,
 		Limit:        limit,
 		Continuation: continuation,
 	})
+}
+
+// summaryFilters are a category page's conditions: the summaries, with
+// every facet in their attribute array.
+func summaryFilters(facets []string) []store.Filter {
+	filters := []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}}
+	for _, f := range facets {
+		filters = append(filters, store.Filter{Path: "attributes", Op: store.OpArrayContains, Value: f})
+	}
+	return filters
 }
 
 // byRating is the rating sort without an index: the view has no composite
@@ -59,7 +78,7 @@ func (r *ProductSummaries) Page(ctx context.Context, categoryID, sort string, li
 // removed before it moves no other across the page boundary. Every page
 // pays for the whole category: the exercise of
 // docs/workshop/05-a-table-per-read-pattern.md makes it an index walk.
-func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limit int, continuation string) (Page[domain.ProductSummary], error) {
+func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, filters []store.Filter, limit int, continuation string) (Page[domain.ProductSummary], error) {
 	if limit <= 0 {
 		limit = store.DefaultPageSize
 	}
@@ -83,7 +102,7 @@ func (r *ProductSummaries) byRating(ctx context.Context, categoryID string, limi
 	for {
 		page, err := rawPage[domain.ProductSummary](ctx, r.c, store.Query{
 			PartitionKey: categoryID,
-			Filters:      []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeProductSummary}},
+			Filters:      filters,
 			Limit:        store.MaxQueryPageSize,
 			Continuation: cont,
 		})

@@ -202,7 +202,7 @@ func TestCategoryPagesKeepTheirPlace(t *testing.T) {
 
 // summaryPage is ProductSummaries.Page decoded.
 func summaryPage(ctx context.Context, views *repo.ProductSummaries, categoryID, sort string, limit int, cont string) ([]domain.ProductSummary, string, error) {
-	page, err := views.Page(ctx, categoryID, sort, limit, cont)
+	page, err := views.Page(ctx, categoryID, sort, nil, limit, cont)
 	if err != nil {
 		return nil, "", err
 	}

@@ -46,7 +46,7 @@ func newBenchShop(b *testing.B, products int) *benchShop {
 	for i := range products {
 		p := domain.Product{Meta: domain.Meta{ID: fmt.Sprintf("p%02d", i)}, Name: fmt.Sprintf("Product %d", i), CategoryID: "c",
 			PriceCents: 500 + int64(i), Currency: "USD", PriceVersion: 1, Version: 1}
-		p, err := writes.New(s.setup, pay, nil).CreateProduct(b.Context(), p, domain.MaxStock)
+		p, err := writes.New(s.setup, pay, nil).CreateProduct(b.Context(), p, domain.MaxStock, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func (s *benchShop) cart(b *testing.B, user string, n int) {
 	b.Helper()
 	_, err := s.setup.Carts.Update(b.Context(), user, "", func(c *domain.Cart) error {
 		for _, p := range s.products[:n] {
-			if err := c.SetQuantity(p, 1, time.Now()); err != nil {
+			if err := c.SetQuantity(p, "", 1, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -88,7 +88,7 @@ func BenchmarkCartPut(b *testing.B) {
 	start := s.es.Commits()
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := s.w.SetCartLine(ctx, "u", s.products[i%3].ID, 2-(i/3)%2, ""); err != nil {
+		if _, err := s.w.SetCartLine(ctx, "u", s.products[i%3].ID, "", 2-(i/3)%2, ""); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package writes
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/reference-shop/shop/domain"
@@ -29,14 +30,17 @@ const DeletedProductTTL = 7 * 24 * 3600
 // if p.CategoryID is not in the index (nothing written), ECONFLICT if the
 // id is taken (the stock not written). Cost: 4 (the index, the product's
 // create, the stock's read and write); 1 when the category is unknown.
-func (w *Writes) AddProduct(ctx context.Context, p domain.Product, stock int64) (domain.Product, error) {
+func (w *Writes) AddProduct(ctx context.Context, p domain.Product, stock int64, variantStock map[string]int64) (domain.Product, error) {
 	name, err := w.categoryName(ctx, p.CategoryID)
 	if err != nil {
 		return domain.Product{}, err
 	}
 	p.CategoryName = name
 	p.LastUpdated = w.now().UTC()
-	return w.CreateProduct(ctx, p, stock)
+	if err := domain.ValidateVariants(p.Variants); err != nil {
+		return domain.Product{}, err
+	}
+	return w.CreateProduct(ctx, p, stock, variantStock)
 }
 
 // UpdateProduct applies the admin's change to product id
@@ -62,10 +66,58 @@ func (w *Writes) UpdateProduct(ctx context.Context, id string, ifMatch repo.Prec
 		}
 		ch.CategoryName = &name
 	}
+	var stocks map[string]domain.Stock
+	if ch.Variants != nil {
+		var err error
+		if stocks, err = w.variantStocks(ctx, id, *ch.Variants); err != nil {
+			return domain.Product{}, err
+		}
+	}
 	return w.repos.Products.Update(ctx, id, ifMatch, func(p *domain.Product) error {
+		if err := ch.Check(*p); err != nil {
+			return err
+		}
 		p.Apply(ch, w.now())
+		for _, s := range stocks {
+			p.ApplyStock(s, w.now())
+		}
 		return nil
 	})
+}
+
+// variantStocks reads the stock of every SKU of vs, or of the implicit
+// variant when vs is empty (one point read each), creating with 0 units the stock of a SKU that has none, so a
+// variant added by a change starts with its stock's status, not a guess:
+// the inventory feed moves a copy only when its stock changes, and a SKU
+// that had stock before (removed, then added again) may never change
+// again. A stock that moves after the read is newer, and the feed brings
+// it.
+func (w *Writes) variantStocks(ctx context.Context, productID string, vs []domain.Variant) (map[string]domain.Stock, error) {
+	if err := domain.ValidateVariants(vs); err != nil {
+		return nil, err
+	}
+	skus := []string{""} // no variants: the implicit one's stock
+	if len(vs) > 0 {
+		skus = skus[:0]
+		for _, v := range vs {
+			skus = append(skus, v.SKU)
+		}
+	}
+	out := make(map[string]domain.Stock, len(skus))
+	for _, sku := range skus {
+		s, err := w.repos.Inventory.Stock(ctx, productID, sku)
+		if errors.Is(err, repo.ErrUntracked) {
+			s, err = w.repos.Inventory.CreateStock(ctx, domain.NewStock(productID, sku, 0, w.now()))
+			if domain.IsCode(err, domain.ECONFLICT) {
+				s, err = w.repos.Inventory.Stock(ctx, productID, sku)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[sku] = s
+	}
+	return out, nil
 }
 
 // DeleteProduct soft-deletes product id: deletes are absent from the

@@ -51,7 +51,7 @@ func TestAddProduct(t *testing.T) {
 		ws, repos := catalog(t)
 		var p domain.Product
 		n, err := ops(t, func(ctx context.Context) (err error) {
-			p, err = ws.AddProduct(ctx, book("p2", "books"), 3)
+			p, err = ws.AddProduct(ctx, book("p2", "books"), 3, nil)
 			return err
 		})
 		if err != nil {
@@ -63,7 +63,7 @@ func TestAddProduct(t *testing.T) {
 		if !p.LastUpdated.Equal(catalogClock) {
 			t.Errorf("lastUpdated = %v, want the writes' clock %v", p.LastUpdated, catalogClock)
 		}
-		if s, err := repos.Inventory.Stock(t.Context(), "p2"); err != nil || s.Available != 3 {
+		if s, err := repos.Inventory.Stock(t.Context(), "p2", ""); err != nil || s.Available != 3 {
 			t.Errorf("stock = %d (%v), want 3", s.Available, err)
 		}
 		if got, want := n, 4; got != want {
@@ -73,7 +73,7 @@ func TestAddProduct(t *testing.T) {
 	t.Run("an unknown category writes nothing", func(t *testing.T) {
 		ws, repos := catalog(t)
 		n, err := ops(t, func(ctx context.Context) error {
-			_, err := ws.AddProduct(ctx, book("p2", "nope"), 3)
+			_, err := ws.AddProduct(ctx, book("p2", "nope"), 3, nil)
 			return err
 		})
 		if e, ok := errors.AsType[*domain.Error](err); !ok || e.Code != domain.EINVALID || len(e.Fields) != 1 || e.Fields[0].Pointer != "/categoryId" {

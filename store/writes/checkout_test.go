@@ -27,10 +27,10 @@ func stockedShop(t *testing.T) (*writes.Writes, *repo.Set) {
 	repos := repo.New(raw, 0)
 	ws := writes.New(repos, paymentstest.Embedded(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
-	if _, err := ws.CreateProduct(t.Context(), p, 5); err != nil {
+	if _, err := ws.CreateProduct(t.Context(), p, 5, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
+	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", "", 2, ""); err != nil {
 		t.Fatal(err)
 	}
 	return ws, repos
@@ -46,13 +46,13 @@ func stockedShop(t *testing.T) (*writes.Writes, *repo.Set) {
 func TestConcurrentCheckoutsOfOneCartRefuseOnlyWhatIsShort(t *testing.T) {
 	ws, repos := stockedShop(t)
 	p2 := domain.Product{Meta: domain.Meta{ID: "p2"}, Name: "Cup", CategoryID: "c", PriceCents: 900, Currency: "USD", PriceVersion: 1, Version: 1}
-	if _, err := ws.CreateProduct(t.Context(), p2, 12); err != nil {
+	if _, err := ws.CreateProduct(t.Context(), p2, 12, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 4, ""); err != nil {
+	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", "", 4, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.SetCartLine(t.Context(), "u1", "p2", 24, ""); err != nil {
+	if _, err := ws.SetCartLine(t.Context(), "u1", "p2", "", 24, ""); err != nil {
 		t.Fatal(err)
 	}
 	want := []domain.Shortage{{ProductID: "p2", Requested: 24, Available: 12}}
@@ -70,7 +70,7 @@ func TestConcurrentCheckoutsOfOneCartRefuseOnlyWhatIsShort(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	if s, err := repos.Inventory.Stock(t.Context(), "p1"); err != nil || s.Available != 5 {
+	if s, err := repos.Inventory.Stock(t.Context(), "p1", ""); err != nil || s.Available != 5 {
 		t.Errorf("p1 stock = %d (%v), want 5: nothing taken", s.Available, err)
 	}
 }

@@ -151,7 +151,7 @@ func TestARejectedOrdersEvent(t *testing.T) {
 		step := &stepIn{Store: s.st}
 		step.beforeTake = func(res domain.Reservation) {
 			// Someone else buys every unit first.
-			if _, err := s.repos.Inventory.SetStock(t.Context(), res.ProductID, 0, "", time.Now()); err != nil {
+			if _, err := s.repos.Inventory.SetStock(t.Context(), res.ProductID, "", 0, "", time.Now()); err != nil {
 				t.Error(err)
 			}
 		}
@@ -251,7 +251,7 @@ func TestOpenWritesTheEventOfItsStatus(t *testing.T) {
 	ctx := t.Context()
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", PriceCents: 500, Currency: "USD", Version: 1}
 	var c domain.Cart
-	if err := c.SetQuantity(p, 2, time.Now()); err != nil {
+	if err := c.SetQuantity(p, "", 2, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	c.UserID = "u1"

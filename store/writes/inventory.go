@@ -1,6 +1,7 @@
 package writes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -57,7 +58,7 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 	g.SetLimit(reserveConcurrency)
 	for i, item := range o.Items {
 		g.Go(func() error {
-			s, err := w.repos.Inventory.Stock(ctx, item.ProductID)
+			s, err := w.repos.Inventory.Stock(ctx, item.ProductID, item.SKU)
 			switch {
 			case errors.Is(err, repo.ErrUntracked):
 				untracked[i] = true
@@ -76,12 +77,12 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 	for i, l := range o.Items {
 		q := int64(l.Quantity)
 		switch {
-		case untracked[i] && !tracked(c, l.ProductID):
+		case untracked[i] && !tracked(c, l.ProductID, l.SKU):
 			// A legacy product: no limit.
 		case untracked[i]:
-			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: 0})
+			short = append(short, domain.Shortage{ProductID: l.ProductID, SKU: l.SKU, Requested: q, Available: 0})
 		case available[i] < q:
-			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: max(available[i], 0)})
+			short = append(short, domain.Shortage{ProductID: l.ProductID, SKU: l.SKU, Requested: q, Available: max(available[i], 0)})
 		}
 	}
 	if len(short) > 0 {
@@ -90,11 +91,12 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 	return nil
 }
 
-// tracked reports whether the cart's line of the product carries an
-// availability status: its product's stock is tracked (checkStock).
-func tracked(c domain.Cart, productID string) bool {
-	l, _ := c.Line(productID)
-	return l.StockStatus != ""
+// tracked reports whether the cart's line of the variant carries an
+// availability status: its stock is tracked (checkStock). A variant's
+// always is.
+func tracked(c domain.Cart, productID, sku string) bool {
+	l, _ := c.Line(productID, sku)
+	return sku != "" || l.StockStatus != ""
 }
 
 // take takes the units of every line of o from its product's stock: the
@@ -144,7 +146,7 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 				return nil
 			}
 			q := int64(l.Quantity)
-			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, o.ID, o.UserID, q, o.CreatedAt))
+			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, l.SKU, o.ID, o.UserID, q, o.CreatedAt))
 			switch {
 			case err == nil:
 				return nil
@@ -159,7 +161,7 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 			stop.Store(true)
 			var available int64
 			if !errors.Is(err, repo.ErrUntracked) {
-				if s, err := w.repos.Inventory.Stock(ctx, l.ProductID); err == nil {
+				if s, err := w.repos.Inventory.Stock(ctx, l.ProductID, l.SKU); err == nil {
 					available = max(s.Available, 0)
 				}
 			}
@@ -167,7 +169,7 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 				available = 0 // never enough: this order's take is over
 			}
 			mu.Lock()
-			short = append(short, domain.Shortage{ProductID: l.ProductID, Requested: q, Available: available})
+			short = append(short, domain.Shortage{ProductID: l.ProductID, SKU: l.SKU, Requested: q, Available: available})
 			mu.Unlock()
 			return nil
 		})
@@ -176,13 +178,19 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 		return nil, err
 	}
 	if len(short) > 0 {
-		slices.SortFunc(short, func(a, b domain.Shortage) int { return strings.Compare(a.ProductID, b.ProductID) })
+		sortShortages(short)
 	}
 	return short, nil
 }
 
-// outOfStock is the refusal naming the short lines, by product id.
+// outOfStock is the refusal naming the short lines, by product id and SKU.
 func outOfStock(short []domain.Shortage) error {
-	slices.SortFunc(short, func(a, b domain.Shortage) int { return strings.Compare(a.ProductID, b.ProductID) })
+	sortShortages(short)
 	return domain.OutOfStock(short)
+}
+
+func sortShortages(short []domain.Shortage) {
+	slices.SortFunc(short, func(a, b domain.Shortage) int {
+		return cmp.Or(strings.Compare(a.ProductID, b.ProductID), strings.Compare(a.SKU, b.SKU))
+	})
 }

@@ -37,7 +37,7 @@ func TestCheckoutOfAProductWithoutStock(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
+			if _, err := ws.SetCartLine(t.Context(), "u1", "p1", "", 2, ""); err != nil {
 				t.Fatal(err)
 			}
 			o, err := ws.Checkout(t.Context(), req)
@@ -54,7 +54,7 @@ func TestCheckoutOfAProductWithoutStock(t *testing.T) {
 			if c.Pending != nil {
 				t.Errorf("cart marker %+v left by the checkout", c.Pending)
 			}
-			if _, err := repos.Inventory.Stock(t.Context(), "p1"); !errors.Is(err, repo.ErrUntracked) {
+			if _, err := repos.Inventory.Stock(t.Context(), "p1", ""); !errors.Is(err, repo.ErrUntracked) {
 				t.Errorf("stock after the checkout: %v, want still none", err)
 			}
 		})

@@ -88,10 +88,10 @@ func refusalShop(t *testing.T, units func(i int) int64) (*writes.Writes, *repo.S
 		if i > 0 {
 			n = units(i - 1)
 		}
-		if _, err := setup.CreateProduct(t.Context(), p, n); err != nil {
+		if _, err := setup.CreateProduct(t.Context(), p, n, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := setup.SetCartLine(t.Context(), "u1", id, 1, ""); err != nil {
+		if _, err := setup.SetCartLine(t.Context(), "u1", id, "", 1, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestAFailingCheckoutNeverRefusesAnHonestBuyer(t *testing.T) {
 		}
 		return 5
 	})
-	if _, err := ws.SetCartLine(t.Context(), "u2", last, 1, ""); err != nil {
+	if _, err := ws.SetCartLine(t.Context(), "u2", last, "", 1, ""); err != nil {
 		t.Fatal(err)
 	}
 	var (
@@ -197,7 +197,7 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 		return 5
 	})
 	// The sold-out line leaves the cart: the reads find every line enough.
-	if _, err := ws.RemoveCartLine(t.Context(), "u1", soldOut, ""); err != nil {
+	if _, err := ws.RemoveCartLine(t.Context(), "u1", soldOut, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// The other takes wait until the checkout has read the tight line's
@@ -221,7 +221,7 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 	s.beforeTake = func(res domain.Reservation) {
 		if res.ProductID == tight {
 			sold.Do(func() {
-				if _, err := repos.Inventory.SetStock(t.Context(), tight, 0, "", time.Now()); err != nil {
+				if _, err := repos.Inventory.SetStock(t.Context(), tight, "", 0, "", time.Now()); err != nil {
 					t.Error(err)
 				}
 			})
@@ -248,7 +248,7 @@ func TestTakesStopAtTheFirstShortLine(t *testing.T) {
 		if id == tight {
 			want = 0
 		}
-		if st, err := repos.Inventory.Stock(t.Context(), id); err != nil || st.Available != want {
+		if st, err := repos.Inventory.Stock(t.Context(), id, ""); err != nil || st.Available != want {
 			t.Errorf("%s: %d available (%v), want %d", id, st.Available, err, want)
 		}
 	}
@@ -267,10 +267,10 @@ func TestRefusalSeesNoUnitsOfAnotherCheckoutOfTheCart(t *testing.T) {
 	raw := openStore(t)
 	setup := writes.New(repo.New(raw, 0), paymentstest.Embedded(t), nil)
 	p := domain.Product{Meta: domain.Meta{ID: "p1"}, Name: "Tea", CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
-	if _, err := setup.CreateProduct(t.Context(), p, 5); err != nil {
+	if _, err := setup.CreateProduct(t.Context(), p, 5, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := setup.SetCartLine(t.Context(), "u1", "p1", 5, ""); err != nil {
+	if _, err := setup.SetCartLine(t.Context(), "u1", "p1", "", 5, ""); err != nil {
 		t.Fatal(err)
 	}
 	s := &stepIn{Store: raw}

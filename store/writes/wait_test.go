@@ -32,7 +32,7 @@ func TestWaitOutlastsTheCheckoutsCaller(t *testing.T) {
 	card := stalledCard{Provider: s.pay, entered: make(chan struct{}, 1), release: make(chan struct{})}
 	w := writes.New(repo.New(s.st, 0), card, nil)
 	writes.SetBound(w, time.Minute)
-	if _, err := w.SetCartLine(t.Context(), "u1", "p1", 1, ""); err != nil {
+	if _, err := w.SetCartLine(t.Context(), "u1", "p1", "", 1, ""); err != nil {
 		t.Fatal(err)
 	}
 	caller, hangUp := context.WithCancel(t.Context())

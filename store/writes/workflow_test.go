@@ -36,7 +36,7 @@ func newShop(t *testing.T, units map[string]int64) *shop {
 	s := &shop{t: t, st: st, repos: repo.New(st, 0), pay: pay, stocked: units}
 	for id, n := range units {
 		p := domain.Product{Meta: domain.Meta{ID: id}, Name: "Product " + id, CategoryID: "c", PriceCents: 500, Currency: "USD", PriceVersion: 1, Version: 1}
-		if _, err := s.writes(st).CreateProduct(t.Context(), p, n); err != nil {
+		if _, err := s.writes(st).CreateProduct(t.Context(), p, n, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func (s *shop) writes(st store.Store) *writes.Writes {
 func (s *shop) fill(user string, n int, products ...string) {
 	s.t.Helper()
 	for _, id := range products {
-		if _, err := s.writes(s.st).SetCartLine(s.t.Context(), user, id, n, ""); err != nil {
+		if _, err := s.writes(s.st).SetCartLine(s.t.Context(), user, id, "", n, ""); err != nil {
 			s.t.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func (s *shop) settle(expire bool) {
 		}
 	}
 	for _, o := range orders {
-		if _, err := w.RemoveCartLine(ctx, o.UserID, "no-such-product", ""); err != nil {
+		if _, err := w.RemoveCartLine(ctx, o.UserID, "no-such-product", "", ""); err != nil {
 			s.t.Fatalf("cart of %s: %v", o.UserID, err)
 		}
 	}
@@ -173,7 +173,7 @@ func TestAnOrderThroughItsLife(t *testing.T) {
 			t.Errorf("after %s, the payment of %s = %+v, want %s", st.to, o.ID, ps, st.pay)
 		}
 	}
-	if stock, _ := s.repos.Inventory.Stock(ctx, "p1"); stock.Available != 10 {
+	if stock, _ := s.repos.Inventory.Stock(ctx, "p1", ""); stock.Available != 10 {
 		t.Errorf("available after both orders were cancelled = %d, want 10", stock.Available)
 	}
 	s.settle(false)
@@ -197,7 +197,7 @@ func TestADeclinedCardIsRejectedWithItsReason(t *testing.T) {
 	if o.Status != domain.StatusRejected || o.PaymentStatus() != "declined" {
 		t.Errorf("order = %s, payment %q; want rejected, declined", o.Status, o.PaymentStatus())
 	}
-	if stock, _ := s.repos.Inventory.Stock(t.Context(), "p1"); stock.Available != 3 {
+	if stock, _ := s.repos.Inventory.Stock(t.Context(), "p1", ""); stock.Available != 3 {
 		t.Errorf("available after the decline = %d, want 3", stock.Available)
 	}
 	c, _ := s.repos.Carts.Get(t.Context(), "u1")
@@ -350,7 +350,7 @@ func TestAnExpiredOrderVoidsALateAuthorization(t *testing.T) {
 		t.Errorf("the late checkout's advance = %s, %v; want expired", late.Status, err)
 	}
 	s.check()
-	if stock, _ := s.repos.Inventory.Stock(t.Context(), "p1"); stock.Available != 5 {
+	if stock, _ := s.repos.Inventory.Stock(t.Context(), "p1", ""); stock.Available != 5 {
 		t.Errorf("available = %d, want 5", stock.Available)
 	}
 }

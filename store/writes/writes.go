@@ -14,6 +14,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,18 +81,21 @@ func (w *Writes) Wait(ctx context.Context) error {
 // carts that hold the product, and this cart did not hold it yet, so
 // nothing else would ever refresh the line. Cost: one point read more per
 // PUT, and a cart write only when the product did move.
-func (w *Writes) SetCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch repo.Precondition) (domain.Cart, error) {
+//
+// sku names the variant ("" for a product without variants): each
+// variant of a product is its own line.
+func (w *Writes) SetCartLine(ctx context.Context, userID, productID, sku string, quantity int, ifMatch repo.Precondition) (domain.Cart, error) {
 	return w.putCartLine(ctx, userID, productID, ifMatch, func(c *domain.Cart, p domain.Product) error {
-		return c.SetQuantity(p, quantity, w.now())
+		return c.SetQuantity(p, sku, quantity, w.now())
 	})
 }
 
 // AddCartLine adds quantity of the product to the user's cart (the cart
 // POST, "Add to cart"): the line's quantity grows by it, inside the same
 // read-modify-write as SetCartLine, so two adds from two tabs both count.
-func (w *Writes) AddCartLine(ctx context.Context, userID, productID string, quantity int, ifMatch repo.Precondition) (domain.Cart, error) {
+func (w *Writes) AddCartLine(ctx context.Context, userID, productID, sku string, quantity int, ifMatch repo.Precondition) (domain.Cart, error) {
 	return w.putCartLine(ctx, userID, productID, ifMatch, func(c *domain.Cart, p domain.Product) error {
-		return c.AddQuantity(p, quantity, w.now())
+		return c.AddQuantity(p, sku, quantity, w.now())
 	})
 }
 
@@ -119,12 +124,12 @@ func (w *Writes) putCartLine(ctx context.Context, userID, productID string, ifMa
 	return refreshed, err
 }
 
-// RemoveCartLine takes the product's line out of the user's cart;
-// removing a line that is not there changes nothing (DELETE is
-// idempotent).
-func (w *Writes) RemoveCartLine(ctx context.Context, userID, productID string, ifMatch repo.Precondition) (domain.Cart, error) {
+// RemoveCartLine takes the line of the variant sku of the product out of
+// the user's cart; removing a line that is not there changes nothing
+// (DELETE is idempotent).
+func (w *Writes) RemoveCartLine(ctx context.Context, userID, productID, sku string, ifMatch repo.Precondition) (domain.Cart, error) {
 	return w.changeCart(ctx, userID, ifMatch, func(c *domain.Cart) error {
-		c.RemoveLine(productID, w.now())
+		c.RemoveLine(productID, sku, w.now())
 		return nil
 	})
 }
@@ -247,12 +252,14 @@ func (w *Writes) RefreshCart(ctx context.Context, c domain.Cart, p domain.Produc
 	return out, true, nil
 }
 
-// CreateProduct stores a new product with stock units available. The
-// product's create is conditional (ECONFLICT if the id exists) and is the
-// create's one decision: only the request that wins it then writes the
-// stock, so a request that loses writes nothing. The product is created
-// carrying its availability copy from the requested count, with source
-// version 0: the stock's first version is newer, and the inventory feed
+// CreateProduct stores a new product with stock units available of each
+// of its SKUs (its variants', or its implicit one), or variantStock's
+// count for a SKU it names. The product's create is conditional
+// (ECONFLICT if the id exists) and is the create's one decision: only the
+// request that wins it then writes the stock documents, so a request
+// that loses writes nothing. The product is created carrying its
+// availability copies from the requested counts, with source version 0:
+// each stock's first version is newer, and the inventory feed
 // (Product.ApplyStock) finds the status already right.
 //
 // The stock's write may find the document of a product of the same id
@@ -261,8 +268,22 @@ func (w *Writes) RefreshCart(ctx context.Context, c domain.Cart, p domain.Produc
 // says it is tracked and no stock: a checkout refuses it as short
 // (checkStock), never sells it without a limit, until the admin sets its
 // stock (SetStock creates the document).
-func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int64) (domain.Product, error) {
-	p.Availability = domain.Availability{Status: domain.StatusOf(stock)}
+func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int64, variantStock map[string]int64) (domain.Product, error) {
+	units := func(sku string) int64 {
+		if n, ok := variantStock[sku]; ok {
+			return n
+		}
+		return stock
+	}
+	if len(p.Variants) > 0 {
+		p.SetVariants(p.Variants)
+		for i := range p.Variants {
+			p.Variants[i].Availability = domain.Availability{Status: domain.StatusOf(units(p.Variants[i].SKU))}
+		}
+		p.SetVariants(p.Variants)
+	} else {
+		p.Availability = domain.Availability{Status: domain.StatusOf(stock)}
+	}
 	p.KeepImage()
 	created, err := w.repos.Products.Create(ctx, p)
 	if err != nil {
@@ -270,23 +291,35 @@ func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int6
 	}
 	// The product stands now, so its stock must follow: ride out a
 	// throttled store rather than leave it unsellable.
-	if err := repo.Persist(ctx, func() error {
-		_, err := w.repos.Inventory.SetStock(ctx, p.ID, stock, "", w.now())
-		return err
-	}); err != nil {
-		return domain.Product{}, err
+	for _, sku := range p.SKUs() {
+		if err := repo.Persist(ctx, func() error {
+			_, err := w.repos.Inventory.SetStock(ctx, p.ID, sku, units(sku), "", w.now())
+			return err
+		}); err != nil {
+			return domain.Product{}, err
+		}
 	}
 	return created, nil
 }
 
-// SetStock sets the units of an existing product that can still be
-// bought (ifMatch as the client sent it, on the stock's ETag); the
-// inventory feed then brings the product's availability copy along.
-func (w *Writes) SetStock(ctx context.Context, productID string, n int64, ifMatch repo.Precondition) (domain.Stock, error) {
-	if _, err := w.repos.Products.Get(ctx, productID); err != nil {
+// SetStock sets the units of the variant sku ("" for a product without
+// variants) of an existing product that can still be bought (ifMatch as
+// the client sent it, on the stock's ETag); the inventory feed then
+// brings the availability copies along. ENOTFOUND for a SKU the product
+// does not sell.
+func (w *Writes) SetStock(ctx context.Context, productID, sku string, n int64, ifMatch repo.Precondition) (domain.Stock, error) {
+	p, err := w.repos.Products.Get(ctx, productID)
+	if err != nil {
 		return domain.Stock{}, err
 	}
-	return w.repos.Inventory.SetStock(ctx, productID, n, ifMatch, w.now())
+	if _, ok := p.VariantOf(sku); !ok {
+		if sku == "" {
+			return domain.Stock{}, &domain.Error{Code: domain.EINVALID, Message: fmt.Sprintf("product %q is sold in variants: name one (sku)", productID),
+				Fields: []domain.FieldError{{Pointer: "/sku", Detail: "required: one of " + strings.Join(p.SKUs(), ", ")}}}
+		}
+		return domain.Stock{}, domain.Errorf(domain.ENOTFOUND, "product %q has no variant %q", productID, sku)
+	}
+	return w.repos.Inventory.SetStock(ctx, productID, sku, n, ifMatch, w.now())
 }
 
 // noProvider is the payment provider of Writes made without one.

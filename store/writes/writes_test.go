@@ -76,7 +76,7 @@ func setup(t *testing.T, committed bool) (*writes.Writes, *repo.Set, *batchFault
 	}
 	f := &batchFault{Store: st, committed: committed}
 	ws := writes.New(repo.New(f, 0), paymentstest.Embedded(t), nil)
-	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", 2, ""); err != nil {
+	if _, err := ws.SetCartLine(t.Context(), "u1", "p1", "", 2, ""); err != nil {
 		t.Fatal(err)
 	}
 	return ws, repos, f
@@ -156,13 +156,13 @@ func TestCreateProduct(t *testing.T) {
 	t.Run("a create that loses with 409 writes nothing", func(t *testing.T) {
 		repos := repo.New(openStore(t), 0)
 		ws := writes.New(repos, paymentstest.Embedded(t), nil)
-		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 5); err != nil {
+		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 5, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 9); !domain.IsCode(err, domain.ECONFLICT) {
+		if _, err := ws.CreateProduct(t.Context(), tea("p1"), 9, nil); !domain.IsCode(err, domain.ECONFLICT) {
 			t.Fatalf("second create = %v, want ECONFLICT", err)
 		}
-		if s, err := repos.Inventory.Stock(t.Context(), "p1"); err != nil || s.Available != 5 {
+		if s, err := repos.Inventory.Stock(t.Context(), "p1", ""); err != nil || s.Available != 5 {
 			t.Errorf("stock = %d (%v), want the first create's 5", s.Available, err)
 		}
 	})
@@ -170,17 +170,17 @@ func TestCreateProduct(t *testing.T) {
 		repos := repo.New(openStore(t), 0)
 		ws := writes.New(repos, paymentstest.Embedded(t), nil)
 		// The product's ttl passed; its stock document stayed.
-		if _, err := repos.Inventory.SetStock(t.Context(), "p1", 3, "", time.Now()); err != nil {
+		if _, err := repos.Inventory.SetStock(t.Context(), "p1", "", 3, "", time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		p, err := ws.CreateProduct(t.Context(), tea("p1"), 40)
+		p, err := ws.CreateProduct(t.Context(), tea("p1"), 40, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := p.Availability.Status, domain.InStock; got != want {
 			t.Errorf("created product's availability = %q, want %q", got, want)
 		}
-		if s, err := repos.Inventory.Stock(t.Context(), "p1"); err != nil || s.Available != 40 {
+		if s, err := repos.Inventory.Stock(t.Context(), "p1", ""); err != nil || s.Available != 40 {
 			t.Errorf("stock = %d (%v), want the create's 40", s.Available, err)
 		}
 	})

@@ -8,6 +8,7 @@ package writestest
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments"
@@ -32,8 +33,9 @@ type Payments interface {
 //   - a line of an order whose state sold its units has its reservation
 //     committed with the line's quantity; one whose state returned them
 //     has none held or committed;
-//   - for each product in stocked, available + held + committed units
-//     equal what was stocked;
+//   - for each product in stocked (a variant is keyed "product/SKU",
+//     domain.LineLabel), available + held + committed units equal what
+//     was stocked;
 //   - no cart keeps the marker of an order that rests;
 //   - every move of an order into a state with an event (its History)
 //     has exactly that event, at the move's sequence, and every event
@@ -48,9 +50,9 @@ func Check(ctx context.Context, st store.Store, pay Payments, stocked map[string
 	if err != nil {
 		return nil, err
 	}
-	byKey := map[[2]string]domain.Reservation{} // product, order
+	byKey := map[[2]string]domain.Reservation{} // product/SKU, order
 	for _, r := range reservations {
-		byKey[[2]string{r.ProductID, r.OrderID}] = r
+		byKey[[2]string{domain.LineLabel(r.ProductID, r.SKU), r.OrderID}] = r
 	}
 	known := map[string]bool{}
 	for _, o := range orders {
@@ -65,7 +67,7 @@ func Check(ctx context.Context, st store.Store, pay Payments, stocked map[string
 			if l.Unlimited {
 				continue
 			}
-			r, ok := byKey[[2]string{l.ProductID, o.ID}]
+			r, ok := byKey[[2]string{domain.LineLabel(l.ProductID, l.SKU), o.ID}]
 			switch {
 			case st.Stock == domain.StockSold && (!ok || r.State != domain.ReservationCommitted || r.Quantity != int64(l.Quantity)):
 				bad = append(bad, fmt.Sprintf("order %s is %s, but its reservation of %s is %+v (found %v), not %d committed", o.ID, o.Status, l.ProductID, r.State, ok, l.Quantity))
@@ -85,13 +87,14 @@ func Check(ctx context.Context, st store.Store, pay Payments, stocked map[string
 		}
 	}
 	for id, want := range stocked {
-		s, err := repo.NewInventory(st).Stock(ctx, id)
+		product, sku, _ := strings.Cut(id, "/")
+		s, err := repo.NewInventory(st).Stock(ctx, product, sku)
 		if err != nil {
 			return nil, fmt.Errorf("stock of %s: %w", id, err)
 		}
 		got := s.Available
 		for _, r := range reservations {
-			if r.ProductID == id && r.State != domain.ReservationReleased {
+			if domain.LineLabel(r.ProductID, r.SKU) == id && r.State != domain.ReservationReleased {
 				got += r.Quantity
 			}
 		}

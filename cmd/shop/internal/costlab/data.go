@@ -310,7 +310,7 @@ func (b *labBuilder) product(ctx context.Context, i int, categoryID string, name
 func (b *labBuilder) cart(ctx context.Context, userID string, lines []domain.Product) (domain.Cart, error) {
 	cart, err := b.repos.Carts.Update(ctx, userID, "", func(c *domain.Cart) error {
 		for j, p := range lines {
-			if err := c.SetQuantity(p, 1+j%3, b.now); err != nil {
+			if err := c.SetQuantity(p, "", 1+j%3, b.now); err != nil {
 				return err
 			}
 		}

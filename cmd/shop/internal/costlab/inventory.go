@@ -109,7 +109,7 @@ func newInventoryLab(ctx context.Context, raw, ms store.Store) (*inventoryLab, e
 			if tracked {
 				// Enough units that no measured checkout runs out.
 				p.ID, p.Name = fmt.Sprintf("inv-t-%02d", i), fmt.Sprintf("Tracked %d", i)
-				p, err = rw.CreateProduct(ctx, p, domain.MaxStock)
+				p, err = rw.CreateProduct(ctx, p, domain.MaxStock, nil)
 				l.tracked = append(l.tracked, p)
 			} else {
 				p, err = l.raw.Products.Create(ctx, p)
@@ -149,7 +149,7 @@ func (l *inventoryLab) newBuyer(ctx context.Context, products []domain.Product) 
 	user := fmt.Sprintf("inv-buyer-%05d", l.users)
 	_, err := l.raw.Carts.Update(ctx, user, "", func(c *domain.Cart) error {
 		for _, p := range products {
-			if err := c.SetQuantity(p, 1, l.now); err != nil {
+			if err := c.SetQuantity(p, "", 1, l.now); err != nil {
 				return err
 			}
 		}
@@ -181,14 +181,14 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 	var reads, missing, takes, fails, releases []sample
 	for i := range reps + 1 {
 		read, err := once(ctx, func(ctx context.Context, _ int) error {
-			_, err := l.ms.Inventory.Stock(ctx, l.tracked[0].ID)
+			_, err := l.ms.Inventory.Stock(ctx, l.tracked[0].ID, "")
 			return err
 		}, 0)
 		if err != nil {
 			return r, fmt.Errorf("stock read: %w", err)
 		}
 		miss, err := once(ctx, func(ctx context.Context, _ int) error {
-			if _, err := l.ms.Inventory.Stock(ctx, l.untracked[0].ID); !errors.Is(err, repo.ErrUntracked) {
+			if _, err := l.ms.Inventory.Stock(ctx, l.untracked[0].ID, ""); !errors.Is(err, repo.ErrUntracked) {
 				return fmt.Errorf("the stock of an untracked product: %v, want ErrUntracked", err)
 			}
 			return nil
@@ -197,19 +197,19 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 			return r, err
 		}
 		order := fmt.Sprintf("inv-take-%05d", i)
-		res := domain.NewReservation(l.tracked[0].ID, order, "inv-taker", 1, time.Now())
+		res := domain.NewReservation(l.tracked[0].ID, "", order, "inv-taker", 1, time.Now())
 		take, err := once(ctx, func(ctx context.Context, _ int) error { return l.ms.Inventory.Reserve(ctx, res) }, 0)
 		if err != nil {
 			return r, fmt.Errorf("take: %w", err)
 		}
 		release, err := once(ctx, func(ctx context.Context, _ int) error {
-			return l.ms.Inventory.Release(ctx, res.ProductID, order, time.Now())
+			return l.ms.Inventory.Release(ctx, res.ProductID, "", order, time.Now())
 		}, 0)
 		if err != nil {
 			return r, fmt.Errorf("release: %w", err)
 		}
 		fail, err := once(ctx, func(ctx context.Context, _ int) error {
-			err := l.ms.Inventory.Reserve(ctx, domain.NewReservation(l.untracked[0].ID, order, "inv-taker", 1, time.Now()))
+			err := l.ms.Inventory.Reserve(ctx, domain.NewReservation(l.untracked[0].ID, "", order, "inv-taker", 1, time.Now()))
 			if err == repo.ErrUntracked {
 				return nil
 			}

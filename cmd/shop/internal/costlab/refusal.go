@@ -57,7 +57,7 @@ func (l *inventoryLab) measureRefusals(ctx context.Context, reps int) ([]refusal
 	rw := writes.New(l.raw, nil, nil)
 	soldOut := domain.Product{Meta: domain.Meta{ID: soldOutID}, Name: "Sold out", CategoryID: "inventory-lab",
 		CategoryName: "Inventory lab", PriceCents: 999, Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: l.now}
-	soldOut, err := rw.CreateProduct(ctx, soldOut, 0)
+	soldOut, err := rw.CreateProduct(ctx, soldOut, 0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sold-out product: %w", err)
 	}
@@ -65,7 +65,7 @@ func (l *inventoryLab) measureRefusals(ctx context.Context, reps int) ([]refusal
 	for i := range inStock {
 		p := soldOut
 		p.ID, p.Name = fmt.Sprintf("inv-r-%02d", i), fmt.Sprintf("Refusal lab %d", i)
-		if inStock[i], err = rw.CreateProduct(ctx, p, domain.MaxStock); err != nil {
+		if inStock[i], err = rw.CreateProduct(ctx, p, domain.MaxStock, nil); err != nil {
 			return nil, fmt.Errorf("inventory lab product %s: %w", p.ID, err)
 		}
 	}
@@ -76,7 +76,7 @@ func (l *inventoryLab) measureRefusals(ctx context.Context, reps int) ([]refusal
 		user := fmt.Sprintf("inv-refused-%02d", n)
 		if _, err := l.raw.Carts.Update(ctx, user, "", func(c *domain.Cart) error {
 			for _, p := range append([]domain.Product{soldOut}, inStock[:n-1]...) {
-				if err := c.SetQuantity(p, 1, l.now); err != nil {
+				if err := c.SetQuantity(p, "", 1, l.now); err != nil {
 					return err
 				}
 			}

@@ -153,7 +153,7 @@ func labScreens(ms store.Store, d *labData) []screen {
 	}, {
 		name: "category page (20)",
 		denormalized: design{"denormalized", "1 single-partition query on productsByCategory", func(ctx context.Context, i int) error {
-			page, err := repos.ProductSummaries.Page(ctx, category(i), repo.SortByName, categoryPageSize, "")
+			page, err := repos.ProductSummaries.Page(ctx, category(i), repo.SortByName, nil, categoryPageSize, "")
 			if err != nil {
 				return err
 			}

@@ -232,7 +232,7 @@ func newWritePathLab(ctx context.Context, dir string, partitions int) (*writePat
 			CategoryID: "write-path", CategoryName: "Write path", PriceCents: 1000 + int64(i), Currency: "USD",
 			PriceVersion: 1, Version: 1, LastUpdated: l.now}
 		// Enough units that no measured checkout runs out.
-		if p, err = writes.New(l.setup, l.pay, time.Now).CreateProduct(ctx, p, domain.MaxStock); err != nil {
+		if p, err = writes.New(l.setup, l.pay, time.Now).CreateProduct(ctx, p, domain.MaxStock, nil); err != nil {
 			l.close()
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func (l *writePathLab) buyer(ctx context.Context, n int) (string, error) {
 	user := fmt.Sprintf("wp-buyer-%05d", l.users)
 	_, err := l.setup.Carts.Update(ctx, user, "", func(c *domain.Cart) error {
 		for _, p := range l.products[:n] {
-			if err := c.SetQuantity(p, 1, l.now); err != nil {
+			if err := c.SetQuantity(p, "", 1, l.now); err != nil {
 				return err
 			}
 		}
@@ -274,7 +274,7 @@ func (l *writePathLab) cartPut(ctx context.Context, i int) (func(context.Context
 	if i == 0 {
 		if _, err := l.setup.Carts.Update(ctx, user, "", func(c *domain.Cart) error {
 			for _, p := range l.products[:putCartLines] {
-				if err := c.SetQuantity(p, 1, l.now); err != nil {
+				if err := c.SetQuantity(p, "", 1, l.now); err != nil {
 					return err
 				}
 			}
@@ -286,7 +286,7 @@ func (l *writePathLab) cartPut(ctx context.Context, i int) (func(context.Context
 	p := l.products[i%putCartLines]
 	q := 2 - (i/putCartLines)%2
 	return func(ctx context.Context) error {
-		_, err := l.w.SetCartLine(ctx, user, p.ID, q, "")
+		_, err := l.w.SetCartLine(ctx, user, p.ID, "", q, "")
 		return err
 	}, nil
 }

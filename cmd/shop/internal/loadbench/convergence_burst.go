@@ -67,7 +67,7 @@ func seedHotCarts(ctx context.Context, path string, k, n int) ([]hotProduct, err
 	for _, c := range carts {
 		if _, err := repos.Carts.UpdateExisting(ctx, c, func(c *domain.Cart) error {
 			for _, p := range products {
-				if err := c.SetQuantity(p, 1, now); err != nil {
+				if err := c.SetQuantity(p, "", 1, now); err != nil {
 					return err
 				}
 			}

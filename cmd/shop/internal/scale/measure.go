@@ -126,7 +126,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 		return ch, fmt.Errorf("the sample catalog has no category")
 	}
 	cat := cats.Items[0].ID
-	raw, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
+	raw, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, nil, store.DefaultPageSize, "")
 	if err != nil {
 		return ch, err
 	}
@@ -146,7 +146,7 @@ func measureCharges(ctx context.Context, s store.Store, reps int) (Charges, erro
 	read := map[string]func(i int) error{
 		classProduct: func(int) error { _, err := l.repos.Products.Read(ctx, hot, ""); return err },
 		classCategory: func(int) error {
-			_, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, store.DefaultPageSize, "")
+			_, err := l.repos.ProductSummaries.Page(ctx, cat, repo.SortByName, nil, store.DefaultPageSize, "")
 			return err
 		},
 	}

@@ -196,7 +196,7 @@ func stockUp(ctx context.Context, l *lab, s store.Store) ([]string, error) {
 	admin := l.token("throttle-admin", true)
 	var ids []string
 	for _, c := range cats.Items {
-		raw, err := repo.New(s, 0).ProductSummaries.Page(ctx, c.ID, repo.SortByName, store.DefaultPageSize, "")
+		raw, err := repo.New(s, 0).ProductSummaries.Page(ctx, c.ID, repo.SortByName, nil, store.DefaultPageSize, "")
 		if err != nil {
 			return nil, err
 		}
