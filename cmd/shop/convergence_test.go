@@ -26,8 +26,9 @@ import (
 // TestEveryCopyConverges is the shop's convergence property: random
 // interleavings of every write the API offers (categories created and
 // renamed; products created, with ids that collide, patched, moved and
-// deleted; stock counted; reviews; cart lines; checkouts, cancels and
-// shipping), several at once, while the feeds run behind (latency on
+// deleted, given variants, changed and taken away; stock counted, per
+// variant too; reviews; cart lines, of variants too; checkouts, cancels
+// and shipping), several at once, while the feeds run behind (latency on
 // every feed read), their batches fail half way and run again (injected
 // unavailability on the copies' writes) and the processors restart. When
 // the writes stop and the feeds have caught up, the audit
@@ -96,7 +97,31 @@ var (
 	convNames      = []string{"Green Tea", "Black Tea", "Blue Mug", "Red Mug", "Old Book", "New Book", "Tea Mug"}
 	convCatNames   = []string{"Tea", "Teas", "Mugs", "Cups", "Books", "Reading", "Gifts"}
 	convTags       = []string{"gift", "organic", "sale", "new"}
+	// convSKUs are the variants products may be given ("" names a
+	// product's implicit one): a line, a count or a change may name one
+	// the product does not sell at the time, and the shop must refuse it.
+	convSKUs = []string{"", "v-s", "v-m", "v-l"}
 )
+
+// convVariants draws a product's variants: sizes from convSKUs with
+// prices, or none (back to one implicit variant).
+func convVariants(t *rapid.T) []map[string]any {
+	skus := rapid.SliceOfNDistinct(rapid.SampledFrom(convSKUs[1:]), 0, 3, rapid.ID[string]).Draw(t, "variant skus")
+	out := []map[string]any{}
+	for _, sku := range skus {
+		out = append(out, map[string]any{"sku": sku, "attributes": map[string]string{"size": strings.ToUpper(sku[2:])},
+			"priceCents": rapid.Int64Range(100, 5000).Draw(t, "variant price"), "stock": rapid.Int64Range(0, 4).Draw(t, "variant stock")})
+	}
+	return out
+}
+
+// skuQuery is the ?sku= of a drawn SKU, "" for none.
+func skuQuery(sku string) string {
+	if sku == "" {
+		return ""
+	}
+	return "?sku=" + sku
+}
 
 func newConvergence(t *flagT, path string) *convergence {
 	// The feeds run behind: every change-feed read waits, every copy's
@@ -117,9 +142,16 @@ func newConvergence(t *flagT, path string) *convergence {
 	}
 	// One category and three of its products to start from.
 	c.must("PUT", "/v1/categories/tea", c.admin, map[string]string{"name": "Tea"})
-	for _, id := range convProducts[:3] {
+	for _, id := range convProducts[:2] {
 		c.must("POST", "/v1/products", c.admin, map[string]any{"productId": id, "name": "Green Tea", "priceCents": 500, "categoryId": "tea", "stock": 5})
 	}
+	// And one sold in two sizes, a few units each, so that sales and
+	// counts move its variants' statuses.
+	c.must("POST", "/v1/products", c.admin, map[string]any{"productId": convProducts[2], "name": "Tea Mug", "categoryId": "tea", "stock": 2,
+		"variants": []map[string]any{
+			{"sku": "v-s", "attributes": map[string]string{"size": "S"}, "priceCents": 700},
+			{"sku": "v-m", "attributes": map[string]string{"size": "M"}, "priceCents": 900},
+		}})
 	return c
 }
 
@@ -181,9 +213,10 @@ func (c *convergence) write(t *rapid.T) func() {
 	u := rapid.SampledFrom(c.users).Draw(t, "user")
 	user := u.token
 	merge := map[string]string{"Content-Type": "application/merge-patch+json"}
+	sku := rapid.SampledFrom(convSKUs).Draw(t, "sku")
 	switch kind := rapid.SampledFrom([]string{
 		"category", "create", "create", "price", "rename", "tags", "move", "move", "delete",
-		"stock", "review", "cart", "cart", "checkout", "cancel", "ship",
+		"stock", "review", "cart", "cart", "checkout", "cancel", "ship", "variants", "variants",
 	}).Draw(t, "write"); kind {
 	case "category":
 		name := rapid.SampledFrom(convCatNames).Draw(t, "category name")
@@ -192,7 +225,13 @@ func (c *convergence) write(t *rapid.T) func() {
 		body := map[string]any{"productId": product, "name": rapid.SampledFrom(convNames).Draw(t, "name"),
 			"priceCents": rapid.Int64Range(100, 5000).Draw(t, "price"), "categoryId": category,
 			"stock": rapid.Int64Range(0, 8).Draw(t, "stock"), "tags": rapid.SliceOfNDistinct(rapid.SampledFrom(convTags), 0, 3, rapid.ID[string]).Draw(t, "tags")}
+		if vs := convVariants(t); len(vs) > 0 {
+			delete(body, "priceCents")
+			body["variants"] = vs
+		}
 		return c.send("POST", "/v1/products", c.admin, body, nil)
+	case "variants":
+		return c.send("PATCH", "/v1/products/"+product, c.admin, map[string]any{"variants": convVariants(t)}, merge)
 	case "price":
 		return c.send("PATCH", "/v1/products/"+product, c.admin, map[string]int64{"priceCents": rapid.Int64Range(100, 5000).Draw(t, "price")}, merge)
 	case "rename":
@@ -204,12 +243,12 @@ func (c *convergence) write(t *rapid.T) func() {
 	case "delete":
 		return c.send("DELETE", "/v1/products/"+product, c.admin, nil, nil)
 	case "stock":
-		return c.send("PUT", "/v1/admin/products/"+product+"/stock", c.admin, map[string]int64{"available": rapid.Int64Range(0, 8).Draw(t, "available")}, nil)
+		return c.send("PUT", "/v1/admin/products/"+product+"/stock"+skuQuery(sku), c.admin, map[string]int64{"available": rapid.Int64Range(0, 8).Draw(t, "available")}, nil)
 	case "review":
 		body := map[string]any{"rating": rapid.IntRange(1, 5).Draw(t, "rating"), "title": "Fine", "body": "It is fine."}
 		return c.send("POST", "/v1/products/"+product+"/reviews", user, body, nil)
 	case "cart":
-		return c.send("PUT", "/v1/cart/items/"+product, user, map[string]int{"quantity": rapid.IntRange(1, 3).Draw(t, "quantity")}, nil)
+		return c.send("PUT", "/v1/cart/items/"+product+skuQuery(sku), user, map[string]int{"quantity": rapid.IntRange(1, 3).Draw(t, "quantity")}, nil)
 	case "checkout":
 		key := fmt.Sprintf("k-%d", rapid.IntRange(0, 1<<30).Draw(t, "key"))
 		return c.send("POST", "/v1/checkout", user, addressBody, map[string]string{"Idempotency-Key": key})
