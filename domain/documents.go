@@ -74,7 +74,8 @@ type Product struct {
 	Deleted     bool        `json:"deleted,omitempty"`
 	// Availability is the copy of the product's stock status, kept by the
 	// inventory feed (the stock itself lives in `inventory`). Empty for a
-	// product whose stock is not tracked.
+	// product whose stock is not tracked. With variants it is the best of
+	// theirs, and its SourceVersion counts their changes.
 	Availability Availability `json:"availability"`
 	LastUpdated  time.Time    `json:"lastUpdated"`
 	// Version counts every write of the product; copies compare it

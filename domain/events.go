@@ -206,7 +206,10 @@ func ProductEventsOf(p Product) []Event {
 		if p.PriceVersion > 1 {
 			found = append(found, named{EventProductPriceChanged, fmt.Sprintf("price-%d", p.PriceVersion)})
 		}
-		if p.Availability.SourceVersion > 1 {
+		// A product without variants takes its SourceVersion from its
+		// stock, whose version 1 is its creation; one with variants counts
+		// its variants' changes from 0 (noteVariantStock).
+		if p.Availability.SourceVersion > 1 || len(p.Variants) > 0 && p.Availability.SourceVersion > 0 {
 			found = append(found, named{EventProductAvailabilityChanged, fmt.Sprintf("availability-%d", p.Availability.SourceVersion)})
 		}
 	}

@@ -113,7 +113,7 @@ func (p *Product) ApplyStock(s Stock, now time.Time) bool {
 	}
 	before := CartCopyOf(*p)
 	*copyOf = Availability{Status: st, SourceVersion: s.Version}
-	p.deriveFromVariants()
+	p.noteVariantStock(s.SKU)
 	p.NoteCopy(before)
 	p.Version++
 	p.LastUpdated = now.UTC()
@@ -202,6 +202,19 @@ func (p *Product) RepairStock(s Stock) bool {
 		return false
 	}
 	*copyOf = want
-	p.deriveFromVariants()
+	p.noteVariantStock(s.SKU)
 	return true
+}
+
+// noteVariantStock follows a change of the variant sku's availability
+// copy: the product shows the best of its variants' statuses, and its own
+// SourceVersion, which no stock document owns on a product with variants,
+// counts these changes, so each one names a new availability event
+// (ProductEventsOf).
+func (p *Product) noteVariantStock(sku string) {
+	if sku == "" {
+		return
+	}
+	p.deriveFromVariants()
+	p.Availability.SourceVersion++
 }

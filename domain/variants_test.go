@@ -341,3 +341,32 @@ func TestWritableRefusesANewerDocument(t *testing.T) {
 		t.Errorf("Writable(current) = %v", err)
 	}
 }
+
+// TestAVariantsAvailabilityNamesAnEvent: every change of a variant's
+// status is a new availability event of its product, named once.
+func TestAVariantsAvailabilityNamesAnEvent(t *testing.T) {
+	p := product("tee", 0)
+	p.SetVariants(tee().Variants)
+	availability := func() []string {
+		var ids []string
+		for _, e := range domain.ProductEventsOf(p) {
+			if e.EventType == domain.EventProductAvailabilityChanged {
+				ids = append(ids, e.ID)
+			}
+		}
+		return ids
+	}
+	if ids := availability(); len(ids) != 0 {
+		t.Errorf("a product as created announces %v", ids)
+	}
+	p.ApplyStock(domain.Stock{ProductID: p.ID, SKU: "tee-m", Available: 3, Version: 2}, now)
+	first := availability()
+	if len(first) != 1 {
+		t.Fatalf("after M's change: %v, want one event", first)
+	}
+	p.ApplyStock(domain.Stock{ProductID: p.ID, SKU: "tee-l", Available: 3, Version: 2}, now)
+	second := availability()
+	if len(second) != 1 || second[0] == first[0] {
+		t.Errorf("after L's change: %v, want one event other than %v", second, first)
+	}
+}
