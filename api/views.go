@@ -157,7 +157,7 @@ func viewProductSummary(s domain.ProductSummary) productSummaryView {
 func viewFeatured(f domain.FeaturedProduct) productSummaryView {
 	return productSummaryView{
 		ID: f.ID, CategoryID: f.CategoryID, CategoryName: f.CategoryName, Name: f.Name, PriceCents: f.PriceCents,
-		Currency: f.Currency, ImageURL: f.ImageURL, AverageRating: f.AverageRating, ReviewCount: f.ReviewCount,
+		PriceMaxCents: f.PriceMaxCents, Currency: f.Currency, ImageURL: f.ImageURL, AverageRating: f.AverageRating, ReviewCount: f.ReviewCount,
 		Availability: viewAvailability(f.StockStatus),
 	}
 }

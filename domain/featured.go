@@ -31,6 +31,7 @@ type FeaturedProduct struct {
 	CategoryName  string  `json:"categoryName"`
 	Name          string  `json:"name"`
 	PriceCents    int64   `json:"priceCents"`
+	PriceMaxCents int64   `json:"priceMaxCents,omitempty"`
 	Currency      string  `json:"currency"`
 	ImageURL      string  `json:"imageUrl"`
 	AverageRating float64 `json:"averageRating"`
@@ -50,7 +51,7 @@ func RatingScore(s ReviewStats) float64 {
 func FeaturedOf(s ProductSummary) FeaturedProduct {
 	return FeaturedProduct{
 		ID: s.ID, CategoryID: s.CategoryID, CategoryName: s.CategoryName, Name: s.Name,
-		PriceCents: s.PriceCents, Currency: s.Currency, ImageURL: s.ImageURL,
+		PriceCents: s.PriceCents, PriceMaxCents: s.PriceMaxCents, Currency: s.Currency, ImageURL: s.ImageURL,
 		AverageRating: s.AverageRating, ReviewCount: s.ReviewCount, StockStatus: s.StockStatus,
 	}
 }
