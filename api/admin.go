@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -235,6 +236,9 @@ func handleStockGet(inventory *repo.Inventory) http.HandlerFunc {
 			return
 		}
 		s, err := inventory.Stock(r.Context(), id, sku)
+		if errors.Is(err, repo.ErrUntracked) && sku == "" {
+			err = domain.Errorf(domain.ENOTFOUND, "the stock of %q is not tracked, or it is sold in variants: name one with ?sku=", id)
+		}
 		if err != nil {
 			writeProblem(w, r, err)
 			return

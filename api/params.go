@@ -47,9 +47,10 @@ func pageParamsUpTo(r *http.Request, maxCont int) (limit int, continuation strin
 // skuParam reads ?sku=, the variant a cart line or a stock names: "" for
 // a product without variants.
 func skuParam(r *http.Request) (string, error) {
-	sku := queryOf(r).Get("sku")
-	if sku != "" && !domain.ValidSKU(sku) {
-		return "", &domain.Error{Code: domain.EINVALID, Message: "sku is not a SKU",
+	q := queryOf(r)
+	sku := q.Get("sku")
+	if len(q["sku"]) > 1 || sku != "" && !domain.ValidSKU(sku) {
+		return "", &domain.Error{Code: domain.EINVALID, Message: "sku must be one SKU",
 			Fields: []domain.FieldError{{Pointer: "/sku", Detail: "1 to 64 of A-Z a-z 0-9 . _ -"}}}
 	}
 	return sku, nil
