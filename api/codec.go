@@ -268,6 +268,12 @@ func scanValue(dec *json.Decoder, t reflect.Type, ptr string, depth int) error {
 		if t != nil && t.Kind() == reflect.Struct {
 			fs = fieldsOf(t)
 		}
+		// A map (a variant's attributes) takes any key: its values are
+		// scanned as its element type, its keys checked by validation.
+		var elem reflect.Type
+		if t != nil && t.Kind() == reflect.Map {
+			elem = t.Elem()
+		}
 		seen := map[string]bool{}
 		for dec.More() {
 			kt, err := dec.Token()
@@ -281,6 +287,9 @@ func scanValue(dec *json.Decoder, t reflect.Type, ptr string, depth int) error {
 			}
 			seen[key] = true
 			ft, ok := fs[key]
+			if elem != nil {
+				ft, ok = elem, true
+			}
 			if !ok {
 				return fieldError(kp, "is not a known field")
 			}
