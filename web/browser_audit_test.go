@@ -87,18 +87,34 @@ func TestBrowserAudit(t *testing.T) {
 	setup := openPage(t, browser, base)
 	setup.signIn("auditor", "Audrey Auditor", true)
 	setup.buyFirstProduct(2)
+	// A product sold in sizes, one of them in the order: its picker, its
+	// line's size and the category's size filters are audited too.
+	setup.apiStatus("create a product with sizes", "POST", "/v1/products", `{"productId": "audit-tee", "name": "Audit Tee",
+	  "categoryId": "coffee-tea", "variants": [
+	    {"sku": "at-s", "attributes": {"size": "S"}, "priceCents": 1799, "stock": 5},
+	    {"sku": "at-m", "attributes": {"size": "M"}, "priceCents": 1999, "stock": 5},
+	    {"sku": "at-l", "attributes": {"size": "L"}, "priceCents": 2499, "stock": 0}]}`, 201)
+	setup.goTo("#/p/audit-tee")
+	setup.waitHeading("Audit Tee")
+	setup.click(`[data-attribute=size] input[value="S"]`)
+	setup.click("form.buy button[type=submit]")
+	setup.waitText("#status", "In your cart: 1 × Audit Tee (Size S)")
 	// One refused for a declined card first, for the rejected order's page.
 	setup.startCheckout("pm_card_chargeDeclined")
 	setup.waitText("#status", "Payment declined")
 	rejectedID := setup.newestOrder("rejected")
 	setup.checkout()
 	orderID := setup.hashID()
+	setup.waitText("table.order-lines [data-testid=attributes]", "Size S")
 	productID := "p-0001"
+	setup.reloadUntil("#/c/coffee-tea?size=S", "the size filters", `document.querySelector(".filters a.current") !== null`)
 
 	screens := []struct{ hash, heading string }{
 		{"#/", homeHeading},
 		{"#/c/coffee-tea", "Coffee & Tea"},
 		{"#/p/" + productID, ""},
+		{"#/p/audit-tee", "Audit Tee"},
+		{"#/c/coffee-tea?size=S", "Coffee & Tea"},
 		{"#/p/" + productID + "/reviews", "Reviews"},
 		{"#/cart", "Your cart"},
 		{"#/checkout", "Checkout"},

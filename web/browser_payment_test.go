@@ -261,12 +261,15 @@ func (p *page) assertSaid(text string) {
 // unless it answers want.
 func (p *page) apiStatus(what, method, path, body string, want int) {
 	p.t.Helper()
-	status, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](fmt.Sprintf(
+	res, err := chromedp.Run(p.ctx, chromedp.Evaluate[struct {
+		Status int
+		Body   string
+	}](fmt.Sprintf(
 		`fetch(%s, {method: %s,
 		  headers: {"Authorization": "Bearer " + localStorage.getItem("shop.token"), "Content-Type": "application/json"},
-		  body: %s}).then(r => r.status)`, js(path), js(method), js(body)), chromedp.EvalAwaitPromise))
-	if err != nil || status != want {
-		p.fail("%s: %s %s answered %d (%v), want %d", what, method, path, status, err, want)
+		  body: %s}).then(async (r) => ({status: r.status, body: await r.text()}))`, js(path), js(method), js(body)), chromedp.EvalAwaitPromise))
+	if err != nil || res.Status != want {
+		p.fail("%s: %s %s answered %d (%v), want %d: %.500s", what, method, path, res.Status, err, want, res.Body)
 	}
 }
 

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,12 +136,17 @@ func (p *page) createProduct(id, name, category string, stock int) {
 }
 
 // reloadUntil renders the screen at hash again until cond holds: for what
-// a change feed brings, which no single render waits for.
+// a change feed brings, which no single render waits for. Each render
+// adds read=N to the hash's query, which the screens ignore.
 func (p *page) reloadUntil(hash, what, cond string) {
 	p.t.Helper()
 	deadline := time.Now().Add(feedTimeout)
+	sep := "?"
+	if strings.Contains(hash, "?") {
+		sep = "&"
+	}
 	for reads := 1; ; reads++ {
-		p.goTo(fmt.Sprintf("%s?read=%d", hash, reads))
+		p.goTo(fmt.Sprintf("%s%sread=%d", hash, sep, reads))
 		p.waitTrue("the screen "+hash, `!document.querySelector("main[aria-busy]") && document.querySelector("main h1") !== null`, waitTimeout)
 		ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond))
 		if err != nil {

@@ -196,6 +196,52 @@ export function availabilityBadge(item) {
   return h("span", { class: `badge stock-${status}`, "data-testid": "availability" }, availabilityText(status));
 }
 
+// lineKey names a cart or order line by its product and, for a variant,
+// its SKU ("p-0147/tee-m"), as the API's refusals do (domain.LineLabel):
+// the key of the maps that flag or name lines.
+export function lineKey(productId, sku) {
+  return sku ? `${productId}/${sku}` : productId;
+}
+
+// attributeName is an attribute's name in words: "size" → "Size",
+// "fit_type" → "Fit type".
+export function attributeName(name) {
+  const words = name.replace(/_/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// attributesText says a variant's attribute values: "Colour navy · Size M"
+// (the names in order, so every screen says them alike); "" for none.
+export function attributesText(attributes) {
+  return Object.keys(attributes || {}).sort()
+    .map((name) => `${attributeName(name)} ${attributes[name]}`).join(" · ");
+}
+
+// lineName is the name of a cart or order line in a sentence: the
+// product's, and its variant's values after it ("Tee (Size M)").
+export function lineName(l) {
+  const values = attributesText(l.attributes);
+  return values ? `${l.name} (${values})` : l.name;
+}
+
+// lineNames maps the lines' keys (lineKey) to their names (lineName), for
+// problemText and shortagesText.
+export function lineNames(lines) {
+  return Object.fromEntries((lines || []).map((l) => [lineKey(l.productId, l.sku), lineName(l)]));
+}
+
+// productLink is the product page of a line, its variant chosen there.
+export function productLink(l) {
+  return `#/p/${encodeURIComponent(l.productId)}${l.sku ? `?sku=${encodeURIComponent(l.sku)}` : ""}`;
+}
+
+// attributesLine shows a line's variant under its name; null for a
+// product sold as one.
+export function attributesLine(l) {
+  const values = attributesText(l.attributes);
+  return values ? h("span", { class: "line-attributes", "data-testid": "attributes" }, values) : null;
+}
+
 const outOfStock = "https://shop.example/problems/out-of-stock";
 
 // shortages returns the lines an out-of-stock checkout could not serve
@@ -207,7 +253,7 @@ export function shortages(err) {
 
 // shortageText names one short line: "Only 2 left of Lamp (you asked for
 // 3)", "Lamp is sold out (you asked for 1)".
-export function shortageText(s, name = s.productId) {
+export function shortageText(s, name = lineKey(s.productId, s.sku)) {
   return s.available > 0
     ? `Only ${s.available} left of ${name} (you asked for ${s.requested})`
     : `${name} is sold out (you asked for ${s.requested})`;
@@ -215,9 +261,9 @@ export function shortageText(s, name = s.productId) {
 
 // shortagesText explains the lines a checkout could not serve (an
 // out-of-stock problem's items, or a rejected order's), by the names the
-// page shows.
+// page shows (names: lineKey → name, as lineNames builds it).
 export function shortagesText(items, names = {}) {
-  return `Not enough in stock, so nothing was ordered: ${items.map((s) => shortageText(s, names[s.productId])).join("; ")}. ` +
+  return `Not enough in stock, so nothing was ordered: ${items.map((s) => shortageText(s, names[lineKey(s.productId, s.sku)])).join("; ")}. ` +
     "Change the quantities in your cart, then place the order again.";
 }
 
@@ -230,8 +276,8 @@ export function fieldName(pointer, labels = {}) {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-// problemText explains an ApiError in plain words. names maps product ids
-// to the names the page shows (the cart's), so that an out-of-stock
+// problemText explains an ApiError in plain words. names maps line keys
+// (lineKey) to the names the page shows (the cart's), so that an out-of-stock
 // checkout names the products rather than their ids; labels maps a
 // field's key to its label on the form.
 export function problemText(err, names = {}, labels = {}) {

@@ -1,5 +1,6 @@
-// Admin: change a product's price and watch an open cart follow, and set a
-// product's stock (stockForm). The price PATCH only rewrites the product
+// Admin: change a product's price and watch an open cart follow, set a
+// product's variants (variantsForm) and a product's or a variant's stock
+// (stockForm). The price PATCH only rewrites the product
 // (priceVersion + 1); the products change feed then updates every open
 // cart line holding it (model-denormalize-reads, kept true by the change
 // feed). Polling the cart shows how long that took.
@@ -64,9 +65,14 @@ function priceForm(initialId) {
       showCost(`GET /v1/products/${id}`, res.cost);
       product = res.data;
       etag = res.etag;
-      current.replaceChildren(h("strong", {}, product.name), ` costs ${money(product.priceCents, product.currency)} (price version ${product.priceVersion}).`);
-      priceInput.disabled = false;
-      save.disabled = false;
+      // A product with variants is priced by them (the API refuses a
+      // priceCents for it): the variants' form changes their prices.
+      const priced = (product.variants || []).length > 0;
+      current.replaceChildren(h("strong", {}, product.name), priced
+        ? ` is priced by its variants, ${variantPrices(product)}: change them under “Variants” below.`
+        : ` costs ${money(product.priceCents, product.currency)} (price version ${product.priceVersion}).`);
+      priceInput.disabled = priced;
+      save.disabled = priced;
       priceInput.value = (product.priceCents / 100).toFixed(2);
     } catch (err) {
       current.textContent = err.status === 404 ? `No product ${id}.` : problemText(err);
@@ -115,16 +121,120 @@ function priceForm(initialId) {
   return { section, load };
 }
 
+// variantPrices says what a product's variants cost: "$19.99" or
+// "$19.99 to $24.99".
+function variantPrices(p) {
+  const prices = p.variants.map((v) => v.priceCents);
+  const lo = Math.min(...prices), hi = Math.max(...prices);
+  return lo === hi ? money(lo, p.currency) : `${money(lo, p.currency)} to ${money(hi, p.currency)}`;
+}
+
+// variantsJSON is the editable form of a product's variants: what the
+// API takes back (sku, attributes, priceCents, imageUrl), not the
+// availability copies it adds.
+function variantsJSON(variants) {
+  return JSON.stringify((variants || []).map((v) => ({
+    sku: v.sku, attributes: v.attributes, priceCents: v.priceCents, ...(v.imageUrl ? { imageUrl: v.imageUrl } : {}),
+  })), null, 2);
+}
+
+// variantsForm sets a product's variants as JSON: a merge patch of the
+// whole list (a merge patch replaces arrays) with If-Match, so a
+// concurrent edit is a 412, not a lost update. A new SKU starts with no
+// stock (sold out) until the stock form counts it; [] sells the product
+// as one again, at the price sent with it (the price form).
+function variantsForm(initialId) {
+  let product = null;
+  let etag = null;
+  const idInput = h("input", { id: "variantsProductId", type: "text", required: true, value: initialId || "" });
+  const json = h("textarea", {
+    id: "variantsJson", rows: "8", spellcheck: "false", disabled: true, class: "code",
+  });
+  const current = h("p", { class: "muted", "data-testid": "admin-variants" }, "Load a product to set its variants.");
+  const save = h("button", { type: "submit", id: "saveVariants", disabled: true }, "Save variants");
+
+  function show(p, verb) {
+    const n = (p.variants || []).length;
+    current.replaceChildren(h("strong", {}, p.name), n
+      ? ` ${verb} in ${n} variant${n === 1 ? "" : "s"}, ${variantPrices(p)}.`
+      : ` ${verb} as one, without variants.`);
+    json.value = variantsJSON(p.variants);
+  }
+
+  async function load(e) {
+    if (e) e.preventDefault();
+    const id = idInput.value.trim();
+    if (!id) return;
+    try {
+      const res = await get(`/v1/products/${encodeURIComponent(id)}`);
+      showCost(`GET /v1/products/${id}`, res.cost);
+      product = res.data;
+      etag = res.etag;
+      show(product, "is sold");
+      json.disabled = false;
+      save.disabled = false;
+    } catch (err) {
+      current.textContent = err.status === 404 ? `No product ${id}.` : problemText(err);
+    }
+  }
+
+  async function saveVariants(e) {
+    e.preventDefault();
+    let variants;
+    try {
+      variants = JSON.parse(json.value);
+    } catch {
+      variants = null;
+    }
+    if (!Array.isArray(variants)) {
+      say("Write the variants as a JSON list: [{\"sku\": \"tee-m\", \"attributes\": {\"size\": \"M\"}, \"priceCents\": 1999}].", "error");
+      json.focus();
+      return;
+    }
+    save.disabled = true;
+    try {
+      const res = await request("PATCH", `/v1/products/${encodeURIComponent(product.id)}`, {
+        body: { variants },
+        contentType: "application/merge-patch+json",
+        etag,
+      });
+      showWrite("Set the variants", res.cost);
+      product = res.data;
+      etag = res.etag;
+      show(product, "is now sold");
+      say("Variants saved. A new variant is sold out until its stock is set below (Variant SKU).", "ok");
+    } catch (err) {
+      await saveFailed(err, say, load, "Someone changed this product since you loaded it; we reloaded it — check the variants and save again.");
+    } finally {
+      save.disabled = false;
+    }
+  }
+
+  const section = h("section", { "aria-labelledby": "variants-h", class: "panel" },
+    h("h2", { id: "variants-h" }, "Variants"),
+    h("p", {}, "The sizes, colours… a product is sold in, each with its SKU and price, at most 50 with up to 4 attributes (the same names for every variant)."),
+    h("form", { class: "inline", onsubmit: load },
+      field("Product id", idInput), h("button", { type: "submit", class: "secondary" }, "Load variants")),
+    current,
+    h("form", { class: "stack", onsubmit: saveVariants },
+      field("Variants (JSON)", json, "For example [{\"sku\": \"tee-m\", \"attributes\": {\"size\": \"M\"}, \"priceCents\": 1999}]; [] sells it as one"),
+      h("p", {}, save)));
+  return { section, load };
+}
+
 // stockForm reads and sets a product's stock through the admin routes: a
 // point read in inventory (pk = the product), and a count (not a delta)
 // written with If-Match on the stock's ETag, so two admins counting at
 // once get a 412 rather than a lost count. Checkouts take units with a
 // conditional patch of their own and never race a count into the red. The
-// product page's availability follows through the inventory feed.
+// product page's availability follows through the inventory feed. Each
+// variant has a stock of its own, named by its SKU (?sku=).
 function stockForm(initialId) {
   let productId = null;
+  let sku = "";
   let etag = null;
   const idInput = h("input", { id: "stockProductId", type: "text", required: true, value: initialId || "" });
+  const skuInput = h("input", { id: "stockSku", type: "text", maxlength: "64", spellcheck: "false" });
   const countInput = h("input", {
     id: "newStock", type: "number", min: "0", max: "1000000", inputmode: "numeric", required: true, disabled: true,
   });
@@ -132,7 +242,7 @@ function stockForm(initialId) {
   const save = h("button", { type: "submit", id: "saveStock", disabled: true }, "Save stock");
 
   function show(s, verb) {
-    current.replaceChildren(h("strong", {}, s.productId),
+    current.replaceChildren(h("strong", {}, s.sku ? `${s.productId} (SKU ${s.sku})` : s.productId),
       ` ${verb} ${s.available} unit${s.available === 1 ? "" : "s"} available: ${availabilityText(s.status).toLowerCase()}.`);
   }
 
@@ -140,11 +250,13 @@ function stockForm(initialId) {
     if (e) e.preventDefault();
     const id = idInput.value.trim();
     if (!id) return;
-    const path = `/v1/admin/products/${encodeURIComponent(id)}/stock`;
+    const wanted = skuInput.value.trim();
+    const path = stockPath(id, wanted);
     try {
       const res = await get(path);
       showCost(`GET ${path}`, res.cost);
       productId = id;
+      sku = wanted;
       etag = res.etag;
       show(res.data, "has");
       countInput.value = String(res.data.available);
@@ -165,7 +277,7 @@ function stockForm(initialId) {
       return;
     }
     save.disabled = true;
-    const path = `/v1/admin/products/${encodeURIComponent(productId)}/stock`;
+    const path = stockPath(productId, sku);
     try {
       const res = await request("PUT", path, { body: { available: n }, etag });
       showWrite("Set the stock", res.cost);
@@ -183,7 +295,8 @@ function stockForm(initialId) {
     h("h2", { id: "stock-h" }, "Set a product's stock"),
     h("p", {}, "The units that can still be bought. At 5 or fewer the shop says “Only a few left”, at 0 “Sold out”."),
     h("form", { class: "inline", onsubmit: load },
-      field("Product id", idInput), h("button", { type: "submit", class: "secondary" }, "Load stock")),
+      field("Product id", idInput), field("Variant SKU (optional)", skuInput),
+      h("button", { type: "submit", class: "secondary" }, "Load stock")),
     current,
     h("form", { class: "inline", onsubmit: saveStock }, field("Units available", countInput), save));
   return { section, load };
@@ -199,15 +312,23 @@ export async function admin(main, _params, params) {
     return;
   }
   const price = priceForm(params.get("product"));
+  const variants = variantsForm(params.get("product"));
   const stock = stockForm(params.get("product"));
   main.replaceChildren(h("h1", {}, "Admin"),
     h("p", {}, h("a", { href: "#/admin/webhooks" }, "Webhook subscriptions"), ": the receivers of the shop's events, their deliveries and dead letters."),
-    price.section, stock.section, ordersSection(), feedsSection());
+    price.section, variants.section, stock.section, ordersSection(), feedsSection());
   screenCost(main, "No store read yet", null);
   if (params.get("product")) {
     price.load();
+    variants.load();
     stock.load();
   }
+}
+
+// stockPath is the admin route of a product's stock, or of its variant
+// sku's.
+function stockPath(productId, sku) {
+  return `/v1/admin/products/${encodeURIComponent(productId)}/stock${sku ? `?sku=${encodeURIComponent(sku)}` : ""}`;
 }
 
 // saveFailed explains a failed save of an admin form: a stale If-Match

@@ -6,23 +6,33 @@
 
 import { ApiError, get, request, user } from "../api.js";
 import {
-  availabilityBadge, date, h, money, needSignIn, problemText, put, say, screenCost, setCartCount, shortageText, showCost,
-  showWrite, soldOut,
+  attributesLine, availabilityBadge, date, h, lineKey, lineName, money, needSignIn, problemText, productLink, put, say,
+  screenCost, setCartCount, shortageText, showCost, showWrite, soldOut,
 } from "../ui.js";
 
 const staleCart = "Your cart changed in another tab; we reloaded it — check and try again.";
 
-// short holds the lines the last checkout could not serve (productId →
-// the problem's {productId, requested, available}), so the cart flags
-// them until their quantity changes or a checkout goes through.
+// short holds the lines the last checkout could not serve (lineKey →
+// the problem's {productId, sku, requested, available}), so the cart
+// flags them until their quantity changes or a checkout goes through.
 export const short = new Map();
+
+// isShort: the last checkout could not serve line l.
+export function isShort(l) {
+  return short.has(lineKey(l.productId, l.sku));
+}
 
 // shortNote flags a line the stock could not serve, naming it as the cart
 // does; null for any other line.
 export function shortNote(l) {
-  const s = short.get(l.productId);
+  const s = short.get(lineKey(l.productId, l.sku));
   if (!s) return null;
-  return h("span", { class: "short-note", "data-testid": "short" }, `${shortageText(s, l.name)}.`);
+  return h("span", { class: "short-note", "data-testid": "short" }, `${shortageText(s, lineName(l))}.`);
+}
+
+// itemPath is the API path of a cart line: a variant is named by ?sku=.
+function itemPath(productId, sku) {
+  return `/v1/cart/items/${encodeURIComponent(productId)}${sku ? `?sku=${encodeURIComponent(sku)}` : ""}`;
 }
 
 // loadCart reads the cart and its ETag, and keeps its item count for the
@@ -33,9 +43,9 @@ export async function loadCart() {
   // A shortage flagged by an earlier refusal holds only for the line as it
   // was refused: one removed, or whose quantity changed since (here or in
   // another tab), is no longer flagged when the shopper comes back.
-  for (const [id, s] of short) {
-    const l = (data.items || []).find((x) => x.productId === id);
-    if (!l || l.quantity !== s.requested) short.delete(id);
+  for (const [key, s] of short) {
+    const l = (data.items || []).find((x) => lineKey(x.productId, x.sku) === key);
+    if (!l || l.quantity !== s.requested) short.delete(key);
   }
   return { cart: data, cost, etag };
 }
@@ -47,7 +57,7 @@ export function unbuyable(l) {
 
 // blockedText says which lines keep the cart from checkout.
 export function blockedText(lines) {
-  return `Remove ${lines.map((l) => l.name).join(", ")} to check out: ${lines.length === 1 ? "it is" : "they are"} not available now.`;
+  return `Remove ${lines.map(lineName).join(", ")} to check out: ${lines.length === 1 ? "it is" : "they are"} not available now.`;
 }
 
 // The words of a cart change in the cost bar.
@@ -61,9 +71,9 @@ export async function cart(main) {
 
   // change sends one write with If-Match; a 412 means our copy is stale:
   // reload, show what is there now, and let the person decide again.
-  async function change(method, productId, payload, done) {
+  async function change(method, l, payload, done) {
     try {
-      const res = await request(method, `/v1/cart/items/${encodeURIComponent(productId)}`, {
+      const res = await request(method, itemPath(l.productId, l.sku), {
         body: payload,
         etag,
       });
@@ -71,7 +81,7 @@ export async function cart(main) {
       current = res.data;
       setCartCount(current.itemCount);
       etag = res.etag;
-      short.delete(productId);
+      short.delete(lineKey(l.productId, l.sku));
       draw();
       say(done, "ok");
     } catch (err) {
@@ -89,8 +99,11 @@ export async function cart(main) {
     }
   }
 
-  function line(l) {
-    const qtyId = `qty-${l.productId}`;
+  // line i of the cart: a product's variants are lines of their own, so
+  // the line's place, not its product, makes its ids unique.
+  function line(l, i) {
+    const qtyId = `qty-${i}`;
+    const name = lineName(l);
     const qty = h("input", {
       id: qtyId, type: "number", min: "1", max: "99", value: String(l.quantity),
       inputmode: "numeric", required: true, disabled: !l.available,
@@ -104,26 +117,29 @@ export async function cart(main) {
         return;
       }
       if (n === l.quantity) return;
-      change("PUT", l.productId, { quantity: n }, `Quantity of ${l.name} is now ${n}.`);
+      change("PUT", l, { quantity: n }, `Quantity of ${name} is now ${n}.`);
     };
-    const flagged = short.has(l.productId);
-    return h("li", { class: `line${l.available ? "" : " unavailable"}${flagged ? " short" : ""}`, "data-product": l.productId },
-      h("div", { class: "line-name" },
-        h("a", { href: `#/p/${encodeURIComponent(l.productId)}` }, l.name),
-        l.available ? availabilityBadge(l) : h("span", { class: "badge" }, "No longer available"),
-        shortNote(l)),
-      h("span", { class: "line-unit", "data-testid": "unit-price" }, money(l.unitPriceCents)),
-      h("form", { class: "line-qty", onsubmit: update },
-        h("label", { for: qtyId }, h("span", { class: "visually-hidden" }, `Quantity of ${l.name}`)),
-        qty,
-        h("button", {
-          type: "submit", class: "secondary", disabled: !l.available, "aria-label": `Update the quantity of ${l.name}`,
-        }, "Update")),
-      h("span", { class: "line-total" }, money(l.lineTotalCents)),
+    const flagged = isShort(l);
+    return h("li", {
+      class: `line${l.available ? "" : " unavailable"}${flagged ? " short" : ""}`, "data-product": l.productId, "data-sku": l.sku || null,
+    },
+    h("div", { class: "line-name" },
+      h("a", { href: productLink(l) }, l.name),
+      l.available ? availabilityBadge(l) : h("span", { class: "badge" }, "No longer available"),
+      attributesLine(l),
+      shortNote(l)),
+    h("span", { class: "line-unit", "data-testid": "unit-price" }, money(l.unitPriceCents)),
+    h("form", { class: "line-qty", onsubmit: update },
+      h("label", { for: qtyId }, h("span", { class: "visually-hidden" }, `Quantity of ${name}`)),
+      qty,
       h("button", {
-        type: "button", class: "danger", "aria-label": `Remove ${l.name}`,
-        onclick: () => change("DELETE", l.productId, undefined, `Removed ${l.name}.`),
-      }, "Remove"),
+        type: "submit", class: "secondary", disabled: !l.available, "aria-label": `Update the quantity of ${name}`,
+      }, "Update")),
+    h("span", { class: "line-total" }, money(l.lineTotalCents)),
+    h("button", {
+      type: "button", class: "danger", "aria-label": `Remove ${name}`,
+      onclick: () => change("DELETE", l, undefined, `Removed ${name}.`),
+    }, "Remove"),
     );
   }
 

@@ -9,10 +9,10 @@
 
 import { ApiError, get, request, user } from "../api.js";
 import {
-  availabilityBadge, cartCount, field, go, h, money, needSignIn, problemText, put, say, screenCost, setCartCount, shortages,
-  shortagesText, showCost, showWrite,
+  availabilityBadge, cartCount, field, go, h, lineKey, lineName, lineNames, money, needSignIn, problemText, put, say,
+  screenCost, setCartCount, shortages, shortagesText, showCost, showWrite,
 } from "../ui.js";
-import { blockedText, loadCart, short, shortNote, unbuyable } from "./cart.js";
+import { blockedText, isShort, loadCart, short, shortNote, unbuyable } from "./cart.js";
 import { inProgress } from "./orders.js";
 import { declinedText, methodField, sentence } from "./payment.js";
 
@@ -30,8 +30,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // summaryLine is one line of the order summary, flagged when the last
 // checkout found too few in stock for it.
 function summaryLine(l) {
-  return h("li", { "data-product": l.productId, class: short.has(l.productId) ? "short" : null },
-    h("span", { class: "summary-name" }, `${l.quantity} × ${l.name}`, availabilityBadge(l), shortNote(l)),
+  return h("li", { "data-product": l.productId, "data-sku": l.sku || null, class: isShort(l) ? "short" : null },
+    h("span", { class: "summary-name" }, `${l.quantity} × ${lineName(l)}`, availabilityBadge(l), shortNote(l)),
     h("span", {}, money(l.lineTotalCents)));
 }
 
@@ -253,7 +253,7 @@ export async function checkout(main) {
   // the cart (short), by the names the cart gave them.
   function flagShort(missing) {
     short.clear();
-    for (const s of missing) short.set(s.productId, s);
+    for (const s of missing) short.set(lineKey(s.productId, s.sku), s);
     summary.replaceChildren(...items.map(summaryLine));
   }
 
@@ -269,7 +269,7 @@ export async function checkout(main) {
       h("a", { href: "#/cart" }, "Change the cart")) : null);
   for (const [k, c] of Object.entries(controls)) describe(c, k);
 
-  const names = Object.fromEntries((cart.items || []).map((l) => [l.productId, l.name]));
+  const names = lineNames(cart.items);
   const summary = h("ul", { class: "summary", "aria-label": "Order lines" }, items.map(summaryLine));
 
   put(main,

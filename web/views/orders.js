@@ -6,7 +6,8 @@
 
 import { get, query, request, user } from "../api.js";
 import {
-  date, go, h, money, needSignIn, pager, problemText, put, say, screenCost, shortageText, showCost, showWrite,
+  attributesLine, date, go, h, lineKey, lineNames, money, needSignIn, pager, problemText, productLink, put, say, screenCost,
+  shortageText, showCost, showWrite,
 } from "../ui.js";
 import { codeWords, listPaymentStatus, paymentBadge, paymentText, sentence } from "./payment.js";
 
@@ -59,8 +60,8 @@ function rejectionText(o) {
     return `the card was declined (${codeWords(r.declineCode)}). ${sentence(r.message)}`.trim();
   }
   if (r.reason === "out_of_stock") {
-    const names = Object.fromEntries((o.items || []).map((l) => [l.productId, l.name]));
-    const lines = (r.items || []).map((s) => shortageText(s, names[s.productId]));
+    const names = lineNames(o.items);
+    const lines = (r.items || []).map((s) => shortageText(s, names[lineKey(s.productId, s.sku)]));
     return `not enough in stock${lines.length ? `: ${lines.join("; ")}` : ""}.`;
   }
   return `${r.reason.replace(/_/g, " ")}.`;
@@ -169,7 +170,7 @@ export async function order(main, [id]) {
         h("th", { scope: "col" }, "Product"), h("th", { scope: "col" }, "Price paid"),
         h("th", { scope: "col" }, "Qty"), h("th", { scope: "col" }, "Total"))),
       h("tbody", {}, (o.items || []).map((l) => h("tr", {},
-        h("td", {}, h("a", { href: `#/p/${encodeURIComponent(l.productId)}` }, l.name)),
+        h("td", {}, h("a", { href: productLink(l) }, l.name), attributesLine(l)),
         h("td", {}, money(l.unitPriceCents)),
         h("td", {}, String(l.quantity)),
         h("td", {}, money(l.lineTotalCents))))),
