@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -277,6 +279,110 @@ func TestCategoryPageFilters(t *testing.T) {
 			if !slices.Equal(got, []string{"cap", "tee"}) {
 				t.Errorf("sort=%s, one by one: %v, want cap and tee", sort, got)
 			}
+		}
+	})
+}
+
+// TestVariantsBadInput: every wrong SKU, variant list or filter is a
+// problem naming what is wrong (400, 404), never a 500.
+func TestVariantsBadInput(t *testing.T) {
+	s := newShop(t)
+	s.fixture()
+	s.variantCatalog()
+	alice := token(t, "alice", false)
+	admin := token(t, "boss", true)
+	variant := func(sku string, attrs map[string]string, price int) map[string]any {
+		return map[string]any{"sku": sku, "attributes": attrs, "priceCents": price}
+	}
+	size := func(v string) map[string]string { return map[string]string{"size": v} }
+	create := func(vs ...map[string]any) map[string]any {
+		return map[string]any{"name": "Sock", "categoryId": "books", "variants": append([]map[string]any{}, vs...)}
+	}
+	many := func(n int) []map[string]any {
+		var vs []map[string]any
+		for i := range n {
+			vs = append(vs, variant(fmt.Sprintf("sku-%d", i), size(fmt.Sprint(i)), 100))
+		}
+		return vs
+	}
+	one := []byte(`{"quantity":1}`)
+	for _, tc := range []struct {
+		name         string
+		method, path string
+		tok          string
+		body         any
+		want         int
+		pointer      string
+	}{
+		{"CartLineWithoutSKU", "PUT", "/v1/cart/items/tee", alice, one, 400, "/sku"},
+		{"CartAddWithoutSKU", "POST", "/v1/cart/items/tee", alice, one, 400, "/sku"},
+		{"CartSKUOfAProductWithoutVariants", "PUT", "/v1/cart/items/book-1?sku=tee-s-navy", alice, one, 404, ""},
+		{"CartUnknownSKU", "PUT", "/v1/cart/items/tee?sku=tee-xl", alice, one, 404, ""},
+		{"CartAnotherProductsSKU", "POST", "/v1/cart/items/tee?sku=cap-m", alice, one, 404, ""},
+		{"CartMalformedSKU", "PUT", "/v1/cart/items/tee?sku=tee%20s", alice, one, 400, "/sku"},
+		{"CartLongSKU", "PUT", "/v1/cart/items/tee?sku=" + strings.Repeat("s", 65), alice, one, 400, "/sku"},
+		{"CartDeleteMalformedSKU", "DELETE", "/v1/cart/items/tee?sku=a/b", alice, nil, 400, "/sku"},
+		{"StockUnknownSKU", "GET", "/v1/admin/products/tee/stock?sku=tee-xl", admin, nil, 404, ""},
+		{"StockMalformedSKU", "GET", "/v1/admin/products/tee/stock?sku=%C3%A9", admin, nil, 400, "/sku"},
+		{"StockSetWithoutSKU", "PUT", "/v1/admin/products/tee/stock", admin, map[string]int{"available": 3}, 400, "/sku"},
+		{"StockSetUnknownSKU", "PUT", "/v1/admin/products/tee/stock?sku=tee-xl", admin, map[string]int{"available": 3}, 404, ""},
+		{"StockSetSKUOfAProductWithoutVariants", "PUT", "/v1/admin/products/book-1/stock?sku=x", admin, map[string]int{"available": 3}, 404, ""},
+		{"CreateWithPriceAndVariants", "POST", "/v1/products", admin, map[string]any{"name": "Sock", "categoryId": "books", "priceCents": 100,
+			"variants": []map[string]any{variant("s", size("M"), 100)}}, 400, "/priceCents"},
+		{"CreateWithoutPriceOrVariants", "POST", "/v1/products", admin, map[string]any{"name": "Sock", "categoryId": "books"}, 400, "/priceCents"},
+		{"CreateWithNoVariantsAndNoPrice", "POST", "/v1/products", admin, create(), 400, "/priceCents"},
+		{"CreateDuplicateSKU", "POST", "/v1/products", admin, create(variant("s", size("M"), 100), variant("s", size("L"), 100)), 400, "/variants/1/sku"},
+		{"CreateMalformedSKU", "POST", "/v1/products", admin, create(variant("s m", size("M"), 100)), 400, "/variants/0/sku"},
+		{"CreateAttributeNamesDiffer", "POST", "/v1/products", admin, create(variant("a", size("M"), 100), variant("b", map[string]string{"colour": "red"}, 100)), 400, "/variants/1/attributes"},
+		{"CreateSameValuesTwice", "POST", "/v1/products", admin, create(variant("a", size("M"), 100), variant("b", size("M"), 200)), 400, "/variants/1/attributes"},
+		{"CreateMoreThan50", "POST", "/v1/products", admin, create(many(51)...), 400, "/variants"},
+		{"CreateMoreThan4Attributes", "POST", "/v1/products", admin, create(variant("a", map[string]string{"a": "1", "b": "1", "c": "1", "d": "1", "e": "1"}, 100)), 400, "/variants/0/attributes"},
+		{"CreateBadAttributeName", "POST", "/v1/products", admin, create(variant("a", map[string]string{"Size!": "M"}, 100)), 400, "/variants/0/attributes"},
+		{"CreateValueWithEquals", "POST", "/v1/products", admin, create(variant("a", size("M=L"), 100)), 400, "/variants/0/attributes/size"},
+		{"CreateValueWithComma", "POST", "/v1/products", admin, create(variant("a", size("M,L"), 100)), 400, "/variants/0/attributes/size"},
+		{"CreateEmptyAttributes", "POST", "/v1/products", admin, create(variant("a", map[string]string{}, 100)), 400, "/variants/0/attributes"},
+		{"CreateNullAttributeValue", "POST", "/v1/products", admin, `{"name":"Sock","categoryId":"books","variants":[{"sku":"a","attributes":{"size":null},"priceCents":100}]}`, 400, "/variants/0/attributes/size"},
+		{"CreateZeroPrice", "POST", "/v1/products", admin, create(variant("a", size("M"), 0)), 400, "/variants/0/priceCents"},
+		{"PatchPriceOfAVariantProduct", "PATCH", "/v1/products/tee", admin, `{"priceCents":100}`, 400, "/priceCents"},
+		{"PatchPriceWithVariants", "PATCH", "/v1/products/book-1", admin, `{"priceCents":100,"variants":[{"sku":"a","attributes":{"size":"M"},"priceCents":100}]}`, 400, "/priceCents"},
+		{"PatchDuplicateSKU", "PATCH", "/v1/products/tee", admin, map[string]any{"variants": []map[string]any{variant("s", size("M"), 100), variant("s", size("L"), 100)}}, 400, "/variants/1/sku"},
+		{"PatchMoreThan50", "PATCH", "/v1/products/tee", admin, map[string]any{"variants": many(51)}, 400, "/variants"},
+		{"PatchZeroPrice", "PATCH", "/v1/products/tee", admin, map[string]any{"variants": []map[string]any{variant("a", size("M"), 0)}}, 400, "/variants/0/priceCents"},
+		{"FilterRepeated", "GET", "/v1/categories/books/products?size=M&size=L", "", nil, 400, "/size"},
+		{"FilterBadName", "GET", "/v1/categories/books/products?Size%21=M", "", nil, 400, "/Size!"},
+		{"FilterEmptyValue", "GET", "/v1/categories/books/products?size=", "", nil, 400, "/size"},
+		{"FilterValueWithEquals", "GET", "/v1/categories/books/products?size=M%3DL", "", nil, 400, "/size"},
+		{"FilterLongValue", "GET", "/v1/categories/books/products?size=" + strings.Repeat("m", 41), "", nil, 400, "/size"},
+		{"FiveFilters", "GET", "/v1/categories/books/products?a=1&b=1&c=1&d=1&e=1", "", nil, 400, ""},
+		{"FilterWithABadSort", "GET", "/v1/categories/books/products?size=M&sort=size", "", nil, 400, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tc.method == "PATCH" {
+				h["Content-Type"] = "application/merge-patch+json"
+			}
+			r := s.do(req{method: tc.method, path: tc.path, token: tc.tok, body: tc.body, header: h}).want(tc.want)
+			if ct := r.Header().Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type %q, want a problem", ct)
+			}
+			p := decodeBody[problemBody](t, r)
+			if p.Status != tc.want {
+				t.Errorf("problem = %+v", p)
+			}
+			if tc.pointer != "" && (len(p.Errors) == 0 || p.Errors[0].Pointer != tc.pointer) {
+				t.Errorf("errors = %+v, want the first at %s", p.Errors, tc.pointer)
+			}
+		})
+	}
+
+	t.Run("AContinuationOfAnotherFilter", func(t *testing.T) {
+		page := decodeBody[summaryPage](t, s.do(req{method: "GET", path: "/v1/categories/books/products?size=M&limit=1"}).want(200))
+		if page.Continuation == nil {
+			t.Fatal("no second page")
+		}
+		r := s.do(req{method: "GET", path: "/v1/categories/books/products?size=L&limit=1&continuation=" + url.QueryEscape(*page.Continuation)})
+		if r.Code != 400 {
+			t.Errorf("a continuation of ?size=M with ?size=L: %d %s, want 400", r.Code, r.Body)
 		}
 	})
 }
