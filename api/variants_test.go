@@ -1,13 +1,20 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reference-shop/shop/api/readcache"
+	"github.com/reference-shop/shop/domain"
 )
 
 // variantLine is a cart or order line as the variant tests look at it.
@@ -385,4 +392,86 @@ func TestVariantsBadInput(t *testing.T) {
 			t.Errorf("a continuation of ?size=M with ?size=L: %d %s, want 400", r.Code, r.Body)
 		}
 	})
+}
+
+// TestCacheKeyDistinguishesFilters: with the read cache on, each filter
+// is a page of its own (a miss, one read), and the same filters in
+// another order are the same page (a hit, none).
+func TestCacheKeyDistinguishesFilters(t *testing.T) {
+	s := newShop(t, func(o *options) { o.cache = readcache.New(readcache.Config{MaxAge: time.Hour}) })
+	s.fixture()
+	s.variantCatalog()
+	for _, tc := range []struct {
+		query, ops string
+		want       []string
+	}{
+		{"size=M", "1", []string{"cap", "tee"}},
+		{"size=L", "1", []string{"hoodie"}},
+		{"size=M&colour=navy", "1", []string{"tee"}},
+		{"colour=navy&size=M", "0", []string{"tee"}},
+		{"size=M", "0", []string{"cap", "tee"}},
+		{"", "1", []string{"cap", "book-2", "book-1", "hoodie", "tee"}},
+	} {
+		r := s.do(req{method: "GET", path: "/v1/categories/books/products?" + tc.query}).want(200)
+		if got := r.ops(); got != tc.ops {
+			t.Errorf("?%s: X-Store-Operations %s, want %s (Server-Timing %q)", tc.query, got, tc.ops, r.Header().Get("Server-Timing"))
+		}
+		var ids []string
+		for _, it := range decodeBody[summaryPage](t, r).Items {
+			ids = append(ids, it.ID)
+		}
+		if !slices.Equal(ids, tc.want) {
+			t.Errorf("?%s = %v, want %v", tc.query, ids, tc.want)
+		}
+	}
+}
+
+// TestVariantEventsMatchTheSpec: the webhook bodies of a product with
+// variants and of an order of variants are what openapi.yaml's event
+// schemas say (no response check sees them: the dispatcher sends them).
+func TestVariantEventsMatchTheSpec(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join("..", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(schema string, e domain.Event) {
+		t.Helper()
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Components.Schemas[schema].Value.VisitJSON(v); err != nil {
+			t.Errorf("%s %s: %v", schema, b, err)
+		}
+	}
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	p := domain.Product{Meta: domain.Meta{ID: "tee"}, Name: "Tee", CategoryID: "books", Currency: "USD", PriceVersion: 1, Version: 1, LastUpdated: now}
+	vs := []domain.Variant{
+		{SKU: "tee-m", Attributes: map[string]string{"size": "M"}, PriceCents: 1500},
+		{SKU: "tee-l", Attributes: map[string]string{"size": "L"}, PriceCents: 1700},
+	}
+	p.SetVariants(vs)
+	vs[1].PriceCents = 1900
+	p.Apply(domain.ProductChange{Variants: &vs}, now)
+	events := domain.ProductEventsOf(p)
+	if len(events) != 1 || len(events[0].Product.Variants) != 2 {
+		t.Fatalf("events = %+v, want a price change naming both variants", events)
+	}
+	check("ProductEvent", events[0])
+
+	o := domain.Order{Meta: domain.Meta{ID: "o-1"}, UserID: "alice", Status: domain.StatusPlaced, CreatedAt: now, LastUpdated: now,
+		Items: []domain.OrderLine{{ProductID: "tee", SKU: "tee-m", Attributes: map[string]string{"size": "M"}, Name: "Tee", UnitPriceCents: 1500, Quantity: 1, LineTotalCents: 1500}},
+		ShippingAddress: domain.Address{Name: "A", Line1: "B", City: "C", PostalCode: "D", Country: "GB"},
+		Rejection:       &domain.Rejection{Reason: domain.RejectedOutOfStock, Shortages: []domain.Shortage{{ProductID: "tee", SKU: "tee-m", Requested: 1}}},
+		History:         []domain.Step{{From: domain.StatusAuthorized, To: domain.StatusPlaced, At: now}},
+	}
+	e, ok := domain.NewOrderEvent(o, domain.StatusAuthorized)
+	if !ok {
+		t.Fatal("no event of a placed order")
+	}
+	check("OrderEvent", e)
 }
