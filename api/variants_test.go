@@ -464,7 +464,7 @@ func TestVariantEventsMatchTheSpec(t *testing.T) {
 	check("ProductEvent", events[0])
 
 	o := domain.Order{Meta: domain.Meta{ID: "o-1"}, UserID: "alice", Status: domain.StatusPlaced, CreatedAt: now, LastUpdated: now,
-		Items: []domain.OrderLine{{ProductID: "tee", SKU: "tee-m", Attributes: map[string]string{"size": "M"}, Name: "Tee", UnitPriceCents: 1500, Quantity: 1, LineTotalCents: 1500}},
+		Items:           []domain.OrderLine{{ProductID: "tee", SKU: "tee-m", Attributes: map[string]string{"size": "M"}, Name: "Tee", UnitPriceCents: 1500, Quantity: 1, LineTotalCents: 1500}},
 		ShippingAddress: domain.Address{Name: "A", Line1: "B", City: "C", PostalCode: "D", Country: "GB"},
 		Rejection:       &domain.Rejection{Reason: domain.RejectedOutOfStock, Shortages: []domain.Shortage{{ProductID: "tee", SKU: "tee-m", Requested: 1}}},
 		History:         []domain.Step{{From: domain.StatusAuthorized, To: domain.StatusPlaced, At: now}},
