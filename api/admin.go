@@ -83,9 +83,16 @@ func handleProductCreate(ws *writes.Writes) http.HandlerFunc {
 			stock = *req.Stock
 		}
 		variants, variantStock := variantsOf(req.Variants)
-		if len(variants) > 0 && req.PriceCents != 0 {
+		switch {
+		case len(variants) > 0 && req.PriceCents != 0:
 			writeProblem(w, r, &domain.Error{Code: domain.EINVALID, Message: "a product with variants is priced by its variants",
 				Fields: []domain.FieldError{{Pointer: "/priceCents", Detail: "set the price of each variant instead"}}})
+			return
+		case len(variants) == 0 && req.PriceCents == 0:
+			// "variants": [] passes required_without (the list is there),
+			// and is a product sold as one: it needs its price.
+			writeProblem(w, r, &domain.Error{Code: domain.EINVALID, Message: "a product without variants needs a price",
+				Fields: []domain.FieldError{{Pointer: "/priceCents", Detail: "required without variants"}}})
 			return
 		}
 		p, err := ws.AddProduct(r.Context(), domain.Product{

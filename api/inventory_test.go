@@ -10,6 +10,7 @@ import (
 
 type stockBody struct {
 	ProductID string
+	SKU       string
 	Available int64
 	Status    string
 }
@@ -76,7 +77,7 @@ func TestStockAndCheckout(t *testing.T) {
 
 	// An admin's count, with If-Match: the ETag read, then a stale one.
 	boss := s.client(admin)
-	r, err := client.OK(boss.GetStockWithResponse(t.Context(), "lamp"))
+	r, err := client.OK(boss.GetStockWithResponse(t.Context(), "lamp", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,6 +132,17 @@ type ProductEventData struct {
 	// "low_stock", "sold_out"; "" when stock is not tracked).
 	Availability string `json:"availability"`
 	Deleted      bool   `json:"deleted,omitempty"`
+	// Variants are a product with variants' prices, one per SKU (PriceCents
+	// is the lowest): a price change of any variant moves PriceVersion,
+	// and its product.price_changed must say which price is now what.
+	// None for a product without variants.
+	Variants []VariantPrice `json:"variants,omitempty"`
+}
+
+// VariantPrice is one variant's price as a product event carries it.
+type VariantPrice struct {
+	SKU        string `json:"sku"`
+	PriceCents int64  `json:"priceCents"`
 }
 
 // EventID is the id of the sequence-th event of subject: derived, so
@@ -195,6 +206,9 @@ func ProductEventsOf(p Product) []Event {
 		ID: p.ID, Name: p.Name, CategoryID: p.CategoryID,
 		PriceCents: p.PriceCents, Currency: p.Currency,
 		Availability: p.Availability.Status, Deleted: p.Deleted,
+	}
+	for _, v := range p.Variants {
+		data.Variants = append(data.Variants, VariantPrice{SKU: v.SKU, PriceCents: v.PriceCents})
 	}
 	type named struct {
 		eventType, name string

@@ -61,3 +61,33 @@ func TestProductEventsOfAVersion(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestProductEventsOfVariants: a price change of one variant of a product
+// with variants is a product.price_changed naming every variant's price,
+// the same event id a product without variants would have.
+func TestProductEventsOfVariants(t *testing.T) {
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	p := Product{Meta: Meta{ID: "tee"}, Name: "Tee", PriceVersion: 1, Version: 1, LastUpdated: now}
+	p.SetVariants([]Variant{
+		{SKU: "tee-m", Attributes: map[string]string{"size": "M"}, PriceCents: 1500},
+		{SKU: "tee-l", Attributes: map[string]string{"size": "L"}, PriceCents: 1700},
+	})
+	if es := ProductEventsOf(p); len(es) != 0 {
+		t.Fatalf("a new product with variants announces %d events", len(es))
+	}
+	vs := slices.Clone(p.Variants)
+	vs[1].PriceCents = 1900
+	p.Apply(ProductChange{Variants: &vs}, now)
+	es := ProductEventsOf(p)
+	if len(es) != 1 || es[0].EventType != EventProductPriceChanged || es[0].ID != "event-tee-price-2" {
+		t.Fatalf("after a variant's price change: %+v", es)
+	}
+	want := []VariantPrice{{SKU: "tee-m", PriceCents: 1500}, {SKU: "tee-l", PriceCents: 1900}}
+	if d := es[0].Product; d.PriceCents != 1500 || !slices.Equal(d.Variants, want) {
+		t.Errorf("payload %+v, want priceCents 1500 (the lowest) and variants %v", d, want)
+	}
+	plain := Product{Meta: Meta{ID: "mug"}, PriceCents: 900, PriceVersion: 2, Version: 2}
+	if es := ProductEventsOf(plain); len(es) != 1 || es[0].Product.Variants != nil {
+		t.Errorf("a product without variants: %+v, want no variants in the payload", es)
+	}
+}

@@ -90,8 +90,9 @@
 //	order := r.JSON201
 //	cost, _ := client.CostOf(r.HTTPResponse)
 //
-// The program in ./example browses, pages a category, fills a cart and
-// checks out with it.
+// The program in ./example browses, pages a category, fills a cart (a
+// product sold in variants in one of them: PutCartItemParams.Sku, the SKU
+// its page lists in Product.Variants) and checks out with it.
 package client
 
 //go:generate go tool oapi-codegen -config oapi-codegen.yaml -o shop.gen.go ../openapi.yaml

@@ -620,6 +620,9 @@ type CartItemRequest struct {
 
 // CartLine defines model for CartLine.
 type CartLine struct {
+	// Attributes A copy of the variant's attributes, kept with the product; absent for a product without variants.
+	Attributes *VariantAttributes `json:"attributes,omitempty"`
+
 	// Availability The stock status: a copy kept by the feed workers from the product's stock, so the
 	// product page stays one read. It lags the stock by the feed's delay (a fraction of a
 	// second on the embedded store) and changes only when the status does: `low_stock` at
@@ -633,7 +636,12 @@ type CartLine struct {
 	PriceVersion   int    `json:"priceVersion"`
 	ProductID      ID     `json:"productId"`
 	Quantity       int    `json:"quantity"`
-	UnitPriceCents int    `json:"unitPriceCents"`
+
+	// Sku The variant of the line; absent for a product without variants. A line is named by its product and SKU.
+	Sku *SKU `json:"sku,omitempty"`
+
+	// UnitPriceCents A copy of the variant's price (the product's, without variants).
+	UnitPriceCents int `json:"unitPriceCents"`
 }
 
 // Category defines model for Category.
@@ -862,6 +870,9 @@ type Order struct {
 			Available int `json:"available"`
 			ProductID ID  `json:"productId"`
 			Requested int `json:"requested"`
+
+			// Sku A variant's SKU, unique within its product.
+			Sku *SKU `json:"sku,omitempty"`
 		} `json:"items,omitempty"`
 		Message *string              `json:"message,omitempty"`
 		Reason  OrderRejectionReason `json:"reason"`
@@ -917,11 +928,16 @@ type OrderEventData struct {
 	ID        ID  `json:"id"`
 	ItemCount int `json:"itemCount"`
 	Items     []struct {
-		LineTotalCents int    `json:"lineTotalCents"`
-		Name           string `json:"name"`
-		ProductID      ID     `json:"productId"`
-		Quantity       int    `json:"quantity"`
-		UnitPriceCents int    `json:"unitPriceCents"`
+		// Attributes The variant's attributes (`{"size": "M"}`); absent for a product without variants.
+		Attributes     map[string]string `json:"attributes,omitempty"`
+		LineTotalCents int               `json:"lineTotalCents"`
+		Name           string            `json:"name"`
+		ProductID      ID                `json:"productId"`
+		Quantity       int               `json:"quantity"`
+
+		// Sku The variant; absent for a product without variants.
+		Sku            *string `json:"sku,omitempty"`
+		UnitPriceCents int     `json:"unitPriceCents"`
 
 		// Unlimited A product whose stock is not counted.
 		Unlimited *bool `json:"unlimited,omitempty"`
@@ -944,6 +960,9 @@ type OrderEventData struct {
 			Available int `json:"available"`
 			ProductID ID  `json:"productId"`
 			Requested int `json:"requested"`
+
+			// Sku The variant; absent for a product without variants.
+			Sku *string `json:"sku,omitempty"`
 		} `json:"shortages,omitempty"`
 	} `json:"rejection,omitempty"`
 	ShippingAddress Address `json:"shippingAddress"`
@@ -965,10 +984,15 @@ type OrderEventDataRejectionReason string
 
 // OrderLine defines model for OrderLine.
 type OrderLine struct {
-	LineTotalCents int    `json:"lineTotalCents"`
-	Name           string `json:"name"`
-	ProductID      ID     `json:"productId"`
-	Quantity       int    `json:"quantity"`
+	// Attributes The variant's attributes as at checkout; absent for a product without variants.
+	Attributes     *VariantAttributes `json:"attributes,omitempty"`
+	LineTotalCents int                `json:"lineTotalCents"`
+	Name           string             `json:"name"`
+	ProductID      ID                 `json:"productId"`
+	Quantity       int                `json:"quantity"`
+
+	// Sku The variant bought; absent for a product without variants.
+	Sku *SKU `json:"sku,omitempty"`
 
 	// UnitPriceCents The price paid.
 	UnitPriceCents int `json:"unitPriceCents"`
@@ -1028,6 +1052,10 @@ type OrderSummaryPage struct {
 	Items        []OrderSummary `json:"items"`
 }
 
+// PriceMaxCents The highest price of the product's variants, present only when above `priceCents`
+// (the product is then shown "from" `priceCents`).
+type PriceMaxCents = int
+
 // Problem defines model for Problem.
 type Problem struct {
 	// DeclineCode The payment provider's reason for a declined card (type `…/payment-declined`), e.g. `insufficient_funds`.
@@ -1058,14 +1086,14 @@ type ProblemItem struct {
 	Available int `json:"available"`
 	ProductID ID  `json:"productId"`
 	Requested int `json:"requested"`
+
+	// Sku A variant's SKU, unique within its product.
+	Sku *SKU `json:"sku,omitempty"`
 }
 
 // Product defines model for Product.
 type Product struct {
-	// Availability The stock status: a copy kept by the feed workers from the product's stock, so the
-	// product page stays one read. It lags the stock by the feed's delay (a fraction of a
-	// second on the embedded store) and changes only when the status does: `low_stock` at
-	// 5 units or fewer, `sold_out` at 0. A product whose stock is not tracked is `in_stock`.
+	// Availability For a product with variants, the best of theirs (in stock when any variant is).
 	Availability Availability `json:"availability"`
 	CategoryID   ID           `json:"categoryId"`
 	CategoryName string       `json:"categoryName"`
@@ -1075,9 +1103,11 @@ type Product struct {
 	ImageURL     string       `json:"imageUrl"`
 	LastUpdated  Timestamp    `json:"lastUpdated"`
 	Name         string       `json:"name"`
-	PriceCents   int          `json:"priceCents"`
 
-	// PriceVersion +1 on every price change.
+	// PriceCents The price; for a product with variants the lowest of theirs.
+	PriceCents int `json:"priceCents"`
+
+	// PriceVersion +1 on every price change, of the product or of any of its variants.
 	PriceVersion int         `json:"priceVersion"`
 	ReviewStats  ReviewStats `json:"reviewStats"`
 
@@ -1086,9 +1116,16 @@ type Product struct {
 
 	// TopReviews The 5 newest reviews, newest first.
 	TopReviews []Review `json:"topReviews"`
+
+	// Variants The ways the product is sold (sizes, colours), each with its SKU, price, picture and
+	// stock status, embedded so the product page stays one read. Absent for a product
+	// sold as one: a cart line or a stock of a product with variants names one by `sku`.
+	Variants []Variant `json:"variants,omitempty"`
 }
 
-// ProductCreate defines model for ProductCreate.
+// ProductCreate A product is priced by `priceCents`, or, sold in variants, by each of its `variants`:
+// one of the two is required, and `priceCents` with `variants` is a 400 naming
+// `/priceCents` (the product's price is then the lowest of its variants').
 type ProductCreate struct {
 	CategoryID ID `json:"categoryId"`
 
@@ -1097,14 +1134,17 @@ type ProductCreate struct {
 	Description *string `json:"description,omitempty"`
 	ImageURL    *string `json:"imageUrl,omitempty"`
 	Name        string  `json:"name"`
-	PriceCents  int     `json:"priceCents"`
+	PriceCents  int     `json:"priceCents,omitempty"`
 	ProductID   *ID     `json:"productId,omitempty"`
 
-	// Stock The units available from the start; without it the product starts sold out (0).
+	// Stock The units available from the start (each variant's that names no `stock` of its own); without it the product starts sold out (0).
 	Stock *int `json:"stock,omitempty"`
 
 	// Tags Words the product is also found by in search, besides its name and category.
 	Tags *Tags `json:"tags,omitempty"`
+
+	// Variants The variants the product is sold in; absent or empty, it is sold as one.
+	Variants *VariantRequests `json:"variants,omitempty"`
 }
 
 // ProductEvent The body of a product's webhook. A receiver ignores fields it does not know: new ones
@@ -1128,7 +1168,7 @@ type ProductEventEventType string
 
 // ProductEventData The product as the version that announced the event shows it (product events are derived from the products feed, which hands over each product's newest version; a receiver gets each new state, not every step between two).
 type ProductEventData struct {
-	// Availability The stock status a shopper sees; empty when stock is not counted.
+	// Availability The stock status a shopper sees (for a product with variants, the best of theirs); empty when stock is not counted.
 	Availability ProductEventDataAvailability `json:"availability"`
 	CategoryID   ID                           `json:"categoryId"`
 	Currency     string                       `json:"currency"`
@@ -1136,12 +1176,23 @@ type ProductEventData struct {
 	ID           ID                           `json:"id"`
 	Name         string                       `json:"name"`
 	PriceCents   int                          `json:"priceCents"`
+
+	// Variants For a product with variants, each variant's SKU and price as this version shows
+	// them (`priceCents` above is the lowest): a `product.price_changed` of such a
+	// product names the variants' prices here, whichever of them changed. Absent for a
+	// product without variants.
+	Variants []struct {
+		PriceCents int    `json:"priceCents"`
+		Sku        string `json:"sku"`
+	} `json:"variants,omitempty"`
 }
 
-// ProductEventDataAvailability The stock status a shopper sees; empty when stock is not counted.
+// ProductEventDataAvailability The stock status a shopper sees (for a product with variants, the best of theirs); empty when stock is not counted.
 type ProductEventDataAvailability string
 
-// ProductPatch A JSON merge patch; absent fields stay as they are, null is refused.
+// ProductPatch A JSON merge patch; absent fields stay as they are, null is refused. `priceCents` is
+// refused (400 naming `/priceCents`) on a product that has variants or that the patch
+// gives variants: their prices are the product's.
 type ProductPatch struct {
 	CategoryID  *ID     `json:"categoryId,omitempty"`
 	Description *string `json:"description,omitempty"`
@@ -1151,10 +1202,22 @@ type ProductPatch struct {
 
 	// Tags Words the product is also found by in search, besides its name and category.
 	Tags *Tags `json:"tags,omitempty"`
+
+	// Variants Replaces the whole list (a merge patch replaces arrays); a variant keeps its stock
+	// and availability by its SKU, a new SKU starts sold out until its stock is set, a
+	// line of a SKU no longer sold becomes unavailable in the carts. Any price change
+	// increments `priceVersion`. `[]` returns the product to one implicit variant, at
+	// the price it had (the lowest variant's) unless the patch sets `priceCents` too.
+	Variants *VariantRequests `json:"variants,omitempty"`
 }
 
 // ProductSummary defines model for ProductSummary.
 type ProductSummary struct {
+	// Attributes The attribute values the product's variants come in, as `name=value` (`size=M`),
+	// sorted, each once: what the category page's filters match. Absent for a product
+	// without variants (and on the home page's featured copies).
+	Attributes []string `json:"attributes,omitempty"`
+
 	// Availability The stock status: a copy kept by the feed workers from the product's stock, so the
 	// product page stays one read. It lags the stock by the feed's delay (a fraction of a
 	// second on the embedded store) and changes only when the status does: `low_stock` at
@@ -1169,8 +1232,14 @@ type ProductSummary struct {
 	ID           ID     `json:"id"`
 	ImageURL     string `json:"imageUrl"`
 	Name         string `json:"name"`
-	PriceCents   int    `json:"priceCents"`
-	ReviewCount  int    `json:"reviewCount"`
+
+	// PriceCents The price; for a product with variants the lowest of theirs.
+	PriceCents int `json:"priceCents"`
+
+	// PriceMaxCents The highest price of the product's variants, present only when above `priceCents`
+	// (the product is then shown "from" `priceCents`).
+	PriceMaxCents *PriceMaxCents `json:"priceMaxCents,omitempty"`
+	ReviewCount   int            `json:"reviewCount"`
 }
 
 // ProductSummaryPage defines model for ProductSummaryPage.
@@ -1222,6 +1291,9 @@ type RotateSecretRequest struct {
 	OverlapSeconds *int `json:"overlapSeconds,omitempty"`
 }
 
+// SKU A variant's SKU, unique within its product.
+type SKU = string
+
 // SearchResult One product a search found: what the search index copies of it, the category page's
 // summary without the review count, with the average rating in half stars. The index
 // copies nothing that moves with every review, so a review rewrites it only when the
@@ -1240,7 +1312,13 @@ type SearchResult struct {
 	ID           ID     `json:"id"`
 	ImageURL     string `json:"imageUrl"`
 	Name         string `json:"name"`
-	PriceCents   int    `json:"priceCents"`
+
+	// PriceCents The price; for a product with variants the lowest of theirs.
+	PriceCents int `json:"priceCents"`
+
+	// PriceMaxCents The highest price of the product's variants, present only when above `priceCents`
+	// (the product is then shown "from" `priceCents`).
+	PriceMaxCents *PriceMaxCents `json:"priceMaxCents,omitempty"`
 
 	// Rating The average rating rounded to the nearest half star; 0 when the product has no reviews.
 	Rating float32 `json:"rating"`
@@ -1255,10 +1333,13 @@ type SearchResultPage struct {
 
 // Stock defines model for Stock.
 type Stock struct {
-	Available   int         `json:"available"`
-	LastUpdated Timestamp   `json:"lastUpdated"`
-	ProductID   ID          `json:"productId"`
-	Status      StockStatus `json:"status"`
+	Available   int       `json:"available"`
+	LastUpdated Timestamp `json:"lastUpdated"`
+	ProductID   ID        `json:"productId"`
+
+	// Sku The variant whose stock this is; absent for a product without variants.
+	Sku    *SKU        `json:"sku,omitempty"`
+	Status StockStatus `json:"status"`
 }
 
 // StockStatus defines model for Stock.Status.
@@ -1370,6 +1451,52 @@ type Token struct {
 	Token string `json:"token"`
 }
 
+// Variant One variant on the product page.
+type Variant struct {
+	// Attributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
+	// attributes, a name 1-20 of `a-z 0-9 _`, a value 1-40 characters without control
+	// characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
+	// same names, and no two variants the same values.
+	Attributes VariantAttributes `json:"attributes"`
+
+	// Availability The variant's stock status, a copy of its own stock (a new variant is sold out until counted).
+	Availability Availability `json:"availability"`
+
+	// ImageURL The variant's own picture; absent: the product's.
+	ImageURL   *string `json:"imageUrl,omitempty"`
+	PriceCents int     `json:"priceCents"`
+
+	// Sku A variant's SKU, unique within its product.
+	Sku SKU `json:"sku"`
+}
+
+// VariantAttributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
+// attributes, a name 1-20 of `a-z 0-9 _`, a value 1-40 characters without control
+// characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
+// same names, and no two variants the same values.
+type VariantAttributes map[string]string
+
+// VariantRequest One variant as an admin sends it.
+type VariantRequest struct {
+	// Attributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
+	// attributes, a name 1-20 of `a-z 0-9 _`, a value 1-40 characters without control
+	// characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
+	// same names, and no two variants the same values.
+	Attributes VariantAttributes `json:"attributes"`
+	ImageURL   *string           `json:"imageUrl,omitempty"`
+	PriceCents int               `json:"priceCents"`
+
+	// Sku A variant's SKU, unique within its product.
+	Sku SKU `json:"sku"`
+
+	// Stock This variant's units at creation (the product's `stock` when absent). A patch ignores it: set a variant's stock with PUT /v1/admin/products/{productId}/stock?sku=.
+	Stock *int `json:"stock,omitempty"`
+}
+
+// VariantRequests A product's variants, at most 50, their SKUs unique, their attribute names the same
+// and their values different (a 400 naming the field under `/variants` otherwise).
+type VariantRequests = []VariantRequest
+
 // IfMatch defines model for If-Match.
 type IfMatch = string
 
@@ -1393,6 +1520,9 @@ type OrderID = ID
 
 // ProductID defines model for productId.
 type ProductID = ID
+
+// Sku defines model for sku.
+type Sku = string
 
 // SubscriptionID defines model for subscriptionId.
 type SubscriptionID = ID
@@ -1468,8 +1598,21 @@ type SetOrderStatusParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// GetStockParams defines parameters for GetStock.
+type GetStockParams struct {
+	// Sku The variant of the product: a `sku` of its `variants`. A product without variants is
+	// sold as one implicit variant, named by no `sku`. A malformed SKU is a 400 naming
+	// `/sku`; an unknown one (or any on a product without variants) a 404.
+	Sku *Sku `form:"sku,omitempty" json:"sku,omitempty"`
+}
+
 // SetStockParams defines parameters for SetStock.
 type SetStockParams struct {
+	// Sku The variant of the product: a `sku` of its `variants`. A product without variants is
+	// sold as one implicit variant, named by no `sku`. A malformed SKU is a 400 naming
+	// `/sku`; an unknown one (or any on a product without variants) a 404.
+	Sku *Sku `form:"sku,omitempty" json:"sku,omitempty"`
+
 	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
 	// ETag is one of them (strong comparison: a weak `W/` tag never matches). `*` matches any
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
@@ -1502,6 +1645,11 @@ type ListWebhookDeliveriesParamsStatus string
 
 // DeleteCartItemParams defines parameters for DeleteCartItem.
 type DeleteCartItemParams struct {
+	// Sku The variant of the product: a `sku` of its `variants`. A product without variants is
+	// sold as one implicit variant, named by no `sku`. A malformed SKU is a 400 naming
+	// `/sku`; an unknown one (or any on a product without variants) a 404.
+	Sku *Sku `form:"sku,omitempty" json:"sku,omitempty"`
+
 	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
 	// ETag is one of them (strong comparison: a weak `W/` tag never matches). `*` matches any
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
@@ -1511,6 +1659,11 @@ type DeleteCartItemParams struct {
 
 // AddCartItemParams defines parameters for AddCartItem.
 type AddCartItemParams struct {
+	// Sku The variant of the product: a `sku` of its `variants`. A product without variants is
+	// sold as one implicit variant, named by no `sku`. A malformed SKU is a 400 naming
+	// `/sku`; an unknown one (or any on a product without variants) a 404.
+	Sku *Sku `form:"sku,omitempty" json:"sku,omitempty"`
+
 	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
 	// ETag is one of them (strong comparison: a weak `W/` tag never matches). `*` matches any
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
@@ -1520,6 +1673,11 @@ type AddCartItemParams struct {
 
 // PutCartItemParams defines parameters for PutCartItem.
 type PutCartItemParams struct {
+	// Sku The variant of the product: a `sku` of its `variants`. A product without variants is
+	// sold as one implicit variant, named by no `sku`. A malformed SKU is a 400 naming
+	// `/sku`; an unknown one (or any on a product without variants) a 404.
+	Sku *Sku `form:"sku,omitempty" json:"sku,omitempty"`
+
 	// IfMatch The ETag last read, or a list of them (`"a", "b"`): 412 unless the resource's current
 	// ETag is one of them (strong comparison: a weak `W/` tag never matches). `*` matches any
 	// current version: the write goes ahead if the resource exists and is 412 if it does not
@@ -1536,6 +1694,12 @@ type ListCategoryProductsParams struct {
 
 	// Continuation The opaque token of the previous page.
 	Continuation *ContinuationParameter `form:"continuation,omitempty" json:"continuation,omitempty"`
+
+	// Filters Attribute filters, one query parameter each, named by the attribute: `?size=M`.
+	// At most 4, each once, the names and values as the operation says. (A free-form
+	// exploded object takes every query parameter, `sort`, `limit` and `continuation`
+	// too, so its schema cannot bound the filters alone: the operation does.)
+	Filters map[string]string `form:"filters,omitempty" json:"filters,omitempty"`
 }
 
 // ListCategoryProductsParamsSort defines parameters for ListCategoryProducts.
@@ -1977,15 +2141,20 @@ type ClientInterface interface {
 	// The units that can still be bought. Stock lives in `inventory` (pk `/productId`), not on
 	// the product: a sale would otherwise rewrite the product page's document. A product whose
 	// stock is not tracked (created before the shop counted stock) is a 404 that says so.
+	// Each variant of a product has its own stock, named by `sku`. The point read does not
+	// read the product: without `sku` a product with variants has no stock of its own (404),
+	// as an unknown SKU has none.
 	//
 	// Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-	GetStock(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetStock(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetStockWithBody Set the units of a product that can still be bought (admin).
 	//
 	// A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 	// with one conditional write each (never below 0), so a count and concurrent sales never
-	// overwrite each other. The product page's `availability` follows through the feed workers.
+	// overwrite each other. The product page's `availability` (and the variant's) follows
+	// through the feed workers. A product with variants counts each variant's stock: without
+	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1996,7 +2165,9 @@ type ClientInterface interface {
 	//
 	// A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 	// with one conditional write each (never below 0), so a count and concurrent sales never
-	// overwrite each other. The product page's `availability` follows through the feed workers.
+	// overwrite each other. The product page's `availability` (and the variant's) follows
+	// through the feed workers. A product with variants counts each variant's stock: without
+	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2160,8 +2331,11 @@ type ClientInterface interface {
 
 	// PutCartItemWithBody Set a line's quantity.
 	//
-	// Reads the product once for the name and price copies. With `If-Match` a stale cart
-	// is 412; without it the server retries its own read-modify-write on a conflict.
+	// Reads the product once for the name, attribute and price copies. A line is a product
+	// and, for a product with variants, one of its variants (`sku`): each variant is a line
+	// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+	// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+	// read-modify-write on a conflict.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2170,8 +2344,11 @@ type ClientInterface interface {
 
 	// PutCartItem Set a line's quantity.
 	//
-	// Reads the product once for the name and price copies. With `If-Match` a stale cart
-	// is 412; without it the server retries its own read-modify-write on a conflict.
+	// Reads the product once for the name, attribute and price copies. A line is a product
+	// and, for a product with variants, one of its variants (`sku`): each variant is a line
+	// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+	// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+	// read-modify-write on a conflict.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2204,7 +2381,18 @@ type ClientInterface interface {
 	// ListCategoryProducts Category page. One single-partition query on productsByCategory.
 	//
 	// An unknown category is 404; telling it from an empty category costs a second read
-	// (of the categories index) only when the first page is empty.
+	// (of the categories index) only when the first page is empty and unfiltered.
+	//
+	// Every query parameter other than `sort`, `limit` and `continuation` is an attribute
+	// filter (`filters`): `?size=M&colour=navy` lists the products that have a variant of
+	// size M and one in navy (each filter is matched against the product's `attributes`,
+	// the values of all its variants). The filters are ANDed and served by the same one
+	// query (`ARRAY_CONTAINS` on the summary's `attributes`): `X-Store-Operations: 1`,
+	// combined with any `sort` and page. At most 4 filters, each once; a name is 1-20 of
+	// `a-z 0-9 _`, a value 1-40 characters without control characters, `=` or `,`. A
+	// repeated filter, a bad name or value, or a fifth filter is a 400. A filter no product
+	// matches is an empty page, also in an unknown category. The page is the same however
+	// the filters are ordered.
 	//
 	// Corresponds with GET /v1/categories/{categoryId}/products (the `ListCategoryProducts` operationId).
 	ListCategoryProducts(ctx context.Context, categoryID CategoryID, params *ListCategoryProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2224,8 +2412,10 @@ type ClientInterface interface {
 	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
 	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+	// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+	// longer sells among them) are 409 naming them.
 	//
 	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 	// keys, from any tab or instance, behave as if they ran one after the other (one order,
@@ -2256,8 +2446,10 @@ type ClientInterface interface {
 	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
 	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+	// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+	// longer sells among them) are 409 naming them.
 	//
 	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 	// keys, from any tab or instance, behave as if they ran one after the other (one order,
@@ -2554,10 +2746,13 @@ func (c *Client) SetOrderStatus(ctx context.Context, userID UserID, orderID Orde
 // The units that can still be bought. Stock lives in `inventory` (pk `/productId`), not on
 // the product: a sale would otherwise rewrite the product page's document. A product whose
 // stock is not tracked (created before the shop counted stock) is a 404 that says so.
+// Each variant of a product has its own stock, named by `sku`. The point read does not
+// read the product: without `sku` a product with variants has no stock of its own (404),
+// as an unknown SKU has none.
 //
 // Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-func (c *Client) GetStock(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetStockRequest(c.Server, productID)
+func (c *Client) GetStock(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStockRequest(c.Server, productID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2572,7 +2767,9 @@ func (c *Client) GetStock(ctx context.Context, productID ProductID, reqEditors .
 //
 // A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 // with one conditional write each (never below 0), so a count and concurrent sales never
-// overwrite each other. The product page's `availability` follows through the feed workers.
+// overwrite each other. The product page's `availability` (and the variant's) follows
+// through the feed workers. A product with variants counts each variant's stock: without
+// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2593,7 +2790,9 @@ func (c *Client) SetStockWithBody(ctx context.Context, productID ProductID, para
 //
 // A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 // with one conditional write each (never below 0), so a count and concurrent sales never
-// overwrite each other. The product page's `availability` follows through the feed workers.
+// overwrite each other. The product page's `availability` (and the variant's) follows
+// through the feed workers. A product with variants counts each variant's stock: without
+// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2927,8 +3126,11 @@ func (c *Client) AddCartItem(ctx context.Context, productID ProductID, params *A
 
 // PutCartItemWithBody Set a line's quantity.
 //
-// Reads the product once for the name and price copies. With `If-Match` a stale cart
-// is 412; without it the server retries its own read-modify-write on a conflict.
+// Reads the product once for the name, attribute and price copies. A line is a product
+// and, for a product with variants, one of its variants (`sku`): each variant is a line
+// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+// read-modify-write on a conflict.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2947,8 +3149,11 @@ func (c *Client) PutCartItemWithBody(ctx context.Context, productID ProductID, p
 
 // PutCartItem Set a line's quantity.
 //
-// Reads the product once for the name and price copies. With `If-Match` a stale cart
-// is 412; without it the server retries its own read-modify-write on a conflict.
+// Reads the product once for the name, attribute and price copies. A line is a product
+// and, for a product with variants, one of its variants (`sku`): each variant is a line
+// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+// read-modify-write on a conflict.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3021,7 +3226,18 @@ func (c *Client) PutCategory(ctx context.Context, categoryID CategoryID, body Pu
 // ListCategoryProducts Category page. One single-partition query on productsByCategory.
 //
 // An unknown category is 404; telling it from an empty category costs a second read
-// (of the categories index) only when the first page is empty.
+// (of the categories index) only when the first page is empty and unfiltered.
+//
+// Every query parameter other than `sort`, `limit` and `continuation` is an attribute
+// filter (`filters`): `?size=M&colour=navy` lists the products that have a variant of
+// size M and one in navy (each filter is matched against the product's `attributes`,
+// the values of all its variants). The filters are ANDed and served by the same one
+// query (`ARRAY_CONTAINS` on the summary's `attributes`): `X-Store-Operations: 1`,
+// combined with any `sort` and page. At most 4 filters, each once; a name is 1-20 of
+// `a-z 0-9 _`, a value 1-40 characters without control characters, `=` or `,`. A
+// repeated filter, a bad name or value, or a fifth filter is a 400. A filter no product
+// matches is an empty page, also in an unknown category. The page is the same however
+// the filters are ordered.
 //
 // Corresponds with GET /v1/categories/{categoryId}/products (the `ListCategoryProducts` operationId).
 func (c *Client) ListCategoryProducts(ctx context.Context, categoryID CategoryID, params *ListCategoryProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3051,8 +3267,10 @@ func (c *Client) ListCategoryProducts(ctx context.Context, categoryID CategoryID
 // A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 // reason); the order is then `rejected` and nothing is held. A line the stock cannot
 // serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-// is unchanged. An empty cart or unavailable lines are 409 naming them.
+// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+// longer sells among them) are 409 naming them.
 //
 // A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 // keys, from any tab or instance, behave as if they ran one after the other (one order,
@@ -3093,8 +3311,10 @@ func (c *Client) CheckoutWithBody(ctx context.Context, params *CheckoutParams, c
 // A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 // reason); the order is then `rejected` and nothing is held. A line the stock cannot
 // serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-// is unchanged. An empty cart or unavailable lines are 409 naming them.
+// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+// longer sells among them) are 409 naming them.
 //
 // A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 // keys, from any tab or instance, behave as if they ran one after the other (one order,
@@ -3727,7 +3947,7 @@ func NewSetOrderStatusRequestWithBody(server string, userID UserID, orderID Orde
 }
 
 // NewGetStockRequest constructs an http.Request for the GetStock method
-func NewGetStockRequest(server string, productID ProductID) (*http.Request, error) {
+func NewGetStockRequest(server string, productID ProductID, params *GetStockParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3750,6 +3970,33 @@ func NewGetStockRequest(server string, productID ProductID) (*http.Request, erro
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Sku != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", *params.Sku, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3795,6 +4042,33 @@ func NewSetStockRequestWithBody(server string, productID ProductID, params *SetS
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Sku != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", *params.Sku, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
@@ -4272,6 +4546,33 @@ func NewDeleteCartItemRequest(server string, productID ProductID, params *Delete
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Sku != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", *params.Sku, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -4330,6 +4631,33 @@ func NewAddCartItemRequestWithBody(server string, productID ProductID, params *A
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Sku != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", *params.Sku, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
@@ -4392,6 +4720,33 @@ func NewPutCartItemRequestWithBody(server string, productID ProductID, params *P
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Sku != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sku", *params.Sku, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
@@ -4555,6 +4910,18 @@ func NewListCategoryProductsRequest(server string, categoryID CategoryID, params
 		if params.Continuation != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continuation", *params.Continuation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Filters != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filters", params.Filters, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5406,17 +5773,22 @@ type ClientWithResponsesInterface interface {
 	// The units that can still be bought. Stock lives in `inventory` (pk `/productId`), not on
 	// the product: a sale would otherwise rewrite the product page's document. A product whose
 	// stock is not tracked (created before the shop counted stock) is a 404 that says so.
+	// Each variant of a product has its own stock, named by `sku`. The point read does not
+	// read the product: without `sku` a product with variants has no stock of its own (404),
+	// as an unknown SKU has none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-	GetStockWithResponse(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*GetStockResponse, error)
+	GetStockWithResponse(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*GetStockResponse, error)
 
 	// SetStockWithBodyWithResponse Set the units of a product that can still be bought (admin).
 	//
 	// A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 	// with one conditional write each (never below 0), so a count and concurrent sales never
-	// overwrite each other. The product page's `availability` follows through the feed workers.
+	// overwrite each other. The product page's `availability` (and the variant's) follows
+	// through the feed workers. A product with variants counts each variant's stock: without
+	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5427,7 +5799,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 	// with one conditional write each (never below 0), so a count and concurrent sales never
-	// overwrite each other. The product page's `availability` follows through the feed workers.
+	// overwrite each other. The product page's `availability` (and the variant's) follows
+	// through the feed workers. A product with variants counts each variant's stock: without
+	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5607,8 +5981,11 @@ type ClientWithResponsesInterface interface {
 
 	// PutCartItemWithBodyWithResponse Set a line's quantity.
 	//
-	// Reads the product once for the name and price copies. With `If-Match` a stale cart
-	// is 412; without it the server retries its own read-modify-write on a conflict.
+	// Reads the product once for the name, attribute and price copies. A line is a product
+	// and, for a product with variants, one of its variants (`sku`): each variant is a line
+	// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+	// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+	// read-modify-write on a conflict.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5617,8 +5994,11 @@ type ClientWithResponsesInterface interface {
 
 	// PutCartItemWithResponse Set a line's quantity.
 	//
-	// Reads the product once for the name and price copies. With `If-Match` a stale cart
-	// is 412; without it the server retries its own read-modify-write on a conflict.
+	// Reads the product once for the name, attribute and price copies. A line is a product
+	// and, for a product with variants, one of its variants (`sku`): each variant is a line
+	// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+	// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+	// read-modify-write on a conflict.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5653,7 +6033,18 @@ type ClientWithResponsesInterface interface {
 	// ListCategoryProductsWithResponse Category page. One single-partition query on productsByCategory.
 	//
 	// An unknown category is 404; telling it from an empty category costs a second read
-	// (of the categories index) only when the first page is empty.
+	// (of the categories index) only when the first page is empty and unfiltered.
+	//
+	// Every query parameter other than `sort`, `limit` and `continuation` is an attribute
+	// filter (`filters`): `?size=M&colour=navy` lists the products that have a variant of
+	// size M and one in navy (each filter is matched against the product's `attributes`,
+	// the values of all its variants). The filters are ANDed and served by the same one
+	// query (`ARRAY_CONTAINS` on the summary's `attributes`): `X-Store-Operations: 1`,
+	// combined with any `sort` and page. At most 4 filters, each once; a name is 1-20 of
+	// `a-z 0-9 _`, a value 1-40 characters without control characters, `=` or `,`. A
+	// repeated filter, a bad name or value, or a fifth filter is a 400. A filter no product
+	// matches is an empty page, also in an unknown category. The page is the same however
+	// the filters are ordered.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5675,8 +6066,10 @@ type ClientWithResponsesInterface interface {
 	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
 	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+	// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+	// longer sells among them) are 409 naming them.
 	//
 	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 	// keys, from any tab or instance, behave as if they ran one after the other (one order,
@@ -5707,8 +6100,10 @@ type ClientWithResponsesInterface interface {
 	// A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 	// reason); the order is then `rejected` and nothing is held. A line the stock cannot
 	// serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-	// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-	// is unchanged. An empty cart or unavailable lines are 409 naming them.
+	// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+	// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+	// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+	// longer sells among them) are 409 naming them.
 	//
 	// A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 	// keys, from any tab or instance, behave as if they ran one after the other (one order,
@@ -12965,12 +13360,15 @@ func (c *ClientWithResponses) SetOrderStatusWithResponse(ctx context.Context, us
 // The units that can still be bought. Stock lives in `inventory` (pk `/productId`), not on
 // the product: a sale would otherwise rewrite the product page's document. A product whose
 // stock is not tracked (created before the shop counted stock) is a 404 that says so.
+// Each variant of a product has its own stock, named by `sku`. The point read does not
+// read the product: without `sku` a product with variants has no stock of its own (404),
+// as an unknown SKU has none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/admin/products/{productId}/stock (the `GetStock` operationId).
-func (c *ClientWithResponses) GetStockWithResponse(ctx context.Context, productID ProductID, reqEditors ...RequestEditorFn) (*GetStockResponse, error) {
-	rsp, err := c.GetStock(ctx, productID, reqEditors...)
+func (c *ClientWithResponses) GetStockWithResponse(ctx context.Context, productID ProductID, params *GetStockParams, reqEditors ...RequestEditorFn) (*GetStockResponse, error) {
+	rsp, err := c.GetStock(ctx, productID, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12981,7 +13379,9 @@ func (c *ClientWithResponses) GetStockWithResponse(ctx context.Context, productI
 //
 // A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 // with one conditional write each (never below 0), so a count and concurrent sales never
-// overwrite each other. The product page's `availability` follows through the feed workers.
+// overwrite each other. The product page's `availability` (and the variant's) follows
+// through the feed workers. A product with variants counts each variant's stock: without
+// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12998,7 +13398,9 @@ func (c *ClientWithResponses) SetStockWithBodyWithResponse(ctx context.Context, 
 //
 // A count, not a delta: `available` is what can be sold from now on. Checkouts take units
 // with one conditional write each (never below 0), so a count and concurrent sales never
-// overwrite each other. The product page's `availability` follows through the feed workers.
+// overwrite each other. The product page's `availability` (and the variant's) follows
+// through the feed workers. A product with variants counts each variant's stock: without
+// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13280,8 +13682,11 @@ func (c *ClientWithResponses) AddCartItemWithResponse(ctx context.Context, produ
 
 // PutCartItemWithBodyWithResponse Set a line's quantity.
 //
-// Reads the product once for the name and price copies. With `If-Match` a stale cart
-// is 412; without it the server retries its own read-modify-write on a conflict.
+// Reads the product once for the name, attribute and price copies. A line is a product
+// and, for a product with variants, one of its variants (`sku`): each variant is a line
+// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+// read-modify-write on a conflict.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13296,8 +13701,11 @@ func (c *ClientWithResponses) PutCartItemWithBodyWithResponse(ctx context.Contex
 
 // PutCartItemWithResponse Set a line's quantity.
 //
-// Reads the product once for the name and price copies. With `If-Match` a stale cart
-// is 412; without it the server retries its own read-modify-write on a conflict.
+// Reads the product once for the name, attribute and price copies. A line is a product
+// and, for a product with variants, one of its variants (`sku`): each variant is a line
+// of its own: without `sku` such a product is a 400 naming `/sku`, with a SKU it does not
+// sell a 404. With `If-Match` a stale cart is 412; without it the server retries its own
+// read-modify-write on a conflict.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13356,7 +13764,18 @@ func (c *ClientWithResponses) PutCategoryWithResponse(ctx context.Context, categ
 // ListCategoryProductsWithResponse Category page. One single-partition query on productsByCategory.
 //
 // An unknown category is 404; telling it from an empty category costs a second read
-// (of the categories index) only when the first page is empty.
+// (of the categories index) only when the first page is empty and unfiltered.
+//
+// Every query parameter other than `sort`, `limit` and `continuation` is an attribute
+// filter (`filters`): `?size=M&colour=navy` lists the products that have a variant of
+// size M and one in navy (each filter is matched against the product's `attributes`,
+// the values of all its variants). The filters are ANDed and served by the same one
+// query (`ARRAY_CONTAINS` on the summary's `attributes`): `X-Store-Operations: 1`,
+// combined with any `sort` and page. At most 4 filters, each once; a name is 1-20 of
+// `a-z 0-9 _`, a value 1-40 characters without control characters, `=` or `,`. A
+// repeated filter, a bad name or value, or a fifth filter is a 400. A filter no product
+// matches is an empty page, also in an unknown category. The page is the same however
+// the filters are ordered.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13384,8 +13803,10 @@ func (c *ClientWithResponses) ListCategoryProductsWithResponse(ctx context.Conte
 // A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 // reason); the order is then `rejected` and nothing is held. A line the stock cannot
 // serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-// is unchanged. An empty cart or unavailable lines are 409 naming them.
+// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+// longer sells among them) are 409 naming them.
 //
 // A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 // keys, from any tab or instance, behave as if they ran one after the other (one order,
@@ -13422,8 +13843,10 @@ func (c *ClientWithResponses) CheckoutWithBodyWithResponse(ctx context.Context, 
 // A declined card is `402` (type `…/payment-declined`, `declineCode` the provider's
 // reason); the order is then `rejected` and nothing is held. A line the stock cannot
 // serve is a 409 of type `…/out-of-stock` whose `items` name each short line
-// (`productId`, `requested`, `available`); nothing is reserved or charged, and the cart
-// is unchanged. An empty cart or unavailable lines are 409 naming them.
+// (`productId`, `sku` for a variant, `requested`, `available`); nothing is reserved or charged, and the cart
+// is unchanged. A variant's line takes from that variant's stock, and a short one is named
+// by `productId` and `sku`. An empty cart or unavailable lines (a variant the product no
+// longer sells among them) are 409 naming them.
 //
 // A cart's contents are paid at most once: concurrent checkouts of one cart, with any
 // keys, from any tab or instance, behave as if they ran one after the other (one order,

@@ -1,7 +1,8 @@
 // Command example calls the shop through its generated Go client
 // (github.com/reference-shop/shop/api/client): it browses the categories, walks a category page by
-// page, reads a product and asks for one that does not exist, fills a cart,
-// checks out with an Idempotency-Key, sends the same checkout again to show
+// page, reads a product and asks for one that does not exist, fills a cart
+// (a product sold in variants, sizes or colours, in one of them, named by
+// its SKU), checks out with an Idempotency-Key, sends the same checkout again to show
 // that the key gives back the same order, and prints what each call cost
 // the store. Its client keeps the session token (client.WithSessions) and
 // retries a 429 or 503 after its Retry-After (client.WithRetry).
@@ -16,8 +17,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reference-shop/shop/api/client"
@@ -85,8 +89,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if p.Availability.Status == client.AvailabilityStatusInStock && len(buy) < 2 {
+		if p.Availability.Status != client.AvailabilityStatusInStock {
+			continue
+		}
+		// Two products, one of them sold in variants when the category
+		// has one (its summary lists the attribute values, "size=M").
+		switch {
+		case len(buy) < 2:
 			buy = append(buy, p)
+		case len(p.Attributes) > 0 && !slices.ContainsFunc(buy, hasVariants):
+			buy[1] = p
 		}
 	}
 	if len(buy) == 0 {
@@ -118,13 +130,29 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	signedIn := client.Bearer(tok.JSON200.Token)
 
 	// Fill the cart: each write reads the product for the copies the line
-	// keeps (name, price).
+	// keeps (name, price). A product sold in variants is bought in one of
+	// them, named by its SKU (?sku=): its page lists them, with their
+	// attributes, prices and stock.
 	for i, p := range buy {
-		r, err := client.OK(c.PutCartItemWithResponse(ctx, p.ID, nil, client.CartItemRequest{Quantity: 2 - i}, signedIn))
+		var params *client.PutCartItemParams
+		name := p.Name
+		if hasVariants(p) {
+			page, err := client.OK(c.GetProductWithResponse(ctx, p.ID))
+			if err != nil {
+				return err
+			}
+			v, ok := inStock(page.JSON200.Variants)
+			if !ok {
+				return fmt.Errorf("%s: no variant in stock", p.Name)
+			}
+			show(page.HTTPResponse, fmt.Sprintf("%s, %d variants, %s in %s", p.Name, len(page.JSON200.Variants), money(v.PriceCents), attributes(v.Attributes)))
+			params, name = &client.PutCartItemParams{Sku: &v.Sku}, p.Name+" ("+attributes(v.Attributes)+")"
+		}
+		r, err := client.OK(c.PutCartItemWithResponse(ctx, p.ID, params, client.CartItemRequest{Quantity: 2 - i}, signedIn))
 		if err != nil {
 			return err
 		}
-		show(r.HTTPResponse, fmt.Sprintf("%d × %s; cart: %d items, %s", 2-i, p.Name, r.JSON200.ItemCount, money(r.JSON200.SubtotalCents)))
+		show(r.HTTPResponse, fmt.Sprintf("%d × %s; cart: %d items, %s", 2-i, name, r.JSON200.ItemCount, money(r.JSON200.SubtotalCents)))
 	}
 
 	// Check out with a key of our own; send it again, as after a lost
@@ -146,6 +174,29 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	show(again.HTTPResponse, fmt.Sprintf("order %s again: the same key, the same order", again.JSON201.ID))
 	return nil
+}
+
+// hasVariants reports whether a product is sold in variants: its summary
+// lists the attribute values they come in.
+func hasVariants(p client.ProductSummary) bool { return len(p.Attributes) > 0 }
+
+// inStock is the first variant in stock.
+func inStock(vs []client.Variant) (client.Variant, bool) {
+	for _, v := range vs {
+		if v.Availability.Status == client.AvailabilityStatusInStock {
+			return v, true
+		}
+	}
+	return client.Variant{}, false
+}
+
+// attributes shows a variant's attributes, "colour navy, size M".
+func attributes(a client.VariantAttributes) string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(a)) {
+		out = append(out, name+" "+a[name])
+	}
+	return strings.Join(out, ", ")
 }
 
 // money formats cents as dollars.

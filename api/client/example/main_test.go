@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reference-shop/shop/api"
+	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/domain/payments/paymentstest"
 	"github.com/reference-shop/shop/migrations"
 	"github.com/reference-shop/shop/migrations/sample"
@@ -24,6 +25,13 @@ import (
 // startShop serves the API as a first start of `go run ./cmd/shop` does:
 // dev mode, the sample catalog.
 func startShop(t *testing.T) string {
+	t.Helper()
+	url, _ := startShopOn(t)
+	return url
+}
+
+// startShopOn is startShop, and the store it serves.
+func startShopOn(t *testing.T) (string, store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := embedded.Open(filepath.Join(t.TempDir(), "shop.db"), embedded.Options{NoSync: true})
@@ -39,7 +47,7 @@ func startShop(t *testing.T) string {
 	}
 	srv := httptest.NewServer(api.NewServer(api.Deps{Writes: writes.New(repo.New(store.Metered(st), 0), paymentstest.Embedded(t), nil), Store: st, Secret: []byte("example-test-secret-of-32-bytes!"), DevMode: true}))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, st
 }
 
 // callLine is one line of the example's output: method, path, cost, answer.
@@ -102,4 +110,52 @@ func shape(s string) string {
 	s = orderID.ReplaceAllString(s, "ORDER")
 	s = figure.ReplaceAllString(s, "N")
 	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+}
+
+// TestExampleBuysAVariant: in a category with a product sold in variants,
+// the example buys it in a variant in stock, named by its SKU, and the
+// order holds that variant.
+func TestExampleBuysAVariant(t *testing.T) {
+	url, st := startShopOn(t)
+	ctx := t.Context()
+	repos := repo.New(st, 0)
+	cats, err := repos.Products.Categories(ctx)
+	if err != nil || len(cats.Items) == 0 {
+		t.Fatalf("categories: %v, %v", cats, err)
+	}
+	// What the admin's POST /v1/products and the products feed make: the
+	// product, its stock per SKU, its summary on the category page.
+	p, err := writes.New(repos, nil, nil).AddProduct(ctx, domain.Product{
+		Meta: domain.Meta{ID: "example-tee"}, Name: "Example Tee", CategoryID: cats.Items[0].ID, Currency: "USD",
+		PriceVersion: 1, Version: 1, Variants: []domain.Variant{
+			{SKU: "tee-s", Attributes: map[string]string{"size": "S", "colour": "navy"}, PriceCents: 1500},
+			{SKU: "tee-m", Attributes: map[string]string{"size": "M", "colour": "navy"}, PriceCents: 1700},
+		}}, 0, map[string]int64{"tee-m": 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repos.ProductSummaries.Put(ctx, domain.SummaryOfProduct(p)); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"-url", url, "-user", "variant-buyer"}, &out); err != nil {
+		t.Fatalf("example: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "× Example Tee (colour navy, size M); cart:") {
+		t.Errorf("the example did not buy the tee in size M, the variant in stock:\n%s", out.String())
+	}
+	c, err := repos.Carts.Get(ctx, "variant-buyer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Items) != 0 {
+		t.Errorf("cart after the checkout = %+v, want empty", c.Items)
+	}
+	s, err := repos.Inventory.Stock(ctx, "example-tee", "tee-m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Available >= 50 {
+		t.Errorf("stock of tee-m = %d, want less than 50: the checkout took from the variant's stock", s.Available)
+	}
 }

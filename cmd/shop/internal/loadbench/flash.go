@@ -141,7 +141,7 @@ func runFlashSale(ctx context.Context, c benchClient, cat benchCatalog, buyers, 
 		r.RUPerRefusal, r.OpsPerRefusal = report.Round2(refRU/float64(r.Refused)), report.Round2(refOps/float64(r.Refused))
 	}
 	stock, err := call(ctx, func() (*client.GetStockResponse, error) {
-		return c.api.GetStockWithResponse(ctx, product, client.Bearer(admin))
+		return c.api.GetStockWithResponse(ctx, product, nil, client.Bearer(admin))
 	})
 	if err != nil {
 		return r, fmt.Errorf("flash sale stock: %w", err)
