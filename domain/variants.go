@@ -120,8 +120,11 @@ func (p *Product) SetVariants(vs []Variant) {
 	if len(vs) == 0 {
 		if len(p.Variants) > 0 {
 			// Back to one implicit variant: its status is its own stock's
-			// (writes.UpdateProduct reads it), not the variants' best.
-			p.Availability = Availability{}
+			// (writes.UpdateProduct reads it), not the variants' best;
+			// sold out until that stock says otherwise, as a new SKU. Never
+			// empty: an empty status marks a product whose stock is not
+			// tracked, which sells without a limit.
+			p.Availability = Availability{Status: SoldOut}
 		}
 		p.Variants = nil
 		return

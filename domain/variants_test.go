@@ -144,10 +144,10 @@ func TestSetVariantsKeepsTheStockOfTheSKUsThatStay(t *testing.T) {
 	if p.PriceCents != 1799 {
 		t.Errorf("price %d, want the lowest, 1799", p.PriceCents)
 	}
-	// Back to one implicit variant: its status is unknown until its own
-	// stock says, so any stock version takes it.
+	// Back to one implicit variant: sold out until its own stock says
+	// otherwise, and any stock version takes it; never untracked.
 	p.SetVariants(nil)
-	if p.Variants != nil || p.Availability != (domain.Availability{}) {
+	if p.Variants != nil || p.Availability != (domain.Availability{Status: domain.SoldOut}) {
 		t.Errorf("without variants: %+v, %+v", p.Variants, p.Availability)
 	}
 	if !p.ApplyStock(domain.Stock{ProductID: p.ID, Available: 3, Version: 1}, now) || p.Availability.Status != domain.LowInStock {

@@ -66,14 +66,17 @@ func (w *Writes) UpdateProduct(ctx context.Context, id string, ifMatch repo.Prec
 		}
 		ch.CategoryName = &name
 	}
-	var stocks map[string]domain.Stock
+	var (
+		stocks  map[string]domain.Stock
+		missing []string
+	)
 	if ch.Variants != nil {
 		var err error
-		if stocks, err = w.variantStocks(ctx, id, *ch.Variants); err != nil {
+		if stocks, missing, err = w.variantStocks(ctx, id, *ch.Variants); err != nil {
 			return domain.Product{}, err
 		}
 	}
-	return w.repos.Products.Update(ctx, id, ifMatch, func(p *domain.Product) error {
+	p, err := w.repos.Products.Update(ctx, id, ifMatch, func(p *domain.Product) error {
 		if err := ch.Check(*p); err != nil {
 			return err
 		}
@@ -83,18 +86,38 @@ func (w *Writes) UpdateProduct(ctx context.Context, id string, ifMatch repo.Prec
 		}
 		return nil
 	})
+	if err != nil {
+		return p, err
+	}
+	// The change stands: its new SKUs get their stock documents, at 0
+	// units, as their copies say (sold out). Only now, so a refused
+	// change leaves none behind. A SKU whose document is not written (a
+	// crash here) sells nothing: a checkout counts it short
+	// (checkStock), until the admin counts its stock.
+	for _, sku := range missing {
+		if err := repo.Persist(ctx, func() error {
+			_, err := w.repos.Inventory.CreateStock(ctx, domain.NewStock(id, sku, 0, w.now()))
+			if domain.IsCode(err, domain.ECONFLICT) {
+				return nil // counted meanwhile
+			}
+			return err
+		}); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // variantStocks reads the stock of every SKU of vs, or of the implicit
-// variant when vs is empty (one point read each), creating with 0 units the stock of a SKU that has none, so a
-// variant added by a change starts with its stock's status, not a guess:
-// the inventory feed moves a copy only when its stock changes, and a SKU
-// that had stock before (removed, then added again) may never change
-// again. A stock that moves after the read is newer, and the feed brings
-// it.
-func (w *Writes) variantStocks(ctx context.Context, productID string, vs []domain.Variant) (map[string]domain.Stock, error) {
+// variant when vs is empty (one point read each), so a variant added by
+// a change starts with its stock's status, not a guess: the inventory
+// feed moves a copy only when its stock changes, and a SKU that had
+// stock before (removed, then added again) may never change again. A
+// stock that moves after the read is newer, and the feed brings it. It
+// returns the SKUs that have no stock yet as missing.
+func (w *Writes) variantStocks(ctx context.Context, productID string, vs []domain.Variant) (map[string]domain.Stock, []string, error) {
 	if err := domain.ValidateVariants(vs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	skus := []string{""} // no variants: the implicit one's stock
 	if len(vs) > 0 {
@@ -104,20 +127,19 @@ func (w *Writes) variantStocks(ctx context.Context, productID string, vs []domai
 		}
 	}
 	out := make(map[string]domain.Stock, len(skus))
+	var missing []string
 	for _, sku := range skus {
 		s, err := w.repos.Inventory.Stock(ctx, productID, sku)
-		if errors.Is(err, repo.ErrUntracked) {
-			s, err = w.repos.Inventory.CreateStock(ctx, domain.NewStock(productID, sku, 0, w.now()))
-			if domain.IsCode(err, domain.ECONFLICT) {
-				s, err = w.repos.Inventory.Stock(ctx, productID, sku)
-			}
+		switch {
+		case errors.Is(err, repo.ErrUntracked):
+			missing = append(missing, sku)
+		case err != nil:
+			return nil, nil, err
+		default:
+			out[sku] = s
 		}
-		if err != nil {
-			return nil, err
-		}
-		out[sku] = s
 	}
-	return out, nil
+	return out, missing, nil
 }
 
 // DeleteProduct soft-deletes product id: deletes are absent from the

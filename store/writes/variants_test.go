@@ -180,3 +180,56 @@ func (s *shop) fill1(user, product, sku string, n int) {
 		s.t.Fatal(err)
 	}
 }
+
+// TestARefusedChangeOfVariantsWritesNoStock: a change of variants that
+// is refused (a product that does not exist, a stale If-Match, a price
+// beside variants) leaves no stock document behind for its new SKUs.
+func TestARefusedChangeOfVariantsWritesNoStock(t *testing.T) {
+	s := newVariantShop(t, 1, 1)
+	w := s.writes(s.st)
+	vs := []domain.Variant{{SKU: "new-s", Attributes: map[string]string{"size": "S"}, PriceCents: 100}}
+	price := int64(5)
+	for _, tc := range []struct {
+		id, ifMatch string
+		ch          domain.ProductChange
+	}{
+		{"nope", "", domain.ProductChange{Variants: &vs}},
+		{"tee", `"stale"`, domain.ProductChange{Variants: &vs}},
+		{"tee", "", domain.ProductChange{Variants: &vs, PriceCents: &price}},
+	} {
+		if _, err := w.UpdateProduct(t.Context(), tc.id, tc.ifMatch, tc.ch); err == nil {
+			t.Fatalf("UpdateProduct(%s, %q) succeeded", tc.id, tc.ifMatch)
+		}
+		if _, err := s.repos.Inventory.Stock(t.Context(), tc.id, "new-s"); err == nil {
+			t.Errorf("a refused change of %s (If-Match %q) left the stock of its new SKU", tc.id, tc.ifMatch)
+		}
+	}
+	// Accepted, the new SKU gets its stock, at 0 units.
+	if _, err := w.UpdateProduct(t.Context(), "tee", "", domain.ProductChange{Variants: &vs}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.repos.Inventory.Stock(t.Context(), "tee", "new-s"); err != nil || st.Available != 0 {
+		t.Errorf("stock of the new SKU: %+v, %v", st, err)
+	}
+}
+
+// TestVariantsTakenAwaySellTheImplicitStockOnly: a product whose
+// variants are removed sells its own stock, counted: never without a
+// limit while its new stock's status is on its way.
+func TestVariantsTakenAwaySellTheImplicitStockOnly(t *testing.T) {
+	s := newVariantShop(t, 5, 5)
+	w := s.writes(s.st)
+	none := []domain.Variant{}
+	price := int64(700)
+	p, err := w.UpdateProduct(t.Context(), "tee", "", domain.ProductChange{Variants: &none, PriceCents: &price})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Availability.Status != domain.SoldOut {
+		t.Errorf("without variants, before its stock is counted: %q, want sold out", p.Availability.Status)
+	}
+	s.fill1("u1", "tee", "", 1)
+	if _, err := w.Checkout(t.Context(), checkout("u1", "k1", "pm_card_visa")); domain.ErrorCode(err) != domain.EOUTOFSTOCK {
+		t.Errorf("a checkout of the uncounted implicit variant: %v, want out of stock", err)
+	}
+}
