@@ -166,9 +166,9 @@ type checkpoint struct {
 }
 
 type position struct {
-	Continuation string `json:"continuation,omitempty"`
-	Done         bool   `json:"done"`
-	Counts       Counts `json:"counts"`
+	Continuation string   `json:"continuation,omitempty"`
+	Done         bool     `json:"done"`
+	Counts       Counts   `json:"counts"`
 	Kept         []string `json:"kept,omitempty"`
 }
 
@@ -310,11 +310,11 @@ func (b *run) container(ctx context.Context, c store.Container, def store.Contai
 
 // head is what the backfill reads of every document before its type.
 type head struct {
-	ID            string          `json:"id"`
-	Type          string          `json:"type"`
-	SchemaVersion int             `json:"schemaVersion"`
-	ETag          string          `json:"_etag"`
-	TTL           *int            `json:"ttl"`
+	ID            string `json:"id"`
+	Type          string `json:"type"`
+	SchemaVersion int    `json:"schemaVersion"`
+	ETag          string `json:"_etag"`
+	TTL           *int   `json:"ttl"`
 }
 
 // document handles one document of a page.

@@ -184,5 +184,3 @@ func short(v any) string {
 	}
 	return strings.ReplaceAll(s, "\n", " ")
 }
-
-
