@@ -404,8 +404,8 @@ func (b *run) progress(container string, c Counts) {
 
 func (b *run) summary(r Report) {
 	t := r.Total
-	fmt.Fprintf(b.opts.Log, "backfill to schema version %d: %d documents read, %d upgraded, %d current, %d left to expire (they carry a ttl: a rewrite would restart it; upgraded when next written), %d newer than this build (never rewritten), %d gone, %d raced, %d kept; %.2f RU read, %.2f RU written\n",
-		domain.SchemaVersion, t.Read, t.Upgraded, t.Current, t.Expiring, t.Newer, t.Gone, t.Raced, t.Kept, t.RURead, t.RUWritten)
+	fmt.Fprintf(b.opts.Log, "backfill to schema version %d: %d documents read, %d upgraded, %d current, %d left to expire (they carry a ttl: a rewrite would restart it; upgraded when next written), %d newer than this build (never rewritten), %d gone, %d raced, %d kept; %.2f RU read, %.2f RU written, %.2f RU in all with the checkpoint\n",
+		domain.SchemaVersion, t.Read, t.Upgraded, t.Current, t.Expiring, t.Newer, t.Gone, t.Raced, t.Kept, t.RURead, t.RUWritten, b.ru)
 }
 
 // loadCheckpoint reads the checkpoint; a missing one is a fresh start.
