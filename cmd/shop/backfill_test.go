@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -134,10 +136,24 @@ func TestBackfillUnderTheShop(t *testing.T) {
 
 // A document a newer build wrote (schemaVersion 3, a field this build
 // does not know) is never written back by this one: the product's
-// update and the cart's write answer 503 as problem+json, the backfill
-// skips both, and the stored bytes keep version 3 and the field.
+// update and the cart's write answer 503 as problem+json, the cart
+// fan-out of a price change fails its batch EUNAVAILABLE (and retries),
+// the backfill skips both, and the stored bytes keep version 3 and the
+// field.
 func TestNewerDocumentsAreNotDowngraded(t *testing.T) {
-	s := newLiveShop(t, filepath.Join(t.TempDir(), "shop.db"), nil)
+	refused := make(chan string, 1)
+	wc := liveWorkers
+	wc.TraceBatch = func(ctx context.Context, processor, lease string) (context.Context, func(int, float64, error)) {
+		return ctx, func(_ int, _ float64, err error) {
+			if domain.IsCode(err, domain.EUNAVAILABLE) && strings.Contains(err.Error(), "schema version 3") {
+				select {
+				case refused <- processor + ": " + err.Error():
+				default:
+				}
+			}
+		}
+	}
+	s := newLiveShopWith(t, filepath.Join(t.TempDir(), "shop.db"), nil, wc)
 	ids := s.catalog(1)
 	admin, fut := liveToken(t, "boss", true), liveToken(t, "fut", false)
 	ctx := context.Background()
@@ -157,11 +173,20 @@ func TestNewerDocumentsAreNotDowngraded(t *testing.T) {
 		{"PATCH", "/v1/products/future", admin, map[string]string{"name": "Downgraded"}, map[string]string{"Content-Type": "application/merge-patch+json"}},
 		{"PUT", "/v1/cart/items/" + ids[0], fut, map[string]int{"quantity": 3}, nil},
 	} {
-		code, body := s.do(w.method, w.path, w.tok, w.body, w.header)
+		code, ctype, body := doWithType(t, s, w.method, w.path, w.tok, w.body, w.header)
 		var p liveProblem
-		if code != http.StatusServiceUnavailable || json.Unmarshal(body, &p) != nil || p.Status != http.StatusServiceUnavailable {
-			t.Errorf("%s %s on a version-3 document = %d %s, want a 503 problem", w.method, w.path, code, describe(body))
+		if code != http.StatusServiceUnavailable || ctype != "application/problem+json" || json.Unmarshal(body, &p) != nil || p.Status != http.StatusServiceUnavailable {
+			t.Errorf("%s %s on a version-3 document = %d %s %s, want a 503 problem", w.method, w.path, code, ctype, describe(body))
 		}
+	}
+	// A price change fans out to the carts holding the product: the
+	// version-3 cart's rewrite is refused, and the batch retried.
+	s.must("PATCH", "/v1/products/"+ids[0], admin, map[string]int64{"priceCents": 777}, map[string]string{"Content-Type": "application/merge-patch+json"}, http.StatusOK, nil)
+	select {
+	case why := <-refused:
+		t.Logf("the feed refused: %s", why)
+	case <-time.After(20 * time.Second):
+		t.Error("no feed batch was refused for the version-3 cart")
 	}
 	rep, err := backfill.Run(ctx, s.raw, backfill.Options{RUPerSecond: 1e6})
 	if err != nil {
@@ -181,6 +206,39 @@ func TestNewerDocumentsAreNotDowngraded(t *testing.T) {
 			t.Errorf("%s %s stored as %s", d.container, d.pk, r.Item)
 		}
 	}
+	// A newer instance would take the cart over; here it goes, so the
+	// retried fan-out ends and the workers stop.
+	if _, err := s.raw.Container(store.CartsContainer).Delete(ctx, "fut", "fut", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// doWithType is liveShop.do that returns the Content-Type too.
+func doWithType(t *testing.T, s *liveShop, method, path, tok string, body any, header map[string]string) (int, string, []byte) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := http.NewRequest(method, s.URL+path, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer "+tok)
+	for k, v := range header {
+		r.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), out
 }
 
 // downgradeAll rewrites every document of the shop's containers as
