@@ -350,3 +350,24 @@ func belowCurrent(t *testing.T, st store.Store) []oldDoc {
 }
 
 func containerDefs() []store.ContainerDef { return migrations.Containers }
+
+// migrate's own flags come out of the arguments and leave the settings'
+// flags to parseConfig; a budget that is not a number from 1 up is
+// refused.
+func TestBackfillFlags(t *testing.T) {
+	rest, o, err := backfillFlags([]string{"--data-dir", "/tmp/x", "--backfill", "--ru-per-second", "50"})
+	if err != nil || !o.on || o.ruPerSecond != 50 || strings.Join(rest, " ") != "--data-dir /tmp/x" {
+		t.Errorf("got %v %+v %v", rest, o, err)
+	}
+	if _, o, err := backfillFlags([]string{"-ru-per-second=300"}); err != nil || o.on || o.ruPerSecond != 300 {
+		t.Errorf("got %+v %v", o, err)
+	}
+	if _, o, _ := backfillFlags(nil); o.on || o.ruPerSecond != backfill.DefaultRUPerSecond {
+		t.Errorf("defaults: %+v", o)
+	}
+	for _, bad := range [][]string{{"--ru-per-second"}, {"--ru-per-second", "0"}, {"--ru-per-second=lots"}, {"--ru-per-second", "-5"}} {
+		if _, _, err := backfillFlags(bad); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}

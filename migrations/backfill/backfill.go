@@ -223,15 +223,14 @@ func Run(ctx context.Context, s store.Store, opts Options) (Report, error) {
 				return b.saveCheckpoint(context.WithoutCancel(ctx), &cp)
 			})
 			cp.Containers[name] = pos
-			rep.Containers[name] = pos.Counts
-			if err != nil {
-				b.summary(rep)
-				return rep, err
-			}
 		}
 		rep.Containers[name] = pos.Counts
 		rep.Total.add(pos.Counts)
 		rep.KeptIDs = append(rep.KeptIDs, pos.Kept...)
+		if err != nil {
+			b.summary(rep)
+			return rep, err
+		}
 	}
 	cp.Finished = true
 	if err := b.saveCheckpoint(ctx, &cp); err != nil {
@@ -318,6 +317,17 @@ type head struct {
 }
 
 // document handles one document of a page.
+// maxKeptNames bounds the names of kept documents a checkpoint records
+// per container (the counts go on): a checkpoint is one document.
+const maxKeptNames = 100
+
+func (p *position) keep(name string) {
+	p.Counts.Kept++
+	if len(p.Kept) < maxKeptNames {
+		p.Kept = append(p.Kept, name)
+	}
+}
+
 func (b *run) document(ctx context.Context, c store.Container, container, pkProp string, defaultTTL bool, raw []byte, pos *position) error {
 	pos.Counts.Read++
 	for race := 0; ; race++ {
@@ -344,13 +354,11 @@ func (b *run) document(ctx context.Context, c store.Container, container, pkProp
 		}
 		k, ok := kinds[h.Type]
 		if !ok {
-			pos.Counts.Kept++
-			pos.Kept = append(pos.Kept, name+" (unknown type "+h.Type+")")
+			pos.keep(name + " (unknown type " + h.Type + ")")
 			return nil
 		}
 		if err := k.lossless(raw); err != nil {
-			pos.Counts.Kept++
-			pos.Kept = append(pos.Kept, name+" ("+err.Error()+")")
+			pos.keep(name + " (" + err.Error() + ")")
 			return nil
 		}
 		ru, err := b.charged(ctx, func(ctx context.Context) error { return k.replace(ctx, c, pk, h.ID, raw, h.ETag) })

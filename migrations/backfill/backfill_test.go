@@ -362,3 +362,27 @@ func TestKindsCoverTheAudit(t *testing.T) {
 		}
 	}
 }
+
+// A version-1 document its Go type would not store as it is (a field the
+// type lacks), or of a type the backfill does not know, is kept as it
+// is, and the run fails naming it: nothing is lost silently.
+func TestBackfillKeepsWhatItCannotRoundTrip(t *testing.T) {
+	s := openStore(t)
+	lossy := []byte(`{"id":"p1","type":"product","schemaVersion":1,"name":"Tea","categoryId":"tea","priceCents":500,"currency":"USD","legacyField":"x"}`)
+	put(t, s, store.ProductsContainer, "p1", lossy)
+	put(t, s, store.ProductsContainer, "m1", []byte(`{"id":"m1","type":"mystery","schemaVersion":1}`))
+	rep, err := backfill.Run(t.Context(), s, backfill.Options{RUPerSecond: 1e6})
+	if err == nil || !strings.Contains(err.Error(), "products/p1/p1") || !strings.Contains(err.Error(), "legacyField") || !strings.Contains(err.Error(), "mystery") {
+		t.Errorf("the run ended with %v, want an error naming both documents", err)
+	}
+	if rep.Total.Kept != 2 || rep.Total.Upgraded != 0 {
+		t.Errorf("counts %+v, want 2 kept and nothing upgraded", rep.Total)
+	}
+	r, err := s.Container(store.ProductsContainer).Read(t.Context(), "p1", "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(r.Item, []byte(`"legacyField":"x"`)) || !bytes.Contains(r.Item, []byte(`"schemaVersion":1`)) {
+		t.Errorf("the kept product is stored as %s", r.Item)
+	}
+}
