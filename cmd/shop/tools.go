@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	"github.com/reference-shop/shop/feedworkers"
 	"github.com/reference-shop/shop/migrations"
+	"github.com/reference-shop/shop/migrations/backfill"
 	"github.com/reference-shop/shop/migrations/sample"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
@@ -25,8 +27,14 @@ import (
 // policy and TTL, then moves the status view's unbucketed summaries into
 // their buckets (migrations.BucketOrderSummaries) and rewrites the search
 // entries of the old shape as cards (migrations.ReshapeSearchEntries);
-// applying twice changes nothing.
+// applying twice changes nothing. With --backfill it then rewrites every
+// document of an older schema version (migrations/backfill), within
+// --ru-per-second, resuming an interrupted run.
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	args, bf, err := backfillFlags(args)
+	if err != nil {
+		return err
+	}
 	cfg, err := parseConfig("migrate", args, getenv, stdout)
 	if err != nil {
 		return err
@@ -51,8 +59,51 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if _, err := migrations.BucketOrderSummaries(ctx, s, repo.New(s, cfg.StatusBuckets), stdout); err != nil {
 		return err
 	}
-	_, err = migrations.ReshapeSearchEntries(ctx, s, stdout)
+	if _, err = migrations.ReshapeSearchEntries(ctx, s, stdout); err != nil || !bf.on {
+		return err
+	}
+	_, err = backfill.Run(ctx, s, backfill.Options{RUPerSecond: bf.ruPerSecond, Log: stdout})
 	return err
+}
+
+// backfillOptions are migrate's own flags.
+type backfillOptions struct {
+	on          bool
+	ruPerSecond float64
+}
+
+// backfillFlags takes migrate's own flags (--backfill, --ru-per-second N)
+// out of args and leaves the settings' flags to parseConfig.
+func backfillFlags(args []string) ([]string, backfillOptions, error) {
+	o := backfillOptions{ruPerSecond: backfill.DefaultRUPerSecond}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") {
+			rest = append(rest, args[i])
+			continue
+		}
+		switch name {
+		case "backfill":
+			o.on = !hasVal || val == "true"
+		case "ru-per-second":
+			if !hasVal {
+				if i+1 == len(args) {
+					return nil, o, errors.New("migrate: --ru-per-second needs a number")
+				}
+				i++
+				val = args[i]
+			}
+			n, err := strconv.ParseFloat(val, 64)
+			if err != nil || n < 1 || n > 1_000_000 {
+				return nil, o, fmt.Errorf("migrate: --ru-per-second: want a number from 1 to 1000000, got %q", val)
+			}
+			o.ruPerSecond = n
+		default:
+			rest = append(rest, args[i])
+		}
+	}
+	return rest, o, nil
 }
 
 // keylessStore is a Cosmos store that may sign in with Entra ID

@@ -49,7 +49,10 @@ type costReport struct {
 	// screens.
 	SearchWrites []searchWrite `json:"searchWrites"`
 	// Reviews is what the reviews of the review rows did to the stars.
-	Reviews   reviewWrites  `json:"reviews"`
+	Reviews reviewWrites `json:"reviews"`
+	// Backfill is what `shop migrate --backfill` costs per 1,000
+	// documents (backfill.go).
+	Backfill  backfillCost  `json:"backfill"`
 	Goals     []report.Goal `json:"goals"`
 	BuildTime string        `json:"buildTime"`
 }
@@ -128,6 +131,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Parts: map[string]func(io.Writer){
 			searchIndexPart: func(w io.Writer) { writeSearchIndexPart(w, rep) },
 			outboxPart:      func(w io.Writer) { writeOutboxPart(w, rep) },
+			backfillPart:    func(w io.Writer) { writeBackfillPart(w, rep) },
 		}},
 		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
 }
@@ -173,6 +177,10 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 		return rep, fmt.Errorf("review writes: %w", err)
 	}
 	rep.SearchWrites, rep.Reviews = append(rep.SearchWrites, reviews...), rw
+	// Last: it rewrites documents, which no measure above may see.
+	if rep.Backfill, err = measureBackfill(ctx, s, backfillDocs); err != nil {
+		return rep, fmt.Errorf("backfill: %w", err)
+	}
 	for _, g := range costGoals {
 		got := 0.0
 		for _, r := range rep.Screens {
