@@ -206,8 +206,11 @@ func ValidateVariants(vs []Variant) error {
 		}
 		these := slices.Sorted(maps.Keys(v.Attributes))
 		for _, name := range these {
-			if !validAttributeName(name) {
+			switch {
+			case !validAttributeName(name):
 				bad(at+"/attributes", "attribute name %q: 1 to %d of a-z 0-9 _", name, MaxAttributeName)
+			case slices.Contains(PageParameters, name):
+				bad(at+"/attributes", "attribute name %q is a parameter of the category page (%s), so it could not filter it", name, strings.Join(PageParameters, ", "))
 			}
 			if value := v.Attributes[name]; !validAttributeValue(value) {
 				bad(at+"/attributes/"+name, "1 to %d characters, no control character, no = or ,", MaxAttributeValue)
@@ -267,6 +270,11 @@ func validAttributeValue(s string) bool {
 	}
 	return n >= 1 && n <= MaxAttributeValue && strings.TrimSpace(s) == s
 }
+
+// PageParameters are the category page's own query parameters: every
+// other one is an attribute filter (?size=M), so no attribute may take
+// one of these names, which it could never be filtered by.
+var PageParameters = []string{"sort", "limit", "continuation"}
 
 // ValidFacetQuery reports whether name and value can name a facet: the
 // category page's filter refuses anything else before it queries.

@@ -54,6 +54,12 @@ func TestValidateVariants(t *testing.T) {
 		{"no attributes", []domain.Variant{v("m", 100)}, "/variants/0/attributes"},
 		{"five attributes", []domain.Variant{v("m", 100, "a", "1", "b", "1", "c", "1", "d", "1", "e", "1")}, "/variants/0/attributes"},
 		{"upper-case name", []domain.Variant{v("m", 100, "Size", "M")}, "/variants/0/attributes"},
+		// The category page reads these query parameters as its own, so
+		// a facet of such a name could never be filtered on (?limit=big
+		// is a bad page size).
+		{"name limit", []domain.Variant{v("m", 100, "limit", "big")}, "/variants/0/attributes"},
+		{"name sort", []domain.Variant{v("m", 100, "sort", "price")}, "/variants/0/attributes"},
+		{"name continuation", []domain.Variant{v("m", 100, "continuation", "x")}, "/variants/0/attributes"},
 		{"= in a value", []domain.Variant{v("m", 100, "size", "M=L")}, "/variants/0/attributes/size"},
 		{"comma in a value", []domain.Variant{v("m", 100, "size", "M,L")}, "/variants/0/attributes/size"},
 		{"padded value", []domain.Variant{v("m", 100, "size", " M")}, "/variants/0/attributes/size"},
