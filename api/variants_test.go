@@ -350,6 +350,10 @@ func TestVariantsBadInput(t *testing.T) {
 		{"CreateEmptyAttributes", "POST", "/v1/products", admin, create(variant("a", map[string]string{}, 100)), 400, "/variants/0/attributes"},
 		{"CreateNullAttributeValue", "POST", "/v1/products", admin, `{"name":"Sock","categoryId":"books","variants":[{"sku":"a","attributes":{"size":null},"priceCents":100}]}`, 400, "/variants/0/attributes/size"},
 		{"CreateZeroPrice", "POST", "/v1/products", admin, create(variant("a", size("M"), 0)), 400, "/variants/0/priceCents"},
+		// A value of the wrong type inside the array is named by its index.
+		{"CreateAttributesOfTheWrongType", "POST", "/v1/products", admin, `{"name":"Sock","categoryId":"books","variants":[{"sku":"a","attributes":{"size":"M"},"priceCents":100},{"sku":"b","attributes":["L"],"priceCents":100}]}`, 400, "/variants/1/attributes"},
+		{"CreatePriceNotAnInteger", "POST", "/v1/products", admin, `{"name":"Sock","categoryId":"books","variants":[{"sku":"a","attributes":{"size":"M"},"priceCents":1e30}]}`, 400, "/variants/0/priceCents"},
+		{"CreateAttributeNamedLimit", "POST", "/v1/products", admin, create(variant("a", map[string]string{"limit": "big"}, 100)), 400, "/variants/0/attributes"},
 		{"PatchPriceOfAVariantProduct", "PATCH", "/v1/products/tee", admin, `{"priceCents":100}`, 400, "/priceCents"},
 		{"PatchPriceWithVariants", "PATCH", "/v1/products/book-1", admin, `{"priceCents":100,"variants":[{"sku":"a","attributes":{"size":"M"},"priceCents":100}]}`, 400, "/priceCents"},
 		{"PatchDuplicateSKU", "PATCH", "/v1/products/tee", admin, map[string]any{"variants": []map[string]any{variant("s", size("M"), 100), variant("s", size("L"), 100)}}, 400, "/variants/1/sku"},
