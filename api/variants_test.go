@@ -363,6 +363,8 @@ func TestVariantsBadInput(t *testing.T) {
 		{"FilterBadName", "GET", "/v1/categories/books/products?Size%21=M", "", nil, 400, "/Size!"},
 		{"FilterEmptyValue", "GET", "/v1/categories/books/products?size=", "", nil, 400, "/size"},
 		{"FilterValueWithEquals", "GET", "/v1/categories/books/products?size=M%3DL", "", nil, 400, "/size"},
+		{"FilterBidiOverride", "GET", "/v1/categories/books/products?size=%E2%80%AEM", "", nil, 400, "/size"},
+		{"CreateValueWithBidiOverride", "POST", "/v1/products", admin, create(variant("a", size("\u202eLX"), 100)), 400, "/variants/0/attributes/size"},
 		{"FilterLongValue", "GET", "/v1/categories/books/products?size=" + strings.Repeat("m", 41), "", nil, 400, "/size"},
 		{"FiveFilters", "GET", "/v1/categories/books/products?a=1&b=1&c=1&d=1&e=1", "", nil, 400, ""},
 		{"FilterWithABadSort", "GET", "/v1/categories/books/products?size=M&sort=size", "", nil, 400, ""},

@@ -213,7 +213,7 @@ func ValidateVariants(vs []Variant) error {
 				bad(at+"/attributes", "attribute name %q is a parameter of the category page (%s), so it could not filter it", name, strings.Join(PageParameters, ", "))
 			}
 			if value := v.Attributes[name]; !validAttributeValue(value) {
-				bad(at+"/attributes/"+name, "1 to %d characters, no control character, no = or ,", MaxAttributeValue)
+				bad(at+"/attributes/"+name, "1 to %d characters, no control or bidi character, no = or ,", MaxAttributeValue)
 			}
 		}
 		if names == nil {
@@ -263,7 +263,12 @@ func validAttributeName(s string) bool {
 func validAttributeValue(s string) bool {
 	n := 0
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == '=' || r == ',' || r == 0xfffd {
+		switch {
+		case r < 0x20, r >= 0x7f && r <= 0x9f, r == '=', r == ',', r == 0xfffd:
+			return false
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			// A bidi override or isolate shows the value as another, as
+			// every one-line text refuses it (api's "line" rule).
 			return false
 		}
 		n++

@@ -63,6 +63,13 @@ func TestValidateVariants(t *testing.T) {
 		{"= in a value", []domain.Variant{v("m", 100, "size", "M=L")}, "/variants/0/attributes/size"},
 		{"comma in a value", []domain.Variant{v("m", 100, "size", "M,L")}, "/variants/0/attributes/size"},
 		{"padded value", []domain.Variant{v("m", 100, "size", " M")}, "/variants/0/attributes/size"},
+		// What every one-line text refuses (api's "line" rule): a C1
+		// control (U+0085 is a line break) and a bidi override, which
+		// shows a value as another.
+		{"C1 control in a value", []domain.Variant{v("m", 100, "size", "M\u0085L")}, "/variants/0/attributes/size"},
+		{"bidi override in a value", []domain.Variant{v("m", 100, "size", "\u202eLX")}, "/variants/0/attributes/size"},
+		{"bidi isolate in a value", []domain.Variant{v("m", 100, "size", "M\u2066L")}, "/variants/0/attributes/size"},
+		{"accented value", []domain.Variant{v("m", 100, "colour", "bleu clair é")}, ""},
 		{"other names", []domain.Variant{v("m", 100, "size", "M"), v("navy", 100, "colour", "navy")}, "/variants/1/attributes"},
 		{"same values twice", []domain.Variant{v("m", 100, "size", "M"), v("m2", 200, "size", "M")}, "/variants/1/attributes"},
 	} {

@@ -1455,7 +1455,7 @@ type Token struct {
 type Variant struct {
 	// Attributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
 	// attributes, a name 1-20 of `a-z 0-9 _` other than the category page's own parameters
-	// (`sort`, `limit`, `continuation`), a value 1-40 characters without control
+	// (`sort`, `limit`, `continuation`), a value 1-40 characters without control or bidi
 	// characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
 	// same names, and no two variants the same values.
 	Attributes VariantAttributes `json:"attributes"`
@@ -1473,7 +1473,7 @@ type Variant struct {
 
 // VariantAttributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
 // attributes, a name 1-20 of `a-z 0-9 _` other than the category page's own parameters
-// (`sort`, `limit`, `continuation`), a value 1-40 characters without control
+// (`sort`, `limit`, `continuation`), a value 1-40 characters without control or bidi
 // characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
 // same names, and no two variants the same values.
 type VariantAttributes map[string]string
@@ -1482,7 +1482,7 @@ type VariantAttributes map[string]string
 type VariantRequest struct {
 	// Attributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
 	// attributes, a name 1-20 of `a-z 0-9 _` other than the category page's own parameters
-	// (`sort`, `limit`, `continuation`), a value 1-40 characters without control
+	// (`sort`, `limit`, `continuation`), a value 1-40 characters without control or bidi
 	// characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
 	// same names, and no two variants the same values.
 	Attributes VariantAttributes `json:"attributes"`
