@@ -80,8 +80,7 @@ func categoryPageParams(r *http.Request) (sort string, facets []string, limit in
 		return "", nil, 0, "", domain.Errorf(domain.EINVALID, "sort must be name, price or rating")
 	}
 	for name, values := range q {
-		switch name {
-		case "sort", "limit", "continuation":
+		if slices.Contains(domain.PageParameters, name) {
 			continue
 		}
 		if len(values) != 1 || !domain.ValidFacetQuery(name, values[0]) {

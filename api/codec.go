@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -258,6 +259,11 @@ func scanValue(dec *json.Decoder, t reflect.Type, ptr string, depth int) error {
 	if err != nil {
 		return domain.Errorf(domain.EINVALID, "the body is not valid JSON")
 	}
+	if tok != nil && wrongKind(tok, t) {
+		// encoding/json would say so too, but its error names the field
+		// without the array indices (/variants/priceCents).
+		return fieldError(ptr, "must be "+jsonKind(t))
+	}
 	switch tok {
 	case nil:
 		// No request field is nullable: null would read as "absent" and
@@ -313,6 +319,47 @@ func scanValue(dec *json.Decoder, t reflect.Type, ptr string, depth int) error {
 	}
 	return nil
 }
+
+// wrongKind reports whether the value that starts with tok cannot be
+// decoded into a t, as encoding/json would refuse it. A type that
+// decodes itself (time.Time), an interface, or a t the walk does not know
+// (nil) takes anything here: the decoder judges it.
+func wrongKind(tok json.Token, t reflect.Type) bool {
+	if t == nil || t.Kind() == reflect.Interface ||
+		t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) ||
+		t.Implements(textUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return false
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' {
+			return t.Kind() != reflect.Struct && t.Kind() != reflect.Map
+		}
+		return t.Kind() != reflect.Slice && t.Kind() != reflect.Array
+	case string:
+		return t.Kind() != reflect.String && !(t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8)
+	case bool:
+		return t.Kind() != reflect.Bool
+	case json.Number:
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n, err := strconv.ParseInt(v.String(), 10, 64)
+			return err != nil || reflect.New(t).Elem().OverflowInt(n)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			n, err := strconv.ParseUint(v.String(), 10, 64)
+			return err != nil || reflect.New(t).Elem().OverflowUint(n)
+		case reflect.Float32, reflect.Float64:
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // escapePointer escapes a key for a JSON pointer (RFC 6901).
 func escapePointer(s string) string {

@@ -206,11 +206,14 @@ func ValidateVariants(vs []Variant) error {
 		}
 		these := slices.Sorted(maps.Keys(v.Attributes))
 		for _, name := range these {
-			if !validAttributeName(name) {
+			switch {
+			case !validAttributeName(name):
 				bad(at+"/attributes", "attribute name %q: 1 to %d of a-z 0-9 _", name, MaxAttributeName)
+			case slices.Contains(PageParameters, name):
+				bad(at+"/attributes", "attribute name %q is a parameter of the category page (%s), so it could not filter it", name, strings.Join(PageParameters, ", "))
 			}
 			if value := v.Attributes[name]; !validAttributeValue(value) {
-				bad(at+"/attributes/"+name, "1 to %d characters, no control character, no = or ,", MaxAttributeValue)
+				bad(at+"/attributes/"+name, "1 to %d characters, no control or bidi character, no = or ,", MaxAttributeValue)
 			}
 		}
 		if names == nil {
@@ -260,13 +263,23 @@ func validAttributeName(s string) bool {
 func validAttributeValue(s string) bool {
 	n := 0
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == '=' || r == ',' || r == 0xfffd {
+		switch {
+		case r < 0x20, r >= 0x7f && r <= 0x9f, r == '=', r == ',', r == 0xfffd:
+			return false
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			// A bidi override or isolate shows the value as another, as
+			// every one-line text refuses it (api's "line" rule).
 			return false
 		}
 		n++
 	}
 	return n >= 1 && n <= MaxAttributeValue && strings.TrimSpace(s) == s
 }
+
+// PageParameters are the category page's own query parameters: every
+// other one is an attribute filter (?size=M), so no attribute may take
+// one of these names, which it could never be filtered by.
+var PageParameters = []string{"sort", "limit", "continuation"}
 
 // ValidFacetQuery reports whether name and value can name a facet: the
 // category page's filter refuses anything else before it queries.

@@ -54,9 +54,22 @@ func TestValidateVariants(t *testing.T) {
 		{"no attributes", []domain.Variant{v("m", 100)}, "/variants/0/attributes"},
 		{"five attributes", []domain.Variant{v("m", 100, "a", "1", "b", "1", "c", "1", "d", "1", "e", "1")}, "/variants/0/attributes"},
 		{"upper-case name", []domain.Variant{v("m", 100, "Size", "M")}, "/variants/0/attributes"},
+		// The category page reads these query parameters as its own, so
+		// a facet of such a name could never be filtered on (?limit=big
+		// is a bad page size).
+		{"name limit", []domain.Variant{v("m", 100, "limit", "big")}, "/variants/0/attributes"},
+		{"name sort", []domain.Variant{v("m", 100, "sort", "price")}, "/variants/0/attributes"},
+		{"name continuation", []domain.Variant{v("m", 100, "continuation", "x")}, "/variants/0/attributes"},
 		{"= in a value", []domain.Variant{v("m", 100, "size", "M=L")}, "/variants/0/attributes/size"},
 		{"comma in a value", []domain.Variant{v("m", 100, "size", "M,L")}, "/variants/0/attributes/size"},
 		{"padded value", []domain.Variant{v("m", 100, "size", " M")}, "/variants/0/attributes/size"},
+		// What every one-line text refuses (api's "line" rule): a C1
+		// control (U+0085 is a line break) and a bidi override, which
+		// shows a value as another.
+		{"C1 control in a value", []domain.Variant{v("m", 100, "size", "M\u0085L")}, "/variants/0/attributes/size"},
+		{"bidi override in a value", []domain.Variant{v("m", 100, "size", "\u202eLX")}, "/variants/0/attributes/size"},
+		{"bidi isolate in a value", []domain.Variant{v("m", 100, "size", "M\u2066L")}, "/variants/0/attributes/size"},
+		{"accented value", []domain.Variant{v("m", 100, "colour", "bleu clair é")}, ""},
 		{"other names", []domain.Variant{v("m", 100, "size", "M"), v("navy", 100, "colour", "navy")}, "/variants/1/attributes"},
 		{"same values twice", []domain.Variant{v("m", 100, "size", "M"), v("m2", 200, "size", "M")}, "/variants/1/attributes"},
 	} {

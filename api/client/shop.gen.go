@@ -1454,7 +1454,8 @@ type Token struct {
 // Variant One variant on the product page.
 type Variant struct {
 	// Attributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
-	// attributes, a name 1-20 of `a-z 0-9 _`, a value 1-40 characters without control
+	// attributes, a name 1-20 of `a-z 0-9 _` other than the category page's own parameters
+	// (`sort`, `limit`, `continuation`), a value 1-40 characters without control or bidi
 	// characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
 	// same names, and no two variants the same values.
 	Attributes VariantAttributes `json:"attributes"`
@@ -1471,7 +1472,8 @@ type Variant struct {
 }
 
 // VariantAttributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
-// attributes, a name 1-20 of `a-z 0-9 _`, a value 1-40 characters without control
+// attributes, a name 1-20 of `a-z 0-9 _` other than the category page's own parameters
+// (`sort`, `limit`, `continuation`), a value 1-40 characters without control or bidi
 // characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
 // same names, and no two variants the same values.
 type VariantAttributes map[string]string
@@ -1479,7 +1481,8 @@ type VariantAttributes map[string]string
 // VariantRequest One variant as an admin sends it.
 type VariantRequest struct {
 	// Attributes A variant's attribute values by name (`{"size": "M", "colour": "navy"}`): 1 to 4
-	// attributes, a name 1-20 of `a-z 0-9 _`, a value 1-40 characters without control
+	// attributes, a name 1-20 of `a-z 0-9 _` other than the category page's own parameters
+	// (`sort`, `limit`, `continuation`), a value 1-40 characters without control or bidi
 	// characters, leading or trailing spaces, `=` or `,`. Every variant of a product has the
 	// same names, and no two variants the same values.
 	Attributes VariantAttributes `json:"attributes"`
