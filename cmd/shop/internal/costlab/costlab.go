@@ -49,9 +49,12 @@ type costReport struct {
 	// screens.
 	SearchWrites []searchWrite `json:"searchWrites"`
 	// Reviews is what the reviews of the review rows did to the stars.
-	Reviews   reviewWrites  `json:"reviews"`
-	Goals     []report.Goal `json:"goals"`
-	BuildTime string        `json:"buildTime"`
+	Reviews reviewWrites `json:"reviews"`
+	// Variants is what the attribute array costs a product page and
+	// saves a category page filtered by an attribute value.
+	Variants  variantsResult `json:"variants"`
+	Goals     []report.Goal  `json:"goals"`
+	BuildTime string         `json:"buildTime"`
 }
 
 // searchWriteProducts is how many products the search write measure
@@ -128,6 +131,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Parts: map[string]func(io.Writer){
 			searchIndexPart: func(w io.Writer) { writeSearchIndexPart(w, rep) },
 			outboxPart:      func(w io.Writer) { writeOutboxPart(w, rep) },
+			variantsPart:    func(w io.Writer) { writeVariantsPart(w, rep) },
 		}},
 		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
 }
@@ -173,6 +177,10 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 		return rep, fmt.Errorf("review writes: %w", err)
 	}
 	rep.SearchWrites, rep.Reviews = append(rep.SearchWrites, reviews...), rw
+	// Last: its products and summaries are no other measure's.
+	if rep.Variants, err = measureVariants(ctx, s, ms, o.reps, variantCategorySize); err != nil {
+		return rep, fmt.Errorf("variants: %w", err)
+	}
 	for _, g := range costGoals {
 		got := 0.0
 		for _, r := range rep.Screens {
