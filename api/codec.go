@@ -265,8 +265,12 @@ func scanValue(dec *json.Decoder, t reflect.Type, ptr string, depth int) error {
 		return fieldError(ptr, "must not be null")
 	case json.Delim('{'):
 		var fs fieldSet
-		if t != nil && t.Kind() == reflect.Struct {
+		var elem reflect.Type // a map's values: any key names one
+		switch {
+		case t != nil && t.Kind() == reflect.Struct:
 			fs = fieldsOf(t)
+		case t != nil && t.Kind() == reflect.Map:
+			elem = t.Elem()
 		}
 		seen := map[string]bool{}
 		for dec.More() {
@@ -281,6 +285,9 @@ func scanValue(dec *json.Decoder, t reflect.Type, ptr string, depth int) error {
 			}
 			seen[key] = true
 			ft, ok := fs[key]
+			if elem != nil {
+				ft, ok = elem, true
+			}
 			if !ok {
 				return fieldError(kp, "is not a known field")
 			}
