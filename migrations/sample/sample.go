@@ -1,6 +1,7 @@
 // Package sample generates the shop's sample catalog (categories,
-// products with their reviews, the productsByCategory view, the search
-// index, open carts)
+// products with their reviews, some sold in variants (sizes, colours,
+// weights), a stock document per SKU, the productsByCategory view, the
+// search index, open carts)
 // and loads it into a store whose containers migrations.Apply created:
 // the first-start data of `shop serve`, the data sets of `shop seed` and
 // of the load benchmark.
