@@ -42,7 +42,7 @@ func convergedSample(t *testing.T) (store.Store, *repo.Set) {
 	ws := writes.New(repos, pay, nil)
 	for i, c := range sampleCarts(t, st)[:3] {
 		for _, l := range c.Items {
-			if _, err := repos.Inventory.SetStock(ctx, l.ProductID, "", 500, "", now); err != nil {
+			if _, err := repos.Inventory.SetStock(ctx, l.ProductID, l.SKU, 500, "", now); err != nil {
 				t.Fatal(err)
 			}
 		}

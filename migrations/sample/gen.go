@@ -23,8 +23,8 @@ type samplePlan struct {
 	// reviews[i] are the reviews of products[i].
 	reviews     [][]domain.Review
 	reviewCount int
-	// stocks[i] is the stock of products[i].
-	stocks []domain.Stock
+	// stocks[i] are the stock documents of products[i], one per SKU.
+	stocks [][]domain.Stock
 	carts  []domain.Cart
 }
 
@@ -66,10 +66,22 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 			LastUpdated:  now,
 			Version:      1,
 		}
-		p.products[i].KeepImage()
-		st := domain.NewStock(p.products[i].ID, "", sampleStock(p.products[i].ID), now)
-		p.products[i].Availability = domain.Availability{Status: domain.StatusOf(st.Available), SourceVersion: st.Version}
-		p.stocks = append(p.stocks, st)
+		prod := &p.products[i]
+		prod.KeepImage()
+		if vs := sampleVariantsOf(prod.ID, prod.PriceCents, kind); len(vs) > 0 {
+			// The price stays the drawn one, the lowest variant's.
+			prod.SetVariants(vs)
+		}
+		// One stock per SKU, and its availability copy on the product
+		// (and so the product's best status) as the inventory feed
+		// would leave it.
+		var stocks []domain.Stock
+		for _, sku := range prod.SKUs() {
+			st := domain.NewStock(prod.ID, sku, sampleStock(domain.LineLabel(prod.ID, sku)), now)
+			prod.RepairStock(st)
+			stocks = append(stocks, st)
+		}
+		p.stocks = append(p.stocks, stocks)
 	}
 
 	reviewers := sampleReviewers()
@@ -92,9 +104,10 @@ func generateSample(opts Options, now time.Time) *samplePlan {
 		c := domain.NewCart(fmt.Sprintf("shopper-%0*d", userWidth, i+1))
 		lines := 1 + rng.IntN(min(10, len(p.products)))
 		for _, pi := range pickDistinct(rng, len(p.products), lines) {
-			// Cannot fail: the product is live, the quantity in 1..3, the
-			// lines at most 10.
-			_ = c.SetQuantity(p.products[pi], "", 1+rng.IntN(3), now)
+			// Cannot fail: the product is live, the SKU one it sells, the
+			// quantity in 1..3, the lines at most 10.
+			prod := p.products[pi]
+			_ = c.SetQuantity(prod, sampleSKU(c.UserID, prod), 1+rng.IntN(3), now)
 		}
 		p.carts[i] = c
 	}
@@ -122,12 +135,63 @@ func sampleTags(productID string) []string {
 	return tags
 }
 
-// sampleStock is a product's units in the sample: most in stock (20 to
-// 200), about one in seven low (1 to 5), one in twenty sold out. Drawn
-// from the id, not from rng, so that the rest of the sample does not move.
-func sampleStock(productID string) int64 {
+// sampleVariantsOf are the variants of a product of kind (none for a kind
+// sold as one implicit variant, sampleVariantKinds), priced from its drawn
+// price. Whether a garment comes in colours, and which two, is drawn from
+// the id like sampleStock, so that the rest of the sample does not move.
+func sampleVariantsOf(productID string, price int64, kind sampleKind) []domain.Variant {
+	sv, ok := sampleVariantKinds[kind.noun]
+	if !ok {
+		return nil
+	}
 	h := fnv.New64a()
-	h.Write([]byte(productID))
+	h.Write([]byte("variants " + productID))
+	v := h.Sum64()
+	colours := []string{""}
+	if n := uint64(len(sv.colours)); n >= 2 && v%2 == 0 {
+		first := (v >> 8) % n
+		second := (first + 1 + (v>>16)%(n-1)) % n
+		colours = []string{sv.colours[first], sv.colours[second]}
+	}
+	var out []domain.Variant
+	for _, colour := range colours {
+		for i, value := range sv.values {
+			attrs := map[string]string{sv.attribute: value}
+			sku := strings.ReplaceAll(value, " ", "")
+			if colour != "" {
+				attrs["colour"] = colour
+				sku += "-" + strings.ToLower(colour)
+			}
+			cents := price
+			if sv.factors[i] != 1 {
+				// Whole dollars, ending in .99 like every sample price.
+				cents = int64(math.Round(float64(price)*sv.factors[i]/100))*100 - 1
+			}
+			out = append(out, domain.Variant{SKU: sku, Attributes: attrs, PriceCents: cents})
+		}
+	}
+	return out
+}
+
+// sampleSKU is the SKU a sample cart of userID holds of prod: none for a
+// product without variants, else one of its variants drawn from the user
+// and the product (not from rng, so that the rest of the sample does not
+// move).
+func sampleSKU(userID string, prod domain.Product) string {
+	skus := prod.SKUs()
+	h := fnv.New64a()
+	h.Write([]byte("sku " + userID + " " + prod.ID))
+	return skus[h.Sum64()%uint64(len(skus))]
+}
+
+// sampleStock is the units of a variant in the sample, named by its line
+// label (the product id for a product without variants, "p-0014/M-navy"
+// for a variant): most in stock (20 to 200), about one in seven low (1 to
+// 5), one in twenty sold out. Drawn from the label, not from rng, so that
+// the rest of the sample does not move.
+func sampleStock(label string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(label))
 	v := h.Sum64()
 	switch b := v % 100; {
 	case b < 5:

@@ -1,6 +1,7 @@
 // Package sample generates the shop's sample catalog (categories,
-// products with their reviews, the productsByCategory view, the search
-// index, open carts)
+// products with their reviews, some sold in variants (sizes, colours,
+// weights), a stock document per SKU, the productsByCategory view, the
+// search index, open carts)
 // and loads it into a store whose containers migrations.Apply created:
 // the first-start data of `shop serve`, the data sets of `shop seed` and
 // of the load benchmark.
@@ -193,7 +194,7 @@ func (w *sampleWriter) stats(p *samplePlan) Stats {
 	}
 }
 
-// writeProduct writes product i's stock, the product, then its reviews. A product is its own
+// writeProduct writes product i's stocks (one per SKU), the product, then its reviews. A product is its own
 // partition (pk /id), so it is a single write; its reviews share one
 // partition (pk productId), so they go in transactional batches of at
 // most 100 operations (one round trip per batch, not per review).
@@ -202,16 +203,19 @@ func (w *sampleWriter) writeProduct(p *samplePlan) func(context.Context, int) er
 	inventory := w.s.Container(store.InventoryContainer)
 	return func(ctx context.Context, i int) error {
 		prod := p.products[i]
-		// The stock first: no product is ever visible without its count.
-		stock, err := json.Marshal(p.stocks[i])
-		if err != nil {
-			return err
+		// The stock first, every SKU's: no product is ever visible without
+		// its counts.
+		for _, st := range p.stocks[i] {
+			stock, err := json.Marshal(st)
+			if err != nil {
+				return err
+			}
+			sr, err := inventory.Upsert(ctx, prod.ID, stock, nil)
+			if err != nil {
+				return fmt.Errorf("stock of %s: %w", domain.LineLabel(prod.ID, st.SKU), err)
+			}
+			w.add(0, sr.RequestCharge)
 		}
-		sr, err := inventory.Upsert(ctx, prod.ID, stock, nil)
-		if err != nil {
-			return fmt.Errorf("stock of %s: %w", prod.ID, err)
-		}
-		w.add(0, sr.RequestCharge)
 		doc, err := json.Marshal(prod)
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"path/filepath"
 	"testing"
 
@@ -121,7 +122,8 @@ func TestSampleDefaultCatalog(t *testing.T) {
 	for _, c := range cats.Items {
 		catName[c.ID] = c.Name
 	}
-	reviewed, reviewCount := 0, 0
+	reviewed, reviewCount, withVariants := 0, 0, 0
+	rank := map[string]int{"": 0, domain.SoldOut: 1, domain.LowInStock: 2, domain.InStock: 3}
 	for _, p := range products {
 		if p.Version != 1 || p.PriceVersion != 1 || p.Currency != "USD" || p.PriceCents <= 0 || p.Deleted {
 			t.Errorf("%s: version %d priceVersion %d currency %q price %d deleted %v; want 1, 1, USD, > 0, false",
@@ -151,6 +153,36 @@ func TestSampleDefaultCatalog(t *testing.T) {
 		}
 		reviewCount += len(reviews)
 
+		// Every SKU has its stock document, and its availability copy
+		// says its status; the product shows its lowest price and its
+		// best status (what the convergence audit checks).
+		best := ""
+		for _, sku := range p.SKUs() {
+			st, err := repos.Inventory.Stock(ctx, p.ID, sku)
+			if err != nil {
+				t.Fatalf("stock of %s: %v", domain.LineLabel(p.ID, sku), err)
+			}
+			v, _ := p.VariantOf(sku)
+			if want := domain.StatusOf(st.Available); v.Availability.Status != want || v.Availability.SourceVersion != st.Version {
+				t.Errorf("%s: availability %+v, its stock (%d units, version %d) says %q", domain.LineLabel(p.ID, sku), v.Availability, st.Available, st.Version, want)
+			}
+			if rank[v.Availability.Status] > rank[best] {
+				best = v.Availability.Status
+			}
+			if v.PriceCents < p.PriceCents {
+				t.Errorf("%s: price %d below the product's %d, want the product's to be the lowest", domain.LineLabel(p.ID, sku), v.PriceCents, p.PriceCents)
+			}
+		}
+		if p.Availability.Status != best {
+			t.Errorf("%s: availability %q, its best variant's %q", p.ID, p.Availability.Status, best)
+		}
+		if len(p.Variants) > 0 {
+			withVariants++
+			if err := domain.ValidateVariants(p.Variants); err != nil {
+				t.Errorf("%s: variants an admin could not set: %v", p.ID, err)
+			}
+		}
+
 		sum, err := repos.ProductSummaries.Get(ctx, p.CategoryID, p.ID)
 		if err != nil {
 			t.Fatalf("summary of %s: %v", p.ID, err)
@@ -158,6 +190,9 @@ func TestSampleDefaultCatalog(t *testing.T) {
 		if diff := cmp.Diff(domain.SummaryOfProduct(p), sum, ignoreSystem); diff != "" {
 			t.Errorf("%s: summary (-want +got):\n%s", p.ID, diff)
 		}
+	}
+	if withVariants*20 < len(products) || withVariants*4 > len(products) {
+		t.Errorf("%d of %d products have variants, want a minority (5%% to 25%%)", withVariants, len(products))
 	}
 	if reviewCount != stats.Reviews {
 		t.Errorf("reviews in the store = %d, stats say %d", reviewCount, stats.Reviews)
@@ -191,9 +226,9 @@ func TestSampleCarts(t *testing.T) {
 		t.Errorf("progress: %d calls, last %d of %d; want it to end at %d of %d", calls, lastDone, lastTotal, 95, 95)
 	}
 
-	prices := map[string]int64{}
+	products := map[string]domain.Product{}
 	for _, p := range allProducts(t, s) {
-		prices[p.ID] = p.PriceCents
+		products[p.ID] = p
 	}
 	page, err := s.Container(store.CartsContainer).Query(ctx, store.Query{
 		Filters: []store.Filter{{Path: "type", Op: store.OpEqual, Value: domain.TypeCart}},
@@ -205,6 +240,7 @@ func TestSampleCarts(t *testing.T) {
 	if got := len(page.Items); got != 25 {
 		t.Fatalf("carts = %d, want 25", got)
 	}
+	variantLines := 0
 	for _, it := range page.Items {
 		var c domain.Cart
 		if err := json.Unmarshal(it, &c); err != nil {
@@ -214,14 +250,24 @@ func TestSampleCarts(t *testing.T) {
 			t.Errorf("cart of %s has %d lines, want 1..10", c.UserID, n)
 		}
 		for _, l := range c.Items {
-			if l.UnitPriceCents != prices[l.ProductID] || !l.Available || l.PriceVersion != 1 {
-				t.Errorf("cart of %s: line %+v does not copy product %s (price %d)", c.UserID, l, l.ProductID, prices[l.ProductID])
+			// The line copies the variant it names: a product with
+			// variants is never in a cart without a SKU.
+			prod := products[l.ProductID]
+			v, ok := prod.VariantOf(l.SKU)
+			if !ok || l.UnitPriceCents != v.PriceCents || !maps.Equal(l.Attributes, v.Attributes) || l.StockStatus != v.Availability.Status || !l.Available || l.PriceVersion != 1 {
+				t.Errorf("cart of %s: line %+v does not copy variant %q of product %s (%+v, sold: %v)", c.UserID, l, l.SKU, l.ProductID, v, ok)
+			}
+			if l.SKU != "" {
+				variantLines++
 			}
 		}
 		got, err := repos.Carts.Get(ctx, c.UserID)
 		if err != nil || got.ETag == "" {
 			t.Errorf("cart of %s is not a point read by user: %v", c.UserID, err)
 		}
+	}
+	if variantLines == 0 {
+		t.Errorf("no cart holds a line of a variant; want some (the sample sells some products in variants)")
 	}
 }
 

@@ -15,6 +15,30 @@ type sampleKind struct {
 	sentences []string
 }
 
+// sampleVariants is how a kind of product is sold in variants: one
+// attribute whose values each have their own price (the first value's is
+// the product's drawn price, each other's that price times its factor,
+// ending in .99 like every price), and possibly colours.
+type sampleVariants struct {
+	attribute string
+	values    []string
+	factors   []float64
+	// colours, if any: about half of the products of the kind come in
+	// two of them, every value in each (a size × colour grid).
+	colours []string
+}
+
+// sampleVariantKinds are the kinds sold in variants, by noun; every other
+// kind is sold as one implicit variant. Clothing comes in sizes (and
+// colours), whole beans by weight, the bigger bag cheaper by the gram;
+// ground coffee is one bag, so the workshop's `p-0001` and `p-0147` stay
+// products without variants.
+var sampleVariantKinds = map[string]sampleVariants{
+	"Rain Jacket":       {attribute: "size", values: []string{"S", "M", "L", "XL"}, factors: []float64{1, 1, 1, 1}, colours: []string{"Navy", "Olive", "Red", "Black", "Yellow"}},
+	"Whole Bean Coffee": {attribute: "weight", values: []string{"250 g", "1 kg"}, factors: []float64{1, 3.4}},
+	"Espresso Roast":    {attribute: "weight", values: []string{"250 g", "1 kg"}, factors: []float64{1, 3.4}},
+}
+
 // sampleCategory is one category of the sample shop and how to name,
 // describe and price its products.
 type sampleCategory struct {
@@ -39,7 +63,7 @@ var sampleCategories = []sampleCategory{
 	{
 		id: "coffee-tea", name: "Coffee & Tea",
 		kinds: []sampleKind{
-			{coffeeOrigins, "Whole Bean Coffee", []string{"250 g", "500 g", "1 kg"}, []string{
+			{coffeeOrigins, "Whole Bean Coffee", []string{"Light Roast", "Medium Roast", "Dark Roast"}, []string{
 				"Roasted in small batches and packed within a day of roasting.",
 				"Notes of stone fruit, dark chocolate and a clean, sweet finish.",
 				"Grind just before brewing for pour-over, a French press or cold brew.",
@@ -49,7 +73,7 @@ var sampleCategories = []sampleCategory{
 				"The resealable bag with a one-way valve keeps it fresh for weeks.",
 				"Roasted in small batches and packed within a day of roasting.",
 			}},
-			{[]string{"Dark", "Italian-Style", "Single-Origin"}, "Espresso Roast", []string{"250 g", "1 kg"}, []string{
+			{[]string{"Dark", "Italian-Style", "Single-Origin"}, "Espresso Roast", []string{"Classico", "Forte"}, []string{
 				"Pulls a syrupy shot with a thick, hazelnut-coloured crema.",
 				"Holds its own under milk in a flat white or a cappuccino.",
 			}},
@@ -162,7 +186,7 @@ var sampleCategories = []sampleCategory{
 				"Charges over USB-C and lasts a weekend on one charge.",
 				"Light enough to forget it is on your head.",
 			}},
-			{[]string{"Waterproof", "Packable", "Alpine"}, "Rain Jacket", []string{"S", "M", "L", "XL"}, []string{
+			{[]string{"Waterproof", "Packable", "Alpine"}, "Rain Jacket", []string{"Classic", "Lite", "Pro", "Trek"}, []string{
 				"Taped seams and a stiffened hood keep out sideways rain.",
 				"Underarm zips let the heat out on the climb.",
 				"Packs into its own pocket.",

@@ -52,9 +52,12 @@ type costReport struct {
 	Reviews reviewWrites `json:"reviews"`
 	// Backfill is what `shop migrate --backfill` costs per 1,000
 	// documents (backfill.go).
-	Backfill  backfillCost  `json:"backfill"`
-	Goals     []report.Goal `json:"goals"`
-	BuildTime string        `json:"buildTime"`
+	Backfill backfillCost `json:"backfill"`
+	// Variants is what the attribute array costs a product page and
+	// saves a category page filtered by an attribute value.
+	Variants  variantsResult `json:"variants"`
+	Goals     []report.Goal  `json:"goals"`
+	BuildTime string         `json:"buildTime"`
 }
 
 // searchWriteProducts is how many products the search write measure
@@ -132,6 +135,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			searchIndexPart: func(w io.Writer) { writeSearchIndexPart(w, rep) },
 			outboxPart:      func(w io.Writer) { writeOutboxPart(w, rep) },
 			backfillPart:    func(w io.Writer) { writeBackfillPart(w, rep) },
+			variantsPart:    func(w io.Writer) { writeVariantsPart(w, rep) },
 		}},
 		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
 }
@@ -177,6 +181,10 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 		return rep, fmt.Errorf("review writes: %w", err)
 	}
 	rep.SearchWrites, rep.Reviews = append(rep.SearchWrites, reviews...), rw
+	// Its products and summaries are no other measure's.
+	if rep.Variants, err = measureVariants(ctx, s, ms, o.reps, variantCategorySize); err != nil {
+		return rep, fmt.Errorf("variants: %w", err)
+	}
 	// Last: it rewrites documents, which no measure above may see.
 	if rep.Backfill, err = measureBackfill(ctx, s, backfillDocs); err != nil {
 		return rep, fmt.Errorf("backfill: %w", err)

@@ -74,6 +74,7 @@ func writeCostText(out io.Writer, r costReport) {
 	}
 	tw.Flush()
 	fmt.Fprintln(out, reviewsText(r.Reviews))
+	writeVariantsText(out, r)
 	w := r.Workload
 	fmt.Fprintf(out, "\nworkload (model-denormalize-reads template): %g reads/s (%s), %g writes/s (%s)\n",
 		w.ReadRPS, mixText(w.ReadMix), w.WriteRPS, w.Write)
@@ -120,6 +121,8 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 	}
 	fmt.Fprintln(out)
 	writeSearchIndexMarkdown(out, r)
+	fmt.Fprintln(out)
+	writeVariantsMarkdown(out, r)
 	writeInventoryMarkdown(out, r)
 	writeWorkflowMarkdown(out, r)
 	fmt.Fprintln(out)

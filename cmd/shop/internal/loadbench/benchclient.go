@@ -2,6 +2,7 @@ package loadbench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,9 +57,12 @@ func call[R client.Response](ctx context.Context, send func() (R, error)) (R, er
 type benchCatalog struct {
 	products   []string
 	categories []string
-	// inStock are the products listed in_stock (more than a few units):
-	// the mix's checkouts buy those, so that none is refused out of
-	// stock (the flash sale measures that apart).
+	// oneSKU are the products sold without variants, whose cart line
+	// names no SKU: the mix's cart updates set their lines.
+	oneSKU []string
+	// inStock are those of oneSKU listed in_stock (more than a few
+	// units): the mix's checkouts buy those, so that none is refused out
+	// of stock (the flash sale measures that apart).
 	inStock []string
 	// page is the product page the comparisons load (benchProduct when
 	// the shop has it), productBody its JSON and productType its
@@ -91,18 +95,39 @@ func (c benchClient) discover(ctx context.Context) (benchCatalog, error) {
 		if len(page.JSON200.Items) > 0 {
 			cat.categories = append(cat.categories, ct.ID)
 		}
+		// A summary whose attribute array is not empty is a product sold
+		// in variants (domain.Product.Facets), whose cart line must name
+		// a SKU; the generated client does not carry the array, so it is
+		// read from the body.
+		var listed struct {
+			Items []struct {
+				ID         string   `json:"id"`
+				Attributes []string `json:"attributes"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(page.Body, &listed); err != nil {
+			return cat, fmt.Errorf("category %s: %w", ct.ID, err)
+		}
+		variants := map[string]bool{}
+		for _, p := range listed.Items {
+			variants[p.ID] = len(p.Attributes) > 0
+		}
 		for _, p := range page.JSON200.Items {
 			cat.products = append(cat.products, p.ID)
 			if p.ReviewCount > most {
 				mostReviewed, most = p.ID, p.ReviewCount
 			}
+			if variants[p.ID] {
+				continue
+			}
+			cat.oneSKU = append(cat.oneSKU, p.ID)
 			if p.Availability.Status == client.AvailabilityStatusInStock {
 				cat.inStock = append(cat.inStock, p.ID)
 			}
 		}
 	}
-	if len(cat.products) == 0 {
-		return cat, fmt.Errorf("the shop at %s lists no products", c.base)
+	if len(cat.products) == 0 || len(cat.oneSKU) == 0 {
+		return cat, fmt.Errorf("the shop at %s lists no products, or none sold without variants", c.base)
 	}
 	cat.page = cat.products[0]
 	if slices.Contains(cat.products, benchProduct) {

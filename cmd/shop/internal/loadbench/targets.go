@@ -75,7 +75,7 @@ func parallel(n int, fn func(i int) error) error {
 // it (its URL, headers and body), so that the hot loop only picks one.
 type mixTargets struct {
 	products, categories []string // GET URLs
-	// cartURLs[i] is the PUT of cat.products[i]'s line; cartHeaders[u]
+	// cartURLs[i] is the PUT of cat.oneSKU[i]'s line; cartHeaders[u]
 	// signs in cart user u; cartBodies[q-1] sets quantity q.
 	cartURLs    []string
 	cartHeaders []http.Header
@@ -109,7 +109,7 @@ func prepareMix(ctx context.Context, c benchClient, cat benchCatalog, hits int, 
 		}
 		m.categories = append(m.categories, u)
 	}
-	for _, id := range cat.products {
+	for _, id := range cat.oneSKU {
 		u, err := urlOf(client.NewPutCartItemRequestWithBody(c.base, id, nil, "", nil))
 		if err != nil {
 			return nil, err
@@ -147,7 +147,7 @@ func prepareMix(ctx context.Context, c benchClient, cat benchCatalog, hits int, 
 		}
 		buy := cat.inStock
 		if len(buy) == 0 {
-			buy = cat.products
+			buy = cat.oneSKU
 		}
 		if err := c.putCartLine(ctx, tok, buy[i%len(buy)], 1); err != nil {
 			return err

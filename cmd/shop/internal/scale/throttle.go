@@ -186,8 +186,8 @@ func throttleRound(ctx context.Context, o ThrottleOptions, n int) (ThrottleRun, 
 	return run, nil
 }
 
-// stockUp gives the first products of the catalog plenty of stock and
-// returns their ids.
+// stockUp gives the first products of the catalog sold without variants
+// plenty of stock and returns their ids.
 func stockUp(ctx context.Context, l *lab, s store.Store) ([]string, error) {
 	cats, err := repo.New(s, 0).Products.Categories(ctx)
 	if err != nil {
@@ -205,6 +205,9 @@ func stockUp(ctx context.Context, l *lab, s store.Store) ([]string, error) {
 			return nil, err
 		}
 		for _, p := range page {
+			if len(p.Attributes) > 0 {
+				continue // sold in variants: its stock and lines name a SKU
+			}
 			if err := l.call(http.MethodPut, "/v1/admin/products/"+p.ID+"/stock", admin, `{"available":1000000}`, nil, http.StatusOK); err != nil {
 				return nil, err
 			}
