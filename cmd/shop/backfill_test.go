@@ -262,20 +262,34 @@ func downgradeAll(t *testing.T, st store.Store) int {
 				t.Fatal(err)
 			}
 			for _, it := range page.Items {
-				var m map[string]any
-				if err := json.Unmarshal(it, &m); err != nil {
-					t.Fatal(err)
-				}
-				etag, _ := m["_etag"].(string)
-				for _, f := range []string{"_etag", "_ts", "_rid", "_self", "_lsn"} {
-					delete(m, f)
-				}
-				stripVariants(m)
-				m["schemaVersion"] = 1
-				b, _ := json.Marshal(m)
-				pk, _ := m[pkProp].(string)
-				if _, err := c.Replace(ctx, pk, m["id"].(string), b, &store.WriteOptions{IfMatch: etag}); err != nil {
-					t.Fatalf("downgrade %s %s: %v", name, b, err)
+				// A feed worker may rewrite the document meanwhile (the
+				// shop runs): read it again and downgrade what it is now.
+				for attempt := 0; ; attempt++ {
+					var m map[string]any
+					if err := json.Unmarshal(it, &m); err != nil {
+						t.Fatal(err)
+					}
+					etag, _ := m["_etag"].(string)
+					for _, f := range []string{"_etag", "_ts", "_rid", "_self", "_lsn"} {
+						delete(m, f)
+					}
+					stripVariants(m)
+					m["schemaVersion"] = 1
+					b, _ := json.Marshal(m)
+					pk, _ := m[pkProp].(string)
+					_, err := c.Replace(ctx, pk, m["id"].(string), b, &store.WriteOptions{IfMatch: etag})
+					if domain.IsCode(err, domain.EPRECONDITION) && attempt < 20 {
+						r, rerr := c.Read(ctx, pk, m["id"].(string))
+						if rerr != nil {
+							t.Fatalf("downgrade %s %s: read again: %v", name, b, rerr)
+						}
+						it = r.Item
+						continue
+					}
+					if err != nil {
+						t.Fatalf("downgrade %s %s: %v", name, b, err)
+					}
+					break
 				}
 				n++
 			}
