@@ -273,11 +273,12 @@ func downgradeAll(t *testing.T, st store.Store) int {
 					for _, f := range []string{"_etag", "_ts", "_rid", "_self", "_lsn"} {
 						delete(m, f)
 					}
-					stripVariants(m)
-					m["schemaVersion"] = 1
-					b, _ := json.Marshal(m)
+					b, err := backfill.VersionOne(m)
+					if err != nil {
+						t.Fatal(err)
+					}
 					pk, _ := m[pkProp].(string)
-					_, err := c.Replace(ctx, pk, m["id"].(string), b, &store.WriteOptions{IfMatch: etag})
+					_, err = c.Replace(ctx, pk, m["id"].(string), b, &store.WriteOptions{IfMatch: etag})
 					if domain.IsCode(err, domain.EPRECONDITION) && attempt < 20 {
 						r, rerr := c.Read(ctx, pk, m["id"].(string))
 						if rerr != nil {
@@ -300,22 +301,6 @@ func downgradeAll(t *testing.T, st store.Store) int {
 		}
 	}
 	return n
-}
-
-func stripVariants(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, f := range []string{"variants", "sku", "attributes", "priceMaxCents"} {
-			delete(x, f)
-		}
-		for _, y := range x {
-			stripVariants(y)
-		}
-	case []any:
-		for _, y := range x {
-			stripVariants(y)
-		}
-	}
 }
 
 type oldDoc struct {

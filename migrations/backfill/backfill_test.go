@@ -38,37 +38,11 @@ func openStore(t *testing.T) *embedded.Store {
 // none of the fields version 2 added.
 func v1(t *testing.T, doc any) []byte {
 	t.Helper()
-	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	strip(m)
-	m["schemaVersion"] = 1
-	b, err = json.Marshal(m)
+	b, err := backfill.VersionOne(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func strip(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, f := range []string{"variants", "sku", "attributes", "priceMaxCents"} {
-			delete(x, f)
-		}
-		for _, y := range x {
-			strip(y)
-		}
-	case []any:
-		for _, y := range x {
-			strip(y)
-		}
-	}
 }
 
 func put(t *testing.T, s store.Store, container, pk string, raw []byte) {

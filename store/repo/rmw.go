@@ -150,12 +150,15 @@ func update[T any](ctx context.Context, c store.Container, pk, id string, o rmw[
 			v = o.create()
 		case err != nil:
 			return err
-		case domain.Writable(v) != nil:
-			// A newer build wrote it: whatever fn makes of it (a whole
-			// copy put over it, too) would downgrade it.
-			return domain.Writable(v)
 		case o.ifMatch != "" && !etagMatches(o.ifMatch, etag):
 			return domain.Errorf(domain.EPRECONDITION, "%s was changed by someone else after you read it: read it again, then retry (If-Match %s)", o.name(id), o.ifMatch)
+		}
+		if !missing {
+			// A newer build wrote it: whatever fn makes of it (a whole
+			// copy put over it, too) would downgrade it.
+			if err := domain.Writable(v); err != nil {
+				return err
+			}
 		}
 		if err := fn(&v); err != nil {
 			out = v

@@ -2,7 +2,6 @@ package costlab
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -98,7 +97,7 @@ func writeV1(ctx context.Context, s store.Store, n int) error {
 			{store.OrdersByStatusContainer, sum.StatusDay, sum},
 		}
 		for _, d := range docs {
-			raw, err := versionOne(d.doc)
+			raw, err := backfill.VersionOne(d.doc)
 			if err != nil {
 				return err
 			}
@@ -108,37 +107,6 @@ func writeV1(ctx context.Context, s store.Store, n int) error {
 		}
 	}
 	return nil
-}
-
-// versionOne is doc as version 1 stored it.
-func versionOne(doc any) ([]byte, error) {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	stripVariantFields(m)
-	m["schemaVersion"] = 1
-	return json.Marshal(m)
-}
-
-func stripVariantFields(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, f := range []string{"variants", "sku", "attributes", "priceMaxCents"} {
-			delete(x, f)
-		}
-		for _, y := range x {
-			stripVariantFields(y)
-		}
-	case []any:
-		for _, y := range x {
-			stripVariantFields(y)
-		}
-	}
 }
 
 // backfillPart is the docs section of the backfill's cost alone, with the
