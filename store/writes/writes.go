@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -276,10 +277,12 @@ func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int6
 		return stock
 	}
 	if len(p.Variants) > 0 {
-		p.SetVariants(p.Variants)
+		p.Variants = slices.Clone(p.Variants) // the caller's stay as they are
 		for i := range p.Variants {
 			p.Variants[i].Availability = domain.Availability{Status: domain.StatusOf(units(p.Variants[i].SKU))}
 		}
+		// The same SKUs: SetVariants keeps each one's availability, and
+		// derives the product's price and status from them.
 		p.SetVariants(p.Variants)
 	} else {
 		p.Availability = domain.Availability{Status: domain.StatusOf(stock)}
