@@ -28,6 +28,9 @@ type config struct {
 	DataDir    string
 	Partitions int
 	Throughput int // RU/s per container of the embedded store (0: unlimited)
+	// ThroughputInventory provisions the inventory container alone, in
+	// place of Throughput (0: inventory follows Throughput).
+	ThroughputInventory int
 	// Cache serves the hot catalog screens from memory, each entry at
 	// most CacheMaxAge old (readcache.Cache).
 	Cache       bool
@@ -96,6 +99,7 @@ var settings = []setting{
 	{"data-dir", "SHOP_DATA_DIR", "./data", "directory of the embedded store (shop.db)"},
 	{"partitions", "SHOP_PARTITIONS", "4", "simulated physical partitions of the embedded store (feed ranges)"},
 	{"throughput", "SHOP_THROUGHPUT", "0", "provisioned Request Units per second of each container of the embedded store, split evenly over its physical partitions; a call over its partition's share of a second is refused as Cosmos throttles it (429), which the API answers 503 with Retry-After (0: unlimited)"},
+	{"throughput-inventory", "SHOP_THROUGHPUT_INVENTORY", "0", "provisioned Request Units per second of the embedded store's `inventory` container alone, in place of SHOP_THROUGHPUT for it (as Cosmos provisions each container apart), split evenly over its physical partitions: with SHOP_THROUGHPUT at 0 only the stock is throttled, as `shop scale --flash-shards` measures it (0: inventory follows SHOP_THROUGHPUT)"},
 	{"cache", "SHOP_CACHE", "on with Cosmos, off with the embedded store", "serve the home page, the category pages and the product pages from an in-process cache kept fresh by the change feed: a hit costs no Request Unit, so a popular page stops loading one partition per visit (off: every visit reads the store, as the workshop measures)"},
 	{"cache-max-age", "SHOP_CACHE_MAX_AGE", readcache.DefaultMaxAge.String(), "the oldest a cached page may be when served, whatever the change feed says (the staleness bound; a change usually shows within half a second)"},
 	{"status-buckets", "SHOP_STATUS_BUCKETS", strconv.Itoa(domain.DefaultStatusBuckets), "partitions of ordersByStatus per status and day: each checkout's summary goes to one (by its order id), the admin day query reads them all; every instance must use the same number, and `shop migrate` moves the summaries after a change (docs/order-views.md)"},
@@ -160,6 +164,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	}
 	if c.Throughput, err = strconv.Atoi(orDefault(get("throughput"), "0")); err != nil || c.Throughput < 0 {
 		return c, fmt.Errorf("throughput: want Request Units per second, 0 for unlimited, got %q", get("throughput"))
+	}
+	if c.ThroughputInventory, err = strconv.Atoi(orDefault(get("throughput-inventory"), "0")); err != nil || c.ThroughputInventory < 0 {
+		return c, fmt.Errorf("throughput-inventory: want Request Units per second, 0 to follow SHOP_THROUGHPUT, got %q", get("throughput-inventory"))
 	}
 	if err := c.checkThroughput(); err != nil {
 		return c, err
@@ -290,16 +297,21 @@ const maxPartitionThroughput = 10_000
 
 // checkThroughput refuses a throughput Cosmos could not give the
 // partitions set, and any throughput with Cosmos, whose containers are
-// provisioned in the account.
+// provisioned in the account: SHOP_THROUGHPUT and
+// SHOP_THROUGHPUT_INVENTORY alike.
 func (c config) checkThroughput() error {
-	switch {
-	case c.Throughput == 0:
-		return nil
-	case c.Cosmos:
-		return fmt.Errorf("throughput: SHOP_THROUGHPUT throttles the embedded store; on Cosmos provision the containers' throughput in the account")
-	case c.Throughput > maxPartitionThroughput*c.Partitions:
-		return fmt.Errorf("throughput: %d RU/s over %d partitions is more than the %d RU/s one physical partition serves on Cosmos; set SHOP_PARTITIONS to at least %d",
-			c.Throughput, c.Partitions, maxPartitionThroughput, (c.Throughput+maxPartitionThroughput-1)/maxPartitionThroughput)
+	for _, t := range []struct {
+		name string
+		ru   int
+	}{{"SHOP_THROUGHPUT", c.Throughput}, {"SHOP_THROUGHPUT_INVENTORY", c.ThroughputInventory}} {
+		switch {
+		case t.ru == 0:
+		case c.Cosmos:
+			return fmt.Errorf("throughput: %s throttles the embedded store; on Cosmos provision the containers' throughput in the account", t.name)
+		case t.ru > maxPartitionThroughput*c.Partitions:
+			return fmt.Errorf("throughput: %s=%d RU/s over %d partitions is more than the %d RU/s one physical partition serves on Cosmos; set SHOP_PARTITIONS to at least %d",
+				t.name, t.ru, c.Partitions, maxPartitionThroughput, (t.ru+maxPartitionThroughput-1)/maxPartitionThroughput)
+		}
 	}
 	return nil
 }

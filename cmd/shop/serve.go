@@ -76,12 +76,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Every store call the API and the workers make is a span and a
 	// measurement; migrations and the sample load below are not.
 	s := store.Traced(raw, tel.TracerProvider(), tel.MeterProvider(), adapterName(cfg))
-	seeded, err := shopstore.Prepare(ctx, raw, shopstore.Preparation{Migrate: cfg.Migrate, Seed: cfg.Seed && !cfg.Cosmos, Throughput: cfg.Throughput}, stdout)
+	seeded, err := shopstore.Prepare(ctx, raw, shopstore.Preparation{Migrate: cfg.Migrate, Seed: cfg.Seed && !cfg.Cosmos,
+		Throughput: cfg.Throughput, Containers: map[string]int{store.InventoryContainer: cfg.ThroughputInventory}}, stdout)
 	if err != nil {
 		return err
 	}
 	if cfg.Throughput > 0 {
 		desc += fmt.Sprintf(", %d RU/s provisioned per container", cfg.Throughput)
+	}
+	if cfg.ThroughputInventory > 0 {
+		desc += fmt.Sprintf(", inventory provisioned %d RU/s apart", cfg.ThroughputInventory)
 	}
 	secret, err := cfg.secret()
 	if err != nil {

@@ -35,6 +35,64 @@ func TestThroughputSetting(t *testing.T) {
 	}
 }
 
+func TestThroughputInventorySetting(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		want int
+		ok   bool
+	}{
+		{"FollowsByDefault", nil, 0, true},
+		{"Set", []string{"SHOP_THROUGHPUT_INVENTORY=16000", "SHOP_PARTITIONS=16"}, 16000, true},
+		{"BesideTheOthers", []string{"SHOP_THROUGHPUT=400", "SHOP_THROUGHPUT_INVENTORY=4000"}, 4000, true},
+		{"MoreThanAPartitionServes", []string{"SHOP_THROUGHPUT_INVENTORY=40001"}, 0, false},
+		{"Negative", []string{"SHOP_THROUGHPUT_INVENTORY=-1"}, 0, false},
+		{"NotANumber", []string{"SHOP_THROUGHPUT_INVENTORY=lots"}, 0, false},
+		{"NotOnCosmos", []string{"SHOP_THROUGHPUT_INVENTORY=400", "COSMOS_ENDPOINT=https://example.documents.azure.com"}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig("serve", nil, envOf(tt.env...), io.Discard)
+			if (err == nil) != tt.ok || (tt.ok && c.ThroughputInventory != tt.want) {
+				t.Errorf("throughput-inventory %d, err %v; want %d, ok %v", c.ThroughputInventory, err, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// TestThroughputInventoryThroughRun: SHOP_THROUGHPUT_INVENTORY provisions
+// the inventory container alone; the others stay as SHOP_THROUGHPUT says
+// (here unlimited).
+func TestThroughputInventoryThroughRun(t *testing.T) {
+	env := shopEnv(t.TempDir(), "SHOP_WORKERS=false", "SHOP_PARTITIONS=4", "SHOP_THROUGHPUT_INVENTORY=800")
+	base, out := runShop(t, env)
+	if !strings.Contains(out.String(), "inventory provisioned 800 RU/s apart") {
+		t.Errorf("the start does not say the inventory's throughput:\n%s", out)
+	}
+	code, body, err := httpDo(http.DefaultClient, "GET", base+"/v1/admin/throughput", testToken(t, "boss", true), nil, nil)
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("GET /v1/admin/throughput = %d, %v: %s", code, err, body)
+	}
+	var got struct {
+		Containers []struct {
+			Container   string  `json:"container"`
+			Provisioned float64 `json:"provisioned"`
+		} `json:"containers"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got.Containers {
+		want := 0.0
+		if c.Container == "inventory" {
+			want = 800
+		}
+		if c.Provisioned != want {
+			t.Errorf("%s: provisioned %v RU/s, want %v", c.Container, c.Provisioned, want)
+		}
+	}
+}
+
 // TestThroughputThroughRun: shop serve with SHOP_THROUGHPUT loads its
 // sample unthrottled, then provisions every container, and reports the
 // partitions on the admin route and on /metrics.

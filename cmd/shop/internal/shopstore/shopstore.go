@@ -76,6 +76,11 @@ type Preparation struct {
 	// many Request Units per second each (0: unlimited), once migrations
 	// and the sample load are done: they are not the shop's traffic.
 	Throughput int
+	// Containers provisions the named containers of the embedded store
+	// apart, each with its own Request Units per second in place of
+	// Throughput (embedded.Store.SetContainerThroughput), as Cosmos
+	// provisions each container; a container at 0 follows Throughput.
+	Containers map[string]int
 }
 
 // Prepare applies the migrations and loads the sample catalog into an
@@ -88,6 +93,11 @@ func Prepare(ctx context.Context, s store.Store, p Preparation, stdout io.Writer
 	}
 	if es, ok := s.(*embedded.Store); ok {
 		es.SetThroughput(float64(p.Throughput))
+		for name, ru := range p.Containers {
+			if ru > 0 {
+				es.SetContainerThroughput(name, float64(ru))
+			}
+		}
 	}
 	return seeded, nil
 }
