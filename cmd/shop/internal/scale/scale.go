@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -44,6 +45,15 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.IntVar(&t.Rate, "rate", 40, "with --status-view: checkouts per second")
 	fs.DurationVar(&t.Duration, "duration", t.Duration, "with --status-view: length of the load")
 	buckets := fs.String("buckets", "1,16", "with --status-view: comma-separated numbers of status buckets to run")
+	flashShards := fs.Bool("flash-shards", false, "instead of the model: one product's checkouts at constant rates against shop serve in a process of its own whose inventory alone is throttled, with its stock split into each number of --shards, then a sell-out, and preallocated units against the counter; --write-docs writes its own section")
+	shards := fs.String("shards", "1,4,16", "with --flash-shards: comma-separated numbers of stock shards to run")
+	rates := fs.String("rates", "50,100,200,350,500", "with --flash-shards: comma-separated checkouts per second to offer, each for --duration")
+	f := FlashOptions{PartitionRU: 1000, SelloutUnits: 200, SelloutRate: 40, PreallocUnits: 1600}
+	fs.IntVar(&f.PartitionRU, "partition-ru", f.PartitionRU, "with --flash-shards: provisioned RU/s of each physical partition of inventory (SHOP_THROUGHPUT_INVENTORY is this × --partitions)")
+	fs.IntVar(&f.SelloutUnits, "sellout-units", f.SelloutUnits, "with --flash-shards: units of the sell-out of each number of shards, bought by half as many buyers again (0: no sell-out)")
+	fs.IntVar(&f.SelloutRate, "sellout-rate", f.SelloutRate, "with --flash-shards: checkouts per second of the sell-out")
+	fs.IntVar(&f.PreallocUnits, "prealloc-units", f.PreallocUnits, "with --flash-shards: unit documents of the comparison of preallocated units with the counter, on a scratch store in this process (0: no comparison)")
+	fs.StringVar(&f.Binary, "shop", "", "with --flash-shards: the shop binary to start (default: this program)")
 	reps := fs.Int("reps", 20, "runs of each measured operation")
 	partitions := fs.Int("partitions", 4, "simulated physical partitions of the embedded store")
 	a := DefaultAssumptions
@@ -70,6 +80,28 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	command := strings.TrimSpace("go run ./cmd/shop scale " + strings.Join(args, " "))
 	out := report.Output{JSON: *jsonOut, Markdown: *markdown, Docs: *writeDocs}
+	if *flashShards {
+		given := map[string]bool{}
+		fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+		f.Duration, f.Partitions = flashDuration, flashPartitions
+		if given["duration"] {
+			f.Duration = t.Duration
+		}
+		if given["partitions"] {
+			f.Partitions = *partitions
+		}
+		var err error
+		if f.Shards, err = parseInts("shards", *shards, 1, maxFlashShards); err != nil {
+			return err
+		}
+		if f.Rates, err = parseInts("rates", *rates, 1, maxFlashRate); err != nil {
+			return err
+		}
+		if err := f.check(); err != nil {
+			return err
+		}
+		return runFlashShards(ctx, f, command, out, stdout, os.Stderr)
+	}
 	if *statusView {
 		t.Partitions = *partitions
 		if err := t.parseBuckets(*buckets); err != nil {

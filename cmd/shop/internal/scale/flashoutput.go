@@ -1,0 +1,276 @@
+package scale
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// cosmosPartitionRUs is what one physical partition of Cosmos serves at
+// most.
+const cosmosPartitionRUs = 10_000
+
+// shardSummary is what the points of one number of shards show.
+type shardSummary struct {
+	Shards int
+	// Partitions is how many inventory partitions the shards' load landed
+	// on, HottestShare the busiest one's part of it, RUPerSale the
+	// inventory's RU per sale: all from the lowest rate, where the
+	// throttle refuses least.
+	Partitions   int
+	HottestShare float64
+	RUPerSale    float64
+	// FollowsUpTo is the highest offered rate up to which every point
+	// sold 90% of it or more (0: none); FirstShort the first that did
+	// not (0: none did not).
+	FollowsUpTo int
+	FirstShort  int
+	// Ceiling is the most sales per second of any point, at CeilingAt
+	// offered, held there by CeilingLimit.
+	Ceiling      float64
+	CeilingAt    int
+	CeilingLimit string
+	// Predicted is the budget of one partition over what its hottest
+	// partition spends per sale: Budget ÷ (RUPerSale × HottestShare).
+	Predicted float64
+}
+
+// summarize sums up the rate points of each number of shards, in the
+// order of the options.
+func summarize(rep FlashReport) []shardSummary {
+	var out []shardSummary
+	for _, n := range rep.Options.Shards {
+		s := shardSummary{Shards: n}
+		following := true
+		for _, p := range rep.Points {
+			if p.Shards != n || p.Sellout {
+				continue
+			}
+			if s.RUPerSale == 0 && p.RUPerSale > 0 {
+				s.Partitions, s.HottestShare, s.RUPerSale = p.ShardPartitions, p.HottestShare, p.RUPerSale
+				if p.HottestShare > 0 {
+					s.Predicted = p.Budget / (p.RUPerSale * p.HottestShare)
+				}
+			}
+			if following && p.Limit() == "" {
+				s.FollowsUpTo = p.Offered
+			} else if following {
+				following, s.FirstShort = false, p.Offered
+			}
+			if p.SalesPerSecond > s.Ceiling {
+				s.Ceiling, s.CeilingAt, s.CeilingLimit = p.SalesPerSecond, p.Offered, p.Limit()
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// randomPlacement is where n shard keys land among p partitions when the
+// hash places each at random, as Cosmos's does: the partitions expected
+// to hold one or more, p·(1 − (1 − 1/p)^n), and the mean of the most
+// shards one partition holds (simulated, a fixed seed).
+func randomPlacement(n, p int) (distinct, fullest float64) {
+	distinct = float64(p) * (1 - math.Pow(1-1/float64(p), float64(n)))
+	const trials = 20000
+	rng := rand.New(rand.NewPCG(35, 16))
+	held := make([]int, p)
+	sum := 0
+	for range trials {
+		clear(held)
+		most := 0
+		for range n {
+			i := rng.IntN(p)
+			held[i]++
+			most = max(most, held[i])
+		}
+		sum += most
+	}
+	return distinct, float64(sum) / trials
+}
+
+func writeFlashMarkdown(w io.Writer, rep FlashReport) {
+	o := rep.Options
+	fmt.Fprintf(w, "Written by `%s` on %s; the run took %s.\n\n", rep.Command, rep.Machine, rep.Elapsed)
+	fmt.Fprintf(w, "- target: `shop serve` in a process of its own (this binary, started for each point on a fresh data directory, no sample data), the load from this process over loopback HTTP; the embedded store with %d simulated physical partitions\n", o.Partitions)
+	fmt.Fprintf(w, "- throttle: `inventory` alone provisioned %s RU/s (`SHOP_THROUGHPUT_INVENTORY`): %s RU/s per physical partition; every other container unlimited (`SHOP_THROUGHPUT=0`), so that the figure is the stock's: the orders, carts and status view a checkout also writes scale with the buyers, spread over their own keys, not with one product\n",
+		count(float64(o.PartitionRU*o.Partitions)), count(float64(o.PartitionRU)))
+	fmt.Fprintf(w, "- each point: one product of %s units (never sold out), split with `PUT /v1/admin/products/{id}/stock/shards` before the load; one buyer per checkout, each a distinct user with one unit in the cart, prepared before the load; the checkouts sent open-loop at the offered rate for %s (each at its time whatever the answers before it), each once, never retried\n",
+		thousands(flashUnits), rep.Duration)
+	if o.SelloutUnits > 0 {
+		fmt.Fprintf(w, "- sell-out: %d units, %d buyers (half as many again) at %d/s: every unit should sell, and every refusal should come once none is left\n",
+			o.SelloutUnits, o.SelloutUnits*3/2, o.SelloutRate)
+	}
+	fmt.Fprintln(w, "- columns: sales/s over the offered window; 503 all carry `Retry-After`, (throttled) those whose problem says the store throttled; out of stock (false): the 409 out-of-stock answers, and of them those given while units remained (the layout read after the load still holds units); inventory RU per sale: what `inventory` spent during the load (`GET /v1/admin/throughput`, less its idle polling) over the sales; checkout RU: a sale's whole `X-Request-Charge`, every container; hottest partition: the inventory partition that spent the most RU/s during the load, against its budget (a partition may spend a little over it: a call admitted with budget left is charged in full); on partitions: how many inventory partitions took a quarter of one shard's share of the load or more; limit: what held the sales under 90% of the offered rate (throttle: the store refused calls; machine: it did not, the two cores did)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| shards | on partitions | offered/s | sent | sales/s | 503 (throttled) | out of stock (false) | other | p99 ms, all / sales | inventory RU per sale | checkout RU | hottest partition RU/s (budget) | inventory calls throttled | limit |")
+	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+	for _, p := range rep.Points {
+		offered := strconv.Itoa(p.Offered)
+		if p.Sellout {
+			offered += fmt.Sprintf(" (sell-out of %d units, %d left)", p.Units, p.AvailableAfter)
+		}
+		fmt.Fprintf(w, "| %d | %d | %s | %d | %s | %d (%d) | %d (%d) | %s | %s / %s | %s | %s | %s (%s) | %d | %s |\n",
+			p.Shards, p.ShardPartitions, offered, p.Sent, count(p.SalesPerSecond), p.Unavailable, p.Throttled, p.OutOfStock, p.FalseRefusals,
+			otherCell(p), count(p.P99Ms), count(p.P99SalesMs), ru(p.RUPerSale), ru(p.CheckoutRU), count(p.HottestRUs), count(p.Budget),
+			p.ThrottledCalls, orDash(p.Limit()))
+	}
+	sums := summarize(rep)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Where each number of shards stops following the offered rate (90% of it or more sold), its most sales per second, and what the throttle predicts: the partition's budget over what the hottest partition spends per sale, budget ÷ (RU per sale × its share of the inventory's RU), the share read at the lowest rate:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| shards | on partitions | hottest partition's share | follows up to (offered/s) | most sales/s (at offered/s, limit) | predicted by the throttle |")
+	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|---|")
+	for _, s := range sums {
+		follows := "none"
+		if s.FollowsUpTo > 0 {
+			follows = strconv.Itoa(s.FollowsUpTo)
+		}
+		if s.FirstShort == 0 {
+			follows += " (every rate)"
+		}
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %s (%d, %s) | %s ÷ (%s × %s) = %s sales/s |\n", s.Shards, s.Partitions, pct2(s.HottestShare), follows,
+			count(s.Ceiling), s.CeilingAt, orDash(s.CeilingLimit), count(float64(o.PartitionRU)), ru(s.RUPerSale), strconv.FormatFloat(s.HottestShare, 'f', 2, 64), count(s.Predicted))
+	}
+	writeFlashCosmos(w, rep, sums)
+	writePreallocMarkdown(w, rep.Prealloc)
+}
+
+// writeFlashCosmos is the arithmetic at Cosmos's sizes.
+func writeFlashCosmos(w io.Writer, rep FlashReport, sums []shardSummary) {
+	if len(sums) == 0 || sums[0].RUPerSale == 0 {
+		return
+	}
+	base := sums[0]
+	perPartition := cosmosPartitionRUs / base.RUPerSale
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "#### On Cosmos, on paper")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "A sale costs its shard's partition %s RU (inventory RU per sale at %d shard%s and the lowest rate: the stock read, the take, the commit, the feed's pass; the embedded store's estimate of Cosmos's charges). One physical partition serves 10,000 RU/s: 10,000 ÷ %s = **%s sales/s per shard's partition**. With N shards the busiest partition takes its share of the sales, so the product sells at most 10,000 ÷ (%s × share):\n\n",
+		ru(base.RUPerSale), base.Shards, plural(base.Shards), ru(base.RUPerSale), count(perPartition), ru(base.RUPerSale))
+	fmt.Fprintln(w, "| shards | placement here: partitions, hottest share | ceiling with that placement | placed at random over as many partitions as shards (Cosmos's hash): partitions expected, fullest holds | ceiling | every shard on its own partition |")
+	fmt.Fprintln(w, "|--:|---|---|---|---|---|")
+	for _, s := range sums {
+		if s.HottestShare == 0 {
+			continue
+		}
+		here := cosmosPartitionRUs / (base.RUPerSale * s.HottestShare)
+		distinct, fullest := randomPlacement(s.Shards, s.Shards)
+		random := perPartition * float64(s.Shards) / fullest
+		fmt.Fprintf(w, "| %d | %d, %s | 10,000 ÷ (%s × %.2f) = %s sales/s | %.1f, %.2f shards | %s × %d ÷ %.2f = %s sales/s | %s × %d = %s sales/s |\n",
+			s.Shards, s.Partitions, pct2(s.HottestShare), ru(base.RUPerSale), s.HottestShare, count(here),
+			distinct, fullest, count(perPartition), s.Shards, fullest, count(random), count(perPartition), s.Shards, count(perPartition*float64(s.Shards)))
+	}
+	last := sums[len(sums)-1].Shards
+	if last < 2 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Only a container with at least as many physical partitions as shards can hold one shard per partition: %d shards need %s RU/s or more of `inventory` (10,000 per partition), or the storage of as many; below that, shards share partitions however their keys hash.\n",
+		last, thousands(int64(last)*cosmosPartitionRUs))
+}
+
+// writePreallocMarkdown is the comparison with preallocated units.
+func writePreallocMarkdown(w io.Writer, p Prealloc) {
+	if p.Units == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "#### Preallocated units against the counter")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Measured on a scratch %s: the counter through the shop's inventory repository (means of 20), and %d unit documents of one product in %d partition keys (`<product>#<g>`, as shards are), each `{\"state\":\"free\"}`, sold out by concurrent buyers, each buyer's claims one after the other.\n\n",
+		p.Store, p.Units, p.Groups)
+	fmt.Fprintln(w, "| operation | RU |")
+	fmt.Fprintln(w, "|---|--:|")
+	for _, r := range [][2]string{
+		{"counter: the checkout's stock read", ru(p.StockRead)},
+		{"counter: the take (one batch: reservation created, stock patched under available >= 1)", ru(p.Take)},
+		{"counter: the reservation's commit", ru(p.Commit)},
+		{"**counter, per sale**", "**" + ru(p.CounterPerSale) + "**"},
+		{"unit: its preallocation (the document created, before the sale)", ru(p.Create)},
+		{"unit: the claim (patch free → held with the order, under state = free; the unit is its own reservation)", ru(p.Claim)},
+		{"unit: a claim that lost (the unit was sold: the condition fails, still charged)", ru(p.FailedClaim)},
+		{"unit: the commit (held → sold)", ru(p.UnitCommit)},
+		{"unit: a query of one partition key for one free unit", ru(p.QueryOne)},
+		{"unit: the same query across every partition", ru(p.QueryCross)},
+	} {
+		fmt.Fprintf(w, "| %s | %s |\n", r[0], r[1])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| finding a free unit | buyers at once | claims per sale | claims per sale, last tenth of the units | RU per sale (finding, claims, commit) | with the preallocation | sales/s per 10,000 RU/s partition | the counter's |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range p.Runs {
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", findName(r.How), r.Claimers, ru(r.TriesPerSale), ru(r.LastTenthTries), ru(r.RUPerSale),
+			ru(r.RUPerSale+p.Create), count(cosmosPartitionRUs/r.RUPerSale), count(cosmosPartitionRUs/p.CounterPerSale))
+	}
+	fmt.Fprintln(w)
+	perSale, lastTenth := probeExpectation(p.Units)
+	fmt.Fprintf(w, "Random probes are a draw: one run's claims per sale vary by a few. On average, selling %d units one claim at a time takes H(%d) = %s claims per sale, and %s per sale over the last tenth (with r units free a probe finds one with probability r ÷ %d, so a sale takes %d ÷ r claims).\n\n",
+		p.Units, p.Units, ru(perSale), ru(lastTenth), p.Units, p.Units)
+	var parts []string
+	for _, r := range p.Runs {
+		v := "dearer than"
+		if r.RUPerSale < p.CounterPerSale {
+			v = "cheaper than"
+		}
+		parts = append(parts, fmt.Sprintf("%s with %d buyers %s RU, %s the counter", findName(r.How), r.Claimers, ru(r.RUPerSale), v))
+	}
+	cheaperWhole := 0
+	for _, r := range p.Runs {
+		if r.RUPerSale+p.Create < p.CounterPerSale {
+			cheaperWhole++
+		}
+	}
+	whole := fmt.Sprintf("%d of the %d", cheaperWhole, len(p.Runs))
+	switch cheaperWhole {
+	case 0:
+		whole = "none"
+	case len(p.Runs):
+		whole = "every one"
+	}
+	fmt.Fprintf(w, "Per sale on the hot path, against the counter's %s RU: %s. With its preallocation counted (%s RU a unit, paid before the sale), %s of these costs less than the counter. Both ways spread a sale's writes over the unit keys exactly as shards spread takes over shard keys, so neither lifts the ceiling of one partition further than as many shards would.\n",
+		ru(p.CounterPerSale), strings.Join(parts, "; "), ru(p.Create), whole)
+}
+
+// findName names a way of finding a free unit.
+func findName(how string) string {
+	if how == findByProbe {
+		return "a unit picked at random, again on a loss"
+	}
+	return "a query of a random key for its first free unit, then its claim"
+}
+
+func otherCell(p FlashPoint) string {
+	if p.Other == 0 {
+		return "0"
+	}
+	var parts []string
+	for code, n := range p.OtherCodes {
+		parts = append(parts, fmt.Sprintf("%d× %s", n, code))
+	}
+	slices.Sort(parts)
+	return fmt.Sprintf("%d (%s)", p.Other, strings.Join(parts, ", "))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// pct2 prints a share as a whole percentage.
+func pct2(v float64) string { return strconv.FormatFloat(v*100, 'f', 0, 64) + "%" }
+
+func ratio(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "×" }
