@@ -51,12 +51,13 @@ const reserveConcurrency = 8
 // created since carries one from its create (CreateProduct), so a missing
 // stock document means its create stopped between the product and the
 // stock: the line is short with 0 available, never sold without a limit.
-func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) error {
+func (w *Writes) checkStock(ctx context.Context, o *domain.Order, c domain.Cart) error {
 	available := make([]int64, len(o.Items))
 	untracked := make([]bool, len(o.Items))
 	var g errgroup.Group
 	g.SetLimit(reserveConcurrency)
-	for i, item := range o.Items {
+	for i := range o.Items {
+		item := &o.Items[i]
 		g.Go(func() error {
 			s, err := w.repos.Inventory.Stock(ctx, item.ProductID, item.SKU)
 			switch {
@@ -67,7 +68,14 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 				return err
 			}
 			available[i] = s.Available
-			return nil
+			if s.Active() > 1 {
+				item.StockShards = s.Active()
+			}
+			if s.Active() > 1 || s.Made() > 1 && s.Available < int64(item.Quantity) {
+				// Split, or merged with units yet to drain home.
+				available[i], err = w.splitStock(ctx, o.ID, *item)
+			}
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -89,6 +97,38 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 		return outOfStock(short)
 	}
 	return nil
+}
+
+// splitStock is what checkStock counts for line l of order orderID whose
+// stock is split (l.StockShards > 1): the units of the shard its take
+// starts on (one more point read, in that shard's partition) when they
+// serve the line; else, read from every shard, the most one shard has if
+// that serves it (the take moves there), and otherwise the sum, which
+// the refusal names. A line is never split across shards, so a line of q
+// units is refused when no shard has q, even if together they do: at
+// most StockShards·(q−1) units can be left unsold that way, none for
+// lines of one unit (docs/scale.md).
+func (w *Writes) splitStock(ctx context.Context, orderID string, l domain.OrderLine) (int64, error) {
+	q := int64(l.Quantity)
+	if k := domain.StartShard(orderID, l.ProductID, l.SKU, l.StockShards); k > 0 {
+		s, err := w.repos.Inventory.Shard(ctx, l.ProductID, l.SKU, k)
+		if err != nil || s.Available >= q {
+			return s.Available, err
+		}
+	}
+	all, err := w.repos.Inventory.Shards(ctx, l.ProductID, l.SKU)
+	if err != nil {
+		return 0, err
+	}
+	var sum, most int64
+	for _, s := range all {
+		sum += s.Available
+		most = max(most, s.Available)
+	}
+	if most >= q {
+		return most, nil
+	}
+	return sum, nil
 }
 
 // tracked reports whether the cart's line of the variant carries an
@@ -146,7 +186,7 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 				return nil
 			}
 			q := int64(l.Quantity)
-			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, l.SKU, o.ID, o.UserID, q, o.CreatedAt))
+			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, l.SKU, o.ID, o.UserID, q, o.CreatedAt), l.StockShards)
 			switch {
 			case err == nil:
 				return nil
@@ -161,7 +201,7 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 			stop.Store(true)
 			var available int64
 			if !errors.Is(err, repo.ErrUntracked) {
-				if s, err := w.repos.Inventory.Stock(ctx, l.ProductID, l.SKU); err == nil {
+				if s, err := w.repos.Inventory.Total(ctx, l.ProductID, l.SKU); err == nil {
 					available = max(s.Available, 0)
 				}
 			}
