@@ -60,6 +60,10 @@ type Stock struct {
 	// domain/shards.go.
 	Shards     int `json:"shards,omitempty"`
 	ShardsMade int `json:"shardsMade,omitempty"`
+	// Sending is the units a transfer took from this shard that its
+	// sender has not yet seen delivered (Transfer): in flight, counted by
+	// a take that would refuse, so it waits for them instead.
+	Sending int64 `json:"sending,omitempty"`
 }
 
 // NewStock is the stock document of the variant sku of productID with n

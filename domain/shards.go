@@ -183,7 +183,8 @@ type StockLayout struct {
 }
 
 // Total is the stock the shards add up to, as the availability copy reads
-// it: their units summed, and their versions summed, which only ever grow
+// it: their units summed (and apart, the units in flight between them),
+// and their versions summed, which only ever grow
 // (every write of a shard moves its version, and shards are never
 // deleted), so a copy taken from a later sum never loses to an earlier
 // one.
@@ -192,6 +193,7 @@ func Total(home Stock, shards []Stock) Stock {
 	t.Shard = 0
 	for _, s := range shards {
 		t.Available += s.Available
+		t.Sending += s.Sending
 		t.Version += s.Version
 	}
 	return t

@@ -109,7 +109,7 @@ func (r *Inventory) Move(ctx context.Context, productID, sku string, from, to in
 	}
 	out, err := r.c.ExecuteBatch(ctx, t.ProductID, []store.BatchOp{
 		{Kind: store.BatchCreate, Item: doc},
-		{Kind: store.BatchPatch, ID: domain.StockIDOf(sku), Patch: stockChange(-units, now),
+		{Kind: store.BatchPatch, ID: domain.StockIDOf(sku), Patch: sending(units, now),
 			Condition: store.Condition{{Path: "available", Op: store.OpGreaterOrEqual, Value: units}}},
 	})
 	if firstFailed(out) == 1 && domain.IsCode(err, domain.EPRECONDITION) {
@@ -124,7 +124,8 @@ func (r *Inventory) Move(ctx context.Context, productID, sku string, from, to in
 // Complete delivers a sent transfer: ONE batch in the receiving shard's
 // partition, the create of the receipt (the transfer's id, so a second
 // delivery conflicts and adds nothing) and the units added to the
-// shard; then the sender's document is marked done. Both documents
+// shard; then ONE batch in the sender's, the transfer marked done (under
+// the condition that it was sent) and the units no longer in flight. Both documents
 // expire after ReleasedTTL, far past any redelivery of the sender's
 // change. A transfer not in state sent is nothing to do.
 func (r *Inventory) Complete(ctx context.Context, t domain.Transfer, now time.Time) error {
@@ -146,38 +147,27 @@ func (r *Inventory) Complete(ctx context.Context, t domain.Transfer, now time.Ti
 	if err != nil && !(firstFailed(out) == 0 && domain.IsCode(err, domain.ECONFLICT)) {
 		return err
 	}
-	_, err = r.c.Patch(ctx, t.ProductID, t.ID, []store.PatchOp{
-		{Op: store.PatchSet, Path: "/state", Value: domain.TransferDone},
-		{Op: store.PatchSet, Path: "/ttl", Value: ReleasedTTL},
-	}, &store.PatchOptions{Condition: store.Condition{{Path: "state", Op: store.OpEqual, Value: domain.TransferSent}}})
+	_, err = r.c.ExecuteBatch(ctx, t.ProductID, []store.BatchOp{
+		{Kind: store.BatchPatch, ID: t.ID, Patch: []store.PatchOp{
+			{Op: store.PatchSet, Path: "/state", Value: domain.TransferDone},
+			{Op: store.PatchSet, Path: "/ttl", Value: ReleasedTTL},
+		}, Condition: store.Condition{{Path: "state", Op: store.OpEqual, Value: domain.TransferSent}}},
+		{Kind: store.BatchPatch, ID: domain.StockIDOf(t.SKU), Patch: []store.PatchOp{
+			{Op: store.PatchIncrement, Path: "/sending", Value: -t.Units},
+			{Op: store.PatchIncrement, Path: "/version", Value: 1},
+		}},
+	})
 	if domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
+		return nil // closed by another deliverer
 	}
 	return err
 }
 
-// InFlight returns the transfers of every stock sent and not yet
-// delivered: a cross-partition query, for the tests and an operator that
-// count every unit (available + held + sold + in flight).
-func (r *Inventory) InFlight(ctx context.Context) ([]domain.Transfer, error) {
-	var out []domain.Transfer
-	for cont := ""; ; {
-		page, next, err := queryPage[domain.Transfer](ctx, r.c, store.Query{
-			Filters: []store.Filter{
-				{Path: "type", Op: store.OpEqual, Value: domain.TypeTransfer},
-				{Path: "state", Op: store.OpEqual, Value: domain.TransferSent},
-			},
-			Limit: store.MaxQueryPageSize, Continuation: cont,
-		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page...)
-		if next == "" {
-			return out, nil
-		}
-		cont = next
-	}
+// sending is the sender's patch of a transfer of units: taken from the
+// shard's available units and counted in flight (Stock.Sending) until
+// the transfer is closed.
+func sending(units int64, now time.Time) []store.PatchOp {
+	return append(stockChange(-units, now), store.PatchOp{Op: store.PatchIncrement, Path: "/sending", Value: units})
 }
 
 // SetShards splits the stock of the variant sku of productID into n

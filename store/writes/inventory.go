@@ -100,35 +100,38 @@ func (w *Writes) checkStock(ctx context.Context, o *domain.Order, c domain.Cart)
 }
 
 // splitStock is what checkStock counts for line l of order orderID whose
-// stock is split (l.StockShards > 1): the units of the shard its take
-// starts on (one more point read, in that shard's partition) when they
-// serve the line; else, read from every shard, the most one shard has if
-// that serves it (the take moves there), and otherwise the sum, which
-// the refusal names. A line is never split across shards, so a line of q
-// units is refused when no shard has q, even if together they do: at
-// most StockShards·(q−1) units can be left unsold that way, none for
-// lines of one unit (docs/scale.md).
+// stock is split (or merged with units yet to drain): the units of the
+// shard its take starts on (one more point read, in that shard's
+// partition) when they serve the line, and otherwise what the shards can
+// serve (servable, one read of each).
 func (w *Writes) splitStock(ctx context.Context, orderID string, l domain.OrderLine) (int64, error) {
-	q := int64(l.Quantity)
 	if k := domain.StartShard(orderID, l.ProductID, l.SKU, l.StockShards); k > 0 {
 		s, err := w.repos.Inventory.Shard(ctx, l.ProductID, l.SKU, k)
-		if err != nil || s.Available >= q {
+		if err != nil || s.Available >= int64(l.Quantity) {
 			return s.Available, err
 		}
 	}
+	return w.servable(ctx, l)
+}
+
+// servable is the most units one line of l's product can be served
+// from: the most one shard has, and the units in flight between shards,
+// which a transfer is about to put in one of them. For a stock never
+// split that is its count. A line is never split across shards, so a
+// line of q units can be refused while the shards hold q together: never
+// more than StockShards·(q−1) units, none for lines of one unit, the
+// flash sale's (docs/scale.md).
+func (w *Writes) servable(ctx context.Context, l domain.OrderLine) (int64, error) {
 	all, err := w.repos.Inventory.Shards(ctx, l.ProductID, l.SKU)
 	if err != nil {
 		return 0, err
 	}
-	var sum, most int64
+	var most, inFlight int64
 	for _, s := range all {
-		sum += s.Available
 		most = max(most, s.Available)
+		inFlight += s.Sending
 	}
-	if most >= q {
-		return most, nil
-	}
-	return sum, nil
+	return most + inFlight, nil
 }
 
 // tracked reports whether the cart's line of the variant carries an
@@ -201,8 +204,8 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 			stop.Store(true)
 			var available int64
 			if !errors.Is(err, repo.ErrUntracked) {
-				if s, err := w.repos.Inventory.Total(ctx, l.ProductID, l.SKU); err == nil {
-					available = max(s.Available, 0)
+				if n, err := w.servable(ctx, l); err == nil {
+					available = max(n, 0)
 				}
 			}
 			if errors.Is(err, repo.ErrReleased) {
