@@ -222,10 +222,17 @@ type stockView struct {
 	Available   int64     `json:"available"`
 	Status      string    `json:"status"`
 	LastUpdated time.Time `json:"lastUpdated"`
+	// Shards is how many shards a split stock's takes start on (absent
+	// for one never split); Available is then the sum of every shard.
+	Shards int `json:"shards,omitempty"`
 }
 
 func viewStock(s domain.Stock) stockView {
-	return stockView{ProductID: s.ProductID, SKU: s.SKU, Available: s.Available, Status: domain.StatusOf(s.Available), LastUpdated: s.LastUpdated}
+	v := stockView{ProductID: s.ProductID, SKU: s.SKU, Available: s.Available, Status: domain.StatusOf(s.Available), LastUpdated: s.LastUpdated}
+	if s.Made() > 1 {
+		v.Shards = s.Active()
+	}
+	return v
 }
 
 // handleStockGet is the admin's count of a product: one point read in
@@ -243,8 +250,12 @@ func handleStockGet(inventory *repo.Inventory) http.HandlerFunc {
 			return
 		}
 		s, err := inventory.Stock(r.Context(), id, sku)
+		if err == nil && s.Made() > 1 {
+			// Split: the sum of the shards, one more read each.
+			s, err = inventory.Total(r.Context(), id, sku)
+		}
 		if errors.Is(err, repo.ErrUntracked) && sku == "" {
-			err = domain.Errorf(domain.ENOTFOUND, "the stock of %q is not tracked, or it is sold in variants: name one with ?sku=", id)
+			err = untracked(id)
 		}
 		if err != nil {
 			writeProblem(w, r, err)
@@ -252,6 +263,73 @@ func handleStockGet(inventory *repo.Inventory) http.HandlerFunc {
 		}
 		setETag(w, s.ETag)
 		encode(w, http.StatusOK, viewStock(s))
+	}
+}
+
+func untracked(id string) error {
+	return domain.Errorf(domain.ENOTFOUND, "the stock of %q is not tracked, or it is sold in variants: name one with ?sku=", id)
+}
+
+// shardsRequest splits a stock into shards, or merges it back.
+type shardsRequest struct {
+	Shards *int `json:"shards" validate:"required,min=1,max=64"`
+}
+
+// handleShardsGet is the admin's view of a stock's shards: one point read
+// of each (repo.Inventory.Layout).
+func handleShardsGet(inventory *repo.Inventory) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathProductID(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		sku, err := skuParam(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		l, err := inventory.Layout(r.Context(), id, sku)
+		if errors.Is(err, repo.ErrUntracked) && sku == "" {
+			err = untracked(id)
+		}
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, l)
+	}
+}
+
+// handleShardsPut splits a product's stock into shards or merges it back
+// (writes.SetShards): a hot product's sales spread over that many
+// partitions (docs/scale.md).
+func handleShardsPut(ws *writes.Writes) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathProductID(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		req, err := decode[shardsRequest](r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		sku, err := skuParam(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		l, err := ws.SetShards(r.Context(), id, sku, *req.Shards)
+		if errors.Is(err, repo.ErrUntracked) {
+			err = domain.Errorf(domain.ENOTFOUND, "the stock of %s is not tracked", domain.LineLabel(id, sku))
+		}
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		encode(w, http.StatusOK, l)
 	}
 }
 

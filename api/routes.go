@@ -92,6 +92,8 @@ func (s *server) routes(d Deps) http.Handler {
 				r.Delete("/products/{productId}", handleProductDelete(s.writes))
 				r.Get("/admin/products/{productId}/stock", handleStockGet(s.repos.Inventory))
 				r.Put("/admin/products/{productId}/stock", handleStockPut(s.writes))
+				r.Get("/admin/products/{productId}/stock/shards", handleShardsGet(s.repos.Inventory))
+				r.Put("/admin/products/{productId}/stock/shards", handleShardsPut(s.writes))
 				r.Put("/categories/{categoryId}", handleCategoryPut(s.writes))
 				r.Get("/admin/orders", handleAdminOrders(s.repos.OrderSummaries, s.now))
 				r.Patch("/admin/orders/{userId}/{orderId}", handleAdminOrderPatch(s.writes))

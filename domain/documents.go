@@ -314,6 +314,10 @@ type OrderLine struct {
 	// stock (its cart line carried no availability status): it has no
 	// units to take.
 	Unlimited bool `json:"unlimited,omitempty"`
+	// StockShards is how many shards the line's stock was split into
+	// when the order was made (0: not split): its take starts on
+	// StartShard of that count, whatever the count is now.
+	StockShards int `json:"stockShards,omitempty"`
 }
 
 // Idempotency records a checkout's Idempotency-Key in the user's orders

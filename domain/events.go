@@ -177,7 +177,7 @@ func NewOrderEvent(o Order, from string) (Event, bool) {
 		OccurredAt: o.LastUpdated,
 		Order: &OrderEventData{
 			ID: o.ID, UserID: o.UserID, Status: o.Status, PreviousStatus: from,
-			Customer: o.Customer, Items: o.Items, ItemCount: o.ItemCount,
+			Customer: o.Customer, Items: eventLines(o.Items), ItemCount: o.ItemCount,
 			SubtotalCents: o.SubtotalCents, TotalCents: o.TotalCents, Currency: Currency,
 			ShippingAddress: o.ShippingAddress, CreatedAt: o.CreatedAt,
 			Payment: cmp.Or(o.PaymentStatus(), "none"), Rejection: o.Rejection,
@@ -242,4 +242,14 @@ func ProductEventsOf(p Product) []Event {
 		})
 	}
 	return events
+}
+
+// eventLines are an order's lines as its events carry them: without the
+// shard count of their stock, the shop's own bookkeeping.
+func eventLines(lines []OrderLine) []OrderLine {
+	out := slices.Clone(lines)
+	for i := range out {
+		out[i].StockShards = 0
+	}
+	return out
 }

@@ -49,6 +49,21 @@ type Stock struct {
 	// product only ever moves forward.
 	Version     int64     `json:"version"`
 	LastUpdated time.Time `json:"lastUpdated"`
+	// Shard is the index of this document among the stock's shards: 0
+	// for the home document (ProductID is the product's id), k ≥ 1 for a
+	// TypeStockShard document in partition ShardKey(product, k).
+	Shard int `json:"shard,omitempty"`
+	// Shards, on the home document only, is how many shards takes start
+	// on (0 and 1: the stock is not split), and ShardsMade how many shard
+	// documents exist (shards 0 … ShardsMade−1; a merge retires shards
+	// but never deletes them, so ShardsMade never goes down): see
+	// domain/shards.go.
+	Shards     int `json:"shards,omitempty"`
+	ShardsMade int `json:"shardsMade,omitempty"`
+	// Sending is the units a transfer took from this shard that its
+	// sender has not yet seen delivered (Transfer): in flight, counted by
+	// a take that would refuse, so it waits for them instead.
+	Sending int64 `json:"sending,omitempty"`
 }
 
 // NewStock is the stock document of the variant sku of productID with n
@@ -142,6 +157,12 @@ type Reservation struct {
 	Quantity  int64     `json:"quantity"`
 	State     string    `json:"state"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Shard is the shard of a split stock the reservation is in (its
+	// ProductID is then ShardKey(product, Shard)); MovedTo, on a
+	// reservation in state ReservationMoved, the shard its take went on
+	// to (domain/shards.go).
+	Shard   int  `json:"shard,omitempty"`
+	MovedTo *int `json:"movedTo,omitempty"`
 }
 
 // ReservationID is the id of the reservation of orderID's line of the

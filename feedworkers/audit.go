@@ -67,6 +67,8 @@ var Kinds = map[string]map[string]string{
 	},
 	store.InventoryContainer: {
 		domain.TypeStock:       RoleSource,
+		domain.TypeStockShard:  RoleSource,
+		domain.TypeTransfer:    RoleBookkeeping,
 		domain.TypeReservation: RoleCopy,
 	},
 	store.ProductsByCategoryContainer: {domain.TypeProductSummary: RoleCopy},
@@ -256,11 +258,13 @@ type audit struct {
 	report AuditReport
 
 	index    domain.Categories
-	products map[string]domain.Product  // every product, deleted ones too
-	stock    map[string]domain.Stock    // by domain.LineLabel(product id, SKU)
-	orders   map[[2]string]domain.Order // by (userId, id)
-	byUser   map[string][]domain.Order
-	reviews  map[string][]domain.Review // by product id
+	products map[string]domain.Product // every product, deleted ones too
+	stock    map[string]domain.Stock   // by domain.LineLabel(product id, SKU)
+	// shardUnits is the units of a split stock's further shards, by label.
+	shardUnits map[string]int64
+	orders     map[[2]string]domain.Order // by (userId, id)
+	byUser     map[string][]domain.Order
+	reviews    map[string][]domain.Review // by product id
 
 	// What the scans of the copies met, for the checks of missing copies.
 	summarySeen    map[[2]string]bool // (categoryId, productId)
@@ -280,6 +284,7 @@ func (a *audit) run(ctx context.Context) error {
 	}
 	a.index = idx
 	a.products, a.stock, a.orders, a.byUser = map[string]domain.Product{}, map[string]domain.Stock{}, map[[2]string]domain.Order{}, map[string][]domain.Order{}
+	a.shardUnits = map[string]int64{}
 	a.summarySeen, a.entrySeen, a.ledgers = map[[2]string]bool{}, map[[2]string]bool{}, map[string]domain.SearchLedger{}
 	a.summaries, a.orderSummaries = map[string]bool{}, map[[2]string]bool{}
 	a.reviews = map[string][]domain.Review{}
@@ -381,6 +386,12 @@ func (a *audit) source(_ context.Context, typ string, item []byte) error {
 			return err
 		}
 		a.stock[domain.LineLabel(s.ProductID, s.SKU)] = s
+	case domain.TypeStockShard:
+		s, err := repo.Decode[domain.Stock](item)
+		if err != nil {
+			return err
+		}
+		a.shardUnits[domain.LineLabel(s.Product(), s.SKU)] += s.Available
 	case domain.TypeOrder:
 		o, err := repo.Decode[domain.Order](item)
 		if err != nil {

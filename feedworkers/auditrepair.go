@@ -17,7 +17,7 @@ import (
 // version: unlike InventoryToProducts it also rewrites a copy that claims
 // the stock's version and says another status.
 func (h *Handlers) repairAvailability(ctx context.Context, id, sku string) error {
-	s, err := h.repos.Inventory.Stock(ctx, id, sku)
+	s, err := h.repos.Inventory.Total(ctx, id, sku)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,11 @@ import (
 )
 
 // Inventory is the handler of the inventory feed: a product whose stock
-// changed gets its availability copy (InventoryToProducts). Reservations
-// share the container and are skipped.
+// changed, in any of its shards, gets its availability copy
+// (InventoryToProducts); a transfer of units between shards whose sender
+// wrote it is delivered (repo.Inventory.Complete), so a mover that died
+// half way loses nothing. Reservations share the container and are
+// skipped.
 func (h *Handlers) Inventory(ctx context.Context, b changefeed.Batch) error {
 	seen := map[string]bool{} // by product and SKU
 	for _, it := range b.Items {
@@ -21,19 +24,30 @@ func (h *Handlers) Inventory(ctx context.Context, b changefeed.Batch) error {
 		if err != nil {
 			return err
 		}
-		if hd.Type != domain.TypeStock {
+		switch hd.Type {
+		case domain.TypeTransfer:
+			t, err := decodeItem[domain.Transfer](it)
+			if err != nil {
+				return err
+			}
+			if err := h.repos.Inventory.Complete(ctx, t, h.now()); err != nil {
+				return err
+			}
+			continue
+		case domain.TypeStock, domain.TypeStockShard:
+		default:
 			continue
 		}
 		s, err := decodeItem[domain.Stock](it)
 		if err != nil {
 			return err
 		}
-		label := domain.LineLabel(s.ProductID, s.SKU)
+		label := domain.LineLabel(s.Product(), s.SKU)
 		if seen[label] {
 			continue
 		}
 		seen[label] = true
-		if err := h.InventoryToProducts(ctx, s.ProductID, s.SKU); err != nil {
+		if err := h.InventoryToProducts(ctx, s.Product(), s.SKU); err != nil {
 			return err
 		}
 	}
@@ -41,26 +55,33 @@ func (h *Handlers) Inventory(ctx context.Context, b changefeed.Batch) error {
 }
 
 // InventoryToProducts brings the availability status of the product's
-// variant sku ("" for a product without variants) up to its stock. It reads the CURRENT stock (one point read per product and
-// batch) rather than trusting the feed's version, so a duplicate or late
-// version cannot move the copy back, and writes the product only when
-// the status changes (domain.Product.ApplyStock): a sale that leaves the
-// product in stock costs no product write, and so no fan-out.
+// variant sku ("" for a product without variants) up to its stock. It
+// reads the CURRENT stock, every shard of it (one point read for a stock
+// never split, one per shard for a split one: domain.Total), rather than
+// trusting the feed's version, so a duplicate or late version cannot move
+// the copy back, and writes the product only when the status changes
+// (domain.Product.ApplyStock): a sale that leaves the product in stock
+// costs no product write, and so no fan-out. The copy of a split stock
+// is as fresh as this feed: it lags the shards by the feed's delay, and a
+// sum read while a transfer is in flight misses its units until the
+// receipt's change comes by. Units that reached a retired shard are
+// drained home (repo.Inventory.Drain).
 func (h *Handlers) InventoryToProducts(ctx context.Context, productID, sku string) error {
-	s, err := h.repos.Inventory.Stock(ctx, productID, sku)
+	all, err := h.repos.Inventory.Shards(ctx, productID, sku)
 	if err != nil {
 		return err
 	}
+	s := domain.Total(all[0], all[1:])
 	_, err = h.repos.Products.UpdateAny(ctx, productID, func(p *domain.Product) error {
 		if !p.ApplyStock(s, h.now()) {
 			return repo.ErrUnchanged
 		}
 		return nil
 	})
-	if errors.Is(err, repo.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
+	if err != nil && !errors.Is(err, repo.ErrUnchanged) && !domain.IsCode(err, domain.ENOTFOUND) {
+		return err
 	}
-	return err
+	return h.repos.Inventory.Drain(ctx, all, h.now())
 }
 
 // Sweeper carries on the checkouts nobody is carrying on any more (their

@@ -62,7 +62,7 @@ func TestSweeperCarriesOnADeadCheckout(t *testing.T) {
 		if o, err = repos.Orders.Open(t.Context(), o, domain.Idempotency{Key: "k-" + user, RequestHash: "h", CreatedAt: at}); err != nil {
 			t.Fatal(err)
 		}
-		if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "", o.ID, user, int64(n), at)); err != nil {
+		if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "", o.ID, user, int64(n), at), 0); err != nil {
 			t.Fatal(err)
 		}
 		return o
@@ -130,7 +130,7 @@ func TestOrdersFeedReplayReleasesACancelledOrderOnce(t *testing.T) {
 	lamp := createProduct(t, repos, "lamp", "home", 1000)
 	addToCart(t, repos, "ann", lamp, 4)
 	o := placeOrder(t, repos, "ann", "o-ann")
-	if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "", o.ID, "ann", 4, now)); err != nil {
+	if err := repos.Inventory.Reserve(t.Context(), domain.NewReservation("lamp", "", o.ID, "ann", 4, now), 0); err != nil {
 		t.Fatal(err)
 	}
 	batch := func(o domain.Order) changefeed.Batch {

@@ -60,7 +60,7 @@ func TestCrossPartitionReadersReadPastShortPages(t *testing.T) {
 		if _, err := repos.Orders.Open(ctx, o, domain.Idempotency{Key: "k-" + user, RequestHash: "h", CreatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
-		if err := repos.Inventory.Reserve(ctx, domain.NewReservation("p1", "", o.ID, user, 1, now)); err != nil {
+		if err := repos.Inventory.Reserve(ctx, domain.NewReservation("p1", "", o.ID, user, 1, now), 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/reference-shop/shop/domain"
@@ -56,6 +57,9 @@ func (r *Inventory) SetStock(ctx context.Context, productID, sku string, n int64
 		ifMatch: ifMatch,
 		create:  func() domain.Stock { return domain.NewStock(productID, sku, 0, now) },
 	}, func(s *domain.Stock) error {
+		if s.Active() > 1 {
+			return domain.Errorf(domain.ECONFLICT, "the stock of %s is split into %d shards: merge it into one (PUT its stock/shards with {\"shards\": 1}) before counting it", domain.LineLabel(productID, sku), s.Active())
+		}
 		s.Available = n
 		s.Version++
 		s.LastUpdated = now.UTC()
@@ -69,21 +73,73 @@ func (r *Inventory) CreateStock(ctx context.Context, s domain.Stock) (domain.Sto
 	return CreateDoc(ctx, r.c, s.ProductID, s)
 }
 
-// Reserve takes res.Quantity units of res.ProductID for its order in ONE
-// transactional batch in the product's partition: the create of the
-// reservation, and a patch of the stock (available −q, version +1) under
-// the condition available >= q. One conditional write, no read-modify-
-// write loop: of two checkouts racing for the last unit one batch
-// commits, the other's condition fails. ErrShort when the stock cannot
-// serve; ErrUntracked when the product has no stock; a reservation that
-// exists already (a retry of the same order, or a second worker) takes
-// nothing again: held or committed it is the take, released it is
-// ErrReleased (the order's units were given back, or refused for good
-// before this take: Release).
-func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
+// Reserve takes res.Quantity units of the variant res.SKU of
+// res.ProductID for its order: ONE transactional batch in the partition
+// of the shard it takes from, the create of the reservation and a patch
+// of the shard's stock (available −q, version +1) under the condition
+// available >= q. One conditional write, no read-modify-write loop: of
+// two checkouts racing for the last unit one batch commits, the other's
+// condition fails.
+//
+// shards is the order line's OrderLine.StockShards: the take starts on
+// domain.StartShard of it (the home document for a stock never split).
+// Short there, it reads every shard and moves on to one with enough,
+// leaving a marker where it was short (domain/shards.go); it answers
+// ErrShort only when no shard had enough. ErrUntracked when the product
+// has no stock. A reservation that exists already (a retry of the same
+// order, or a second worker) takes nothing again: held or committed it is
+// the take, moved it is followed, released it is ErrReleased (the order's
+// units were given back, or refused for good before this take: Release).
+func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards int) error {
+	product := res.ProductID
+	cur := domain.StartShard(res.OrderID, product, res.SKU, shards)
+	visited := map[int]bool{}
+	for range domain.MaxStockShards + 1 {
+		visited[cur] = true
+		prior, err := r.reserveAt(ctx, res.At(cur))
+		switch {
+		case prior != nil:
+			next, err := follow(*prior)
+			if err != nil || next < 0 {
+				return err
+			}
+			cur = next
+			continue
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrUntracked) && cur == 0:
+			return err
+		case !errors.Is(err, ErrShort) && !errors.Is(err, ErrUntracked):
+			return err
+		}
+		next, err := r.roomFor(ctx, product, res.SKU, res.Quantity, visited)
+		if err != nil {
+			return err
+		}
+		marker := res.At(cur).Moved(next, res.CreatedAt)
+		if _, err := CreateDoc(ctx, r.c, marker.ProductID, marker); domain.IsCode(err, domain.ECONFLICT) {
+			// Another attempt of this take got here first: go its way.
+			prior, err := ReadDoc[domain.Reservation](ctx, r.c, marker.ProductID, marker.ID)
+			if err != nil {
+				return err
+			}
+			if next, err = follow(prior); err != nil || next < 0 {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		cur = next
+	}
+	return ErrShort // a chain longer than the shards: cannot happen
+}
+
+// reserveAt is the take's batch on the shard res is placed on
+// (Reservation.At). A reservation there already is answered as prior.
+func (r *Inventory) reserveAt(ctx context.Context, res domain.Reservation) (prior *domain.Reservation, err error) {
 	doc, err := encode(res)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out, err := r.c.ExecuteBatch(ctx, res.ProductID, []store.BatchOp{
 		{Kind: store.BatchCreate, Item: doc},
@@ -92,78 +148,113 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation) error {
 	})
 	switch failed := firstFailed(out); {
 	case err == nil:
-		return nil
+		return nil, nil
 	case failed == 0 && domain.IsCode(err, domain.ECONFLICT):
-		prior, err := ReadDoc[domain.Reservation](ctx, r.c, res.ProductID, res.ID)
-		if err == nil && prior.State == domain.ReservationReleased {
-			return ErrReleased
+		p, err := ReadDoc[domain.Reservation](ctx, r.c, res.ProductID, res.ID)
+		if err != nil {
+			return nil, err
 		}
-		return err
+		return &p, nil
 	case failed == 1 && domain.IsCode(err, domain.EPRECONDITION):
-		return ErrShort
+		return nil, ErrShort
 	case failed == 1 && domain.IsCode(err, domain.ENOTFOUND):
-		return ErrUntracked
+		return nil, ErrUntracked
 	}
-	return err
+	return nil, err
 }
 
-// Release puts the units of the order's reservation of the variant sku of
-// productID back in stock, exactly once: ONE batch of a patch of the reservation (state
+// follow reads a reservation found where a take or a release looked:
+// the shard the take went on to (moved), or −1 with the answer: nil for a
+// take that stands (held, committed), ErrReleased for one given back.
+func follow(r domain.Reservation) (int, error) {
+	switch {
+	case r.State == domain.ReservationMoved && r.MovedTo != nil:
+		return *r.MovedTo, nil
+	case r.State == domain.ReservationReleased:
+		return -1, ErrReleased
+	}
+	return -1, nil
+}
+
+// Release puts the units of the order's reservation of the variant sku
+// of productID back in the shard they came from, exactly once (shards as
+// Reserve: the chain of the take is followed from its start). At the
+// end of the chain, ONE batch of a patch of the reservation (state
 // released) under the condition that it is not released yet, and a patch
-// of the stock (available +q). A reservation already released is nothing
-// to do. One never made is created released, with nothing to give back:
-// a worker still taking the order's units (a checkout that lost its race
-// to the sweeper) then finds its take refused (Reserve: ErrReleased), so
-// no unit is ever held for an order that ended.
-func (r *Inventory) Release(ctx context.Context, productID, sku, orderID string, now time.Time) error {
+// of that shard's stock (available +q). A reservation already released
+// is nothing to do. One never made is created released, with nothing to
+// give back: a worker still taking the order's units (a checkout that
+// lost its race to the sweeper) then finds its take refused (Reserve:
+// ErrReleased), so no unit is ever held for an order that ended.
+func (r *Inventory) Release(ctx context.Context, productID, sku, orderID string, shards int, now time.Time) error {
 	return Retry(ctx, func() error {
-		res, err := ReadDoc[domain.Reservation](ctx, r.c, productID, domain.ReservationID(orderID, sku))
-		switch {
-		case domain.IsCode(err, domain.ENOTFOUND):
-			ttl := ReleasedTTL
-			tomb := domain.Reservation{
-				Meta:      domain.Meta{ID: domain.ReservationID(orderID, sku), Type: domain.TypeReservation, SchemaVersion: domain.SchemaVersion, TTL: &ttl},
-				ProductID: productID, SKU: sku, OrderID: orderID, State: domain.ReservationReleased, CreatedAt: now.UTC(),
+		cur := domain.StartShard(orderID, productID, sku, shards)
+		for range domain.MaxStockShards + 1 {
+			key := domain.ShardKey(productID, cur)
+			res, err := ReadDoc[domain.Reservation](ctx, r.c, key, domain.ReservationID(orderID, sku))
+			switch {
+			case domain.IsCode(err, domain.ENOTFOUND):
+				ttl := ReleasedTTL
+				tomb := domain.Reservation{
+					Meta:      domain.Meta{ID: domain.ReservationID(orderID, sku), Type: domain.TypeReservation, SchemaVersion: domain.SchemaVersion, TTL: &ttl},
+					ProductID: key, SKU: sku, OrderID: orderID, State: domain.ReservationReleased, CreatedAt: now.UTC(), Shard: cur,
+				}
+				_, err := CreateDoc(ctx, r.c, key, tomb)
+				if domain.IsCode(err, domain.ECONFLICT) {
+					return Lost(err) // a take went in first: release it
+				}
+				return err
+			case err != nil:
+				return err
+			case res.State == domain.ReservationReleased:
+				return nil
+			case res.State == domain.ReservationMoved && res.MovedTo != nil:
+				cur = *res.MovedTo
+				continue
 			}
-			_, err := CreateDoc(ctx, r.c, productID, tomb)
-			if domain.IsCode(err, domain.ECONFLICT) {
-				return Lost(err) // a take went in first: release it
+			_, err = r.c.ExecuteBatch(ctx, key, []store.BatchOp{
+				{Kind: store.BatchPatch, ID: res.ID, Patch: []store.PatchOp{
+					{Op: store.PatchSet, Path: "/state", Value: domain.ReservationReleased},
+					{Op: store.PatchSet, Path: "/ttl", Value: ReleasedTTL},
+				},
+					Condition: store.Condition{{Path: "state", Op: store.OpNotEqual, Value: domain.ReservationReleased}}},
+				{Kind: store.BatchPatch, ID: domain.StockIDOf(sku), Patch: stockChange(res.Quantity, now)},
+			})
+			if domain.IsCode(err, domain.EPRECONDITION) {
+				// Released meanwhile by another settler.
+				return nil
 			}
 			return err
-		case err != nil:
-			return err
-		case res.State == domain.ReservationReleased:
-			return nil
 		}
-		_, err = r.c.ExecuteBatch(ctx, productID, []store.BatchOp{
-			{Kind: store.BatchPatch, ID: res.ID, Patch: []store.PatchOp{
-				{Op: store.PatchSet, Path: "/state", Value: domain.ReservationReleased},
-				{Op: store.PatchSet, Path: "/ttl", Value: ReleasedTTL},
-			},
-				Condition: store.Condition{{Path: "state", Op: store.OpNotEqual, Value: domain.ReservationReleased}}},
-			{Kind: store.BatchPatch, ID: domain.StockIDOf(sku), Patch: stockChange(res.Quantity, now)},
-		})
-		if domain.IsCode(err, domain.EPRECONDITION) {
-			// Released meanwhile by another settler.
-			return nil
-		}
-		return err
+		return nil
 	})
 }
 
 // Commit marks the order's reservation of the variant sku of productID
-// committed: its order
-// sold its units (domain.StockSold), and the reservation's state follows
-// the order's, as the audit checks. One conditional patch (state held →
-// committed); anything else is nothing to do.
-func (r *Inventory) Commit(ctx context.Context, productID, sku, orderID string) error {
-	_, err := r.c.Patch(ctx, productID, domain.ReservationID(orderID, sku),
-		[]store.PatchOp{{Op: store.PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
-		&store.PatchOptions{Condition: store.Condition{{Path: "state", Op: store.OpEqual, Value: domain.ReservationHeld}}})
-	if domain.IsCode(err, domain.EPRECONDITION) || domain.IsCode(err, domain.ENOTFOUND) {
-		return nil
+// committed (shards as Reserve): its order sold its units
+// (domain.StockSold), and the reservation's state follows the order's,
+// as the audit checks. One conditional patch (state held → committed) at
+// the end of the take's chain; anything else is nothing to do.
+func (r *Inventory) Commit(ctx context.Context, productID, sku, orderID string, shards int) error {
+	cur := domain.StartShard(orderID, productID, sku, shards)
+	for range domain.MaxStockShards + 1 {
+		key, id := domain.ShardKey(productID, cur), domain.ReservationID(orderID, sku)
+		_, err := r.c.Patch(ctx, key, id,
+			[]store.PatchOp{{Op: store.PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
+			&store.PatchOptions{Condition: store.Condition{{Path: "state", Op: store.OpEqual, Value: domain.ReservationHeld}}})
+		switch {
+		case domain.IsCode(err, domain.ENOTFOUND):
+			return nil
+		case !domain.IsCode(err, domain.EPRECONDITION):
+			return err
+		}
+		res, err := ReadDoc[domain.Reservation](ctx, r.c, key, id)
+		if err != nil || res.State != domain.ReservationMoved || res.MovedTo == nil {
+			return err
+		}
+		cur = *res.MovedTo
 	}
-	return err
+	return nil
 }
 
 // Held returns one page of the reservations still held, across every

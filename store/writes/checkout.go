@@ -154,7 +154,7 @@ func (w *Writes) claim(ctx context.Context, req CheckoutRequest) (domain.Order, 
 		for i := range o.Items {
 			o.Items[i].Unlimited = !tracked(*c, o.Items[i].ProductID, o.Items[i].SKU)
 		}
-		if err := w.checkStock(ctx, o, *c); err != nil {
+		if err := w.checkStock(ctx, &o, *c); err != nil {
 			return err
 		}
 		c.MarkPending(o.ID, t)

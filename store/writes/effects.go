@@ -74,10 +74,12 @@ func (w *Writes) SettleStock(ctx context.Context, o domain.Order) error {
 	case st.InProgress:
 		return nil
 	case st.Stock == domain.StockSold:
-		return w.eachLine(o, func(l domain.OrderLine) error { return w.repos.Inventory.Commit(ctx, l.ProductID, l.SKU, o.ID) })
+		return w.eachLine(o, func(l domain.OrderLine) error {
+			return w.repos.Inventory.Commit(ctx, l.ProductID, l.SKU, o.ID, l.StockShards)
+		})
 	case st.Stock == domain.StockReturned:
 		return w.eachLine(o, func(l domain.OrderLine) error {
-			return w.repos.Inventory.Release(ctx, l.ProductID, l.SKU, o.ID, w.now())
+			return w.repos.Inventory.Release(ctx, l.ProductID, l.SKU, o.ID, l.StockShards, w.now())
 		})
 	}
 	return nil

@@ -51,12 +51,13 @@ const reserveConcurrency = 8
 // created since carries one from its create (CreateProduct), so a missing
 // stock document means its create stopped between the product and the
 // stock: the line is short with 0 available, never sold without a limit.
-func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) error {
+func (w *Writes) checkStock(ctx context.Context, o *domain.Order, c domain.Cart) error {
 	available := make([]int64, len(o.Items))
 	untracked := make([]bool, len(o.Items))
 	var g errgroup.Group
 	g.SetLimit(reserveConcurrency)
-	for i, item := range o.Items {
+	for i := range o.Items {
+		item := &o.Items[i]
 		g.Go(func() error {
 			s, err := w.repos.Inventory.Stock(ctx, item.ProductID, item.SKU)
 			switch {
@@ -67,7 +68,14 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 				return err
 			}
 			available[i] = s.Available
-			return nil
+			if s.Active() > 1 {
+				item.StockShards = s.Active()
+			}
+			if s.Active() > 1 || s.Made() > 1 && s.Available < int64(item.Quantity) {
+				// Split, or merged with units yet to drain home.
+				available[i], err = w.splitStock(ctx, o.ID, *item)
+			}
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -89,6 +97,41 @@ func (w *Writes) checkStock(ctx context.Context, o domain.Order, c domain.Cart) 
 		return outOfStock(short)
 	}
 	return nil
+}
+
+// splitStock is what checkStock counts for line l of order orderID whose
+// stock is split (or merged with units yet to drain): the units of the
+// shard its take starts on (one more point read, in that shard's
+// partition) when they serve the line, and otherwise what the shards can
+// serve (servable, one read of each).
+func (w *Writes) splitStock(ctx context.Context, orderID string, l domain.OrderLine) (int64, error) {
+	if k := domain.StartShard(orderID, l.ProductID, l.SKU, l.StockShards); k > 0 {
+		s, err := w.repos.Inventory.Shard(ctx, l.ProductID, l.SKU, k)
+		if err != nil || s.Available >= int64(l.Quantity) {
+			return s.Available, err
+		}
+	}
+	return w.servable(ctx, l)
+}
+
+// servable is the most units one line of l's product can be served
+// from: the most one shard has, and the units in flight between shards,
+// which a transfer is about to put in one of them. For a stock never
+// split that is its count. A line is never split across shards, so a
+// line of q units can be refused while the shards hold q together: never
+// more than StockShards·(q−1) units, none for lines of one unit, the
+// flash sale's (docs/scale.md).
+func (w *Writes) servable(ctx context.Context, l domain.OrderLine) (int64, error) {
+	all, err := w.repos.Inventory.Shards(ctx, l.ProductID, l.SKU)
+	if err != nil {
+		return 0, err
+	}
+	var most, inFlight int64
+	for _, s := range all {
+		most = max(most, s.Available)
+		inFlight += s.Sending
+	}
+	return most + inFlight, nil
 }
 
 // tracked reports whether the cart's line of the variant carries an
@@ -146,7 +189,7 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 				return nil
 			}
 			q := int64(l.Quantity)
-			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, l.SKU, o.ID, o.UserID, q, o.CreatedAt))
+			err := w.repos.Inventory.Reserve(ctx, domain.NewReservation(l.ProductID, l.SKU, o.ID, o.UserID, q, o.CreatedAt), l.StockShards)
 			switch {
 			case err == nil:
 				return nil
@@ -161,8 +204,8 @@ func (w *Writes) takeOnce(ctx context.Context, o domain.Order) ([]domain.Shortag
 			stop.Store(true)
 			var available int64
 			if !errors.Is(err, repo.ErrUntracked) {
-				if s, err := w.repos.Inventory.Stock(ctx, l.ProductID, l.SKU); err == nil {
-					available = max(s.Available, 0)
+				if n, err := w.servable(ctx, l); err == nil {
+					available = max(n, 0)
 				}
 			}
 			if errors.Is(err, repo.ErrReleased) {

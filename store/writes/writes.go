@@ -309,20 +309,41 @@ func (w *Writes) CreateProduct(ctx context.Context, p domain.Product, stock int6
 // variants) of an existing product that can still be bought (ifMatch as
 // the client sent it, on the stock's ETag); the inventory feed then
 // brings the availability copies along. ENOTFOUND for a SKU the product
-// does not sell.
+// does not sell; ECONFLICT for a stock split into shards (SetShards).
 func (w *Writes) SetStock(ctx context.Context, productID, sku string, n int64, ifMatch repo.Precondition) (domain.Stock, error) {
+	if err := w.sells(ctx, productID, sku); err != nil {
+		return domain.Stock{}, err
+	}
+	return w.repos.Inventory.SetStock(ctx, productID, sku, n, ifMatch, w.now())
+}
+
+// SetShards splits the stock of the variant sku of an existing product
+// into n shards, or merges it back into fewer (repo.Inventory.SetShards),
+// and answers its shards as they then are. ENOTFOUND as SetStock, and for
+// a stock not tracked.
+func (w *Writes) SetShards(ctx context.Context, productID, sku string, n int) (domain.StockLayout, error) {
+	if err := w.sells(ctx, productID, sku); err != nil {
+		return domain.StockLayout{}, err
+	}
+	return w.repos.Inventory.SetShards(ctx, productID, sku, n, w.now())
+}
+
+// sells checks that productID exists and sells the variant sku: EINVALID
+// naming /sku for a product with variants and no SKU, ENOTFOUND for one
+// it does not sell.
+func (w *Writes) sells(ctx context.Context, productID, sku string) error {
 	p, err := w.repos.Products.Get(ctx, productID)
 	if err != nil {
-		return domain.Stock{}, err
+		return err
 	}
 	if _, ok := p.VariantOf(sku); !ok {
 		if sku == "" {
-			return domain.Stock{}, &domain.Error{Code: domain.EINVALID, Message: fmt.Sprintf("product %q is sold in variants: name one (sku)", productID),
+			return &domain.Error{Code: domain.EINVALID, Message: fmt.Sprintf("product %q is sold in variants: name one (sku)", productID),
 				Fields: []domain.FieldError{{Pointer: "/sku", Detail: "required: one of " + strings.Join(p.SKUs(), ", ")}}}
 		}
-		return domain.Stock{}, domain.Errorf(domain.ENOTFOUND, "product %q has no variant %q", productID, sku)
+		return domain.Errorf(domain.ENOTFOUND, "product %q has no variant %q", productID, sku)
 	}
-	return w.repos.Inventory.SetStock(ctx, productID, sku, n, ifMatch, w.now())
+	return nil
 }
 
 // noProvider is the payment provider of Writes made without one.

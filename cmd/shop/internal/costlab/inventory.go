@@ -198,18 +198,18 @@ func measureInventory(ctx context.Context, raw, ms store.Store, reps int) (inven
 		}
 		order := fmt.Sprintf("inv-take-%05d", i)
 		res := domain.NewReservation(l.tracked[0].ID, "", order, "inv-taker", 1, time.Now())
-		take, err := once(ctx, func(ctx context.Context, _ int) error { return l.ms.Inventory.Reserve(ctx, res) }, 0)
+		take, err := once(ctx, func(ctx context.Context, _ int) error { return l.ms.Inventory.Reserve(ctx, res, 0) }, 0)
 		if err != nil {
 			return r, fmt.Errorf("take: %w", err)
 		}
 		release, err := once(ctx, func(ctx context.Context, _ int) error {
-			return l.ms.Inventory.Release(ctx, res.ProductID, "", order, time.Now())
+			return l.ms.Inventory.Release(ctx, res.ProductID, "", order, 0, time.Now())
 		}, 0)
 		if err != nil {
 			return r, fmt.Errorf("release: %w", err)
 		}
 		fail, err := once(ctx, func(ctx context.Context, _ int) error {
-			err := l.ms.Inventory.Reserve(ctx, domain.NewReservation(l.untracked[0].ID, "", order, "inv-taker", 1, time.Now()))
+			err := l.ms.Inventory.Reserve(ctx, domain.NewReservation(l.untracked[0].ID, "", order, "inv-taker", 1, time.Now()), 0)
 			if err == repo.ErrUntracked {
 				return nil
 			}
