@@ -179,12 +179,12 @@ func (r *Prealloc) counter(ctx context.Context, es *embedded.Store) error {
 	}
 	order := func(i int) string { return fmt.Sprintf("prealloc-order-%03d", i) }
 	if r.Take, err = measure(func(ctx context.Context, i int) error {
-		return inv.Reserve(ctx, domain.NewReservation("prealloc-counter", "", order(i), "buyer", 1, now))
+		return inv.Reserve(ctx, domain.NewReservation("prealloc-counter", "", order(i), "buyer", 1, now), 1)
 	}); err != nil {
 		return err
 	}
 	if r.Commit, err = measure(func(ctx context.Context, i int) error {
-		return inv.Commit(ctx, "prealloc-counter", "", order(i))
+		return inv.Commit(ctx, "prealloc-counter", "", order(i), 1)
 	}); err != nil {
 		return err
 	}
