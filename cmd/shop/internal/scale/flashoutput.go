@@ -17,13 +17,17 @@ const cosmosPartitionRUs = 10_000
 // shardSummary is what the points of one number of shards show.
 type shardSummary struct {
 	Shards int
-	// Partitions is how many inventory partitions the shards' load landed
-	// on, HottestShare the busiest one's part of it, RUPerSale the
-	// inventory's RU per sale: all from the lowest rate, where the
-	// throttle refuses least.
-	Partitions   int
+	// Placement is where the shards' keys land; HottestShare the busiest
+	// partition's part of the inventory's RU, RUPerSale the inventory's
+	// RU per sale: both from the lowest rate, where the throttle refuses
+	// least.
+	Placement    Placement
 	HottestShare float64
 	RUPerSale    float64
+	// HomeRUPerSale is what the home document's partition spent per sale,
+	// HomeTakeShare the part of the takes that started there.
+	HomeRUPerSale float64
+	HomeTakeShare float64
 	// FollowsUpTo is the highest offered rate up to which every point
 	// sold 90% of it or more (0: none); FirstShort the first that did
 	// not (0: none did not).
@@ -44,14 +48,14 @@ type shardSummary struct {
 func summarize(rep FlashReport) []shardSummary {
 	var out []shardSummary
 	for _, n := range rep.Options.Shards {
-		s := shardSummary{Shards: n}
+		s := shardSummary{Shards: n, Placement: rep.placement(n)}
 		following := true
 		for _, p := range rep.Points {
 			if p.Shards != n || p.Sellout {
 				continue
 			}
 			if s.RUPerSale == 0 && p.RUPerSale > 0 {
-				s.Partitions, s.HottestShare, s.RUPerSale = p.ShardPartitions, p.HottestShare, p.RUPerSale
+				s.HottestShare, s.RUPerSale, s.HomeRUPerSale, s.HomeTakeShare = p.HottestShare, p.RUPerSale, p.HomeRUPerSale, p.HomeTakeShare
 				if p.HottestShare > 0 {
 					s.Predicted = p.Budget / (p.RUPerSale * p.HottestShare)
 				}
@@ -68,6 +72,16 @@ func summarize(rep FlashReport) []shardSummary {
 		out = append(out, s)
 	}
 	return out
+}
+
+// placement is where n shards land (none when the report has none).
+func (rep FlashReport) placement(n int) Placement {
+	for _, p := range rep.Placements {
+		if p.Shards == n {
+			return p
+		}
+	}
+	return Placement{Shards: n}
 }
 
 // randomPlacement is where n shard keys land among p partitions when the
@@ -105,7 +119,7 @@ func writeFlashMarkdown(w io.Writer, rep FlashReport) {
 		fmt.Fprintf(w, "- sell-out: %d units, %d buyers (half as many again) at %d/s: every unit should sell, and every refusal should come once none is left\n",
 			o.SelloutUnits, o.SelloutUnits*3/2, o.SelloutRate)
 	}
-	fmt.Fprintln(w, "- columns: sales/s over the offered window; 503 all carry `Retry-After`, (throttled) those whose problem says the store throttled; out of stock (false): the 409 out-of-stock answers, and of them those given while units remained (the layout read after the load still holds units); inventory RU per sale: what `inventory` spent during the load (`GET /v1/admin/throughput`, less its idle polling) over the sales; checkout RU: a sale's whole `X-Request-Charge`, every container; hottest partition: the inventory partition that spent the most RU/s during the load, against its budget (a partition may spend a little over it: a call admitted with budget left is charged in full); on partitions: how many inventory partitions took a quarter of one shard's share of the load or more; limit: what held the sales under 90% of the offered rate (throttle: the store refused calls; machine: it did not, the two cores did)")
+	fmt.Fprintln(w, "- columns: sales/s over the offered window; 503 all carry `Retry-After`, (throttled) those whose problem says the store throttled; out of stock (false): the 409 out-of-stock answers, and of them those given while units remained (the layout read after the load still holds units); inventory RU per sale: what `inventory` spent during the load (`GET /v1/admin/throughput`, less its idle polling) over the sales (the inventory feed's copy of the availability reads every shard once per feed batch, so at N shards this grows with N, and falls as batches fill at higher rates); checkout RU: a sale's whole `X-Request-Charge`, every container; hottest partition: the inventory partition that spent the most RU/s during the load, against its budget (a partition may spend a little over it: a call admitted with budget left is charged in full); on partitions: how many of inventory's physical partitions the shards' keys hash to (the product is `flash-sale` at every point, so its shards land alike at every rate); limit: what held the sales under 90% of the offered rate (throttle: the store refused calls; machine: it did not, the two cores did)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| shards | on partitions | offered/s | sent | sales/s | 503 (throttled) | out of stock (false) | other | p99 ms, all / sales | inventory RU per sale | checkout RU | hottest partition RU/s (budget) | inventory calls throttled | limit |")
 	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
@@ -115,7 +129,7 @@ func writeFlashMarkdown(w io.Writer, rep FlashReport) {
 			offered += fmt.Sprintf(" (sell-out of %d units, %d left)", p.Units, p.AvailableAfter)
 		}
 		fmt.Fprintf(w, "| %d | %d | %s | %d | %s | %d (%d) | %d (%d) | %s | %s / %s | %s | %s | %s (%s) | %d | %s |\n",
-			p.Shards, p.ShardPartitions, offered, p.Sent, count(p.SalesPerSecond), p.Unavailable, p.Throttled, p.OutOfStock, p.FalseRefusals,
+			p.Shards, rep.placement(p.Shards).Distinct(), offered, p.Sent, count(p.SalesPerSecond), p.Unavailable, p.Throttled, p.OutOfStock, p.FalseRefusals,
 			otherCell(p), count(p.P99Ms), count(p.P99SalesMs), ru(p.RUPerSale), ru(p.CheckoutRU), count(p.HottestRUs), count(p.Budget),
 			p.ThrottledCalls, orDash(p.Limit()))
 	}
@@ -123,8 +137,8 @@ func writeFlashMarkdown(w io.Writer, rep FlashReport) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Where each number of shards stops following the offered rate (90% of it or more sold), its most sales per second, and what the throttle predicts: the partition's budget over what the hottest partition spends per sale, budget ÷ (RU per sale × its share of the inventory's RU), the share read at the lowest rate:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| shards | on partitions | hottest partition's share | follows up to (offered/s) | most sales/s (at offered/s, limit) | predicted by the throttle |")
-	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|---|")
+	fmt.Fprintln(w, "| shards | on partitions: shards each holds | hottest partition's share | follows up to (offered/s) | most sales/s (at offered/s, limit) | predicted by the throttle |")
+	fmt.Fprintln(w, "|--:|---|--:|--:|--:|---|")
 	for _, s := range sums {
 		follows := "none"
 		if s.FollowsUpTo > 0 {
@@ -133,15 +147,38 @@ func writeFlashMarkdown(w io.Writer, rep FlashReport) {
 		if s.FirstShort == 0 {
 			follows += " (every rate)"
 		}
-		fmt.Fprintf(w, "| %d | %d | %s | %s | %s (%d, %s) | %s ÷ (%s × %s) = %s sales/s |\n", s.Shards, s.Partitions, pct2(s.HottestShare), follows,
+		fmt.Fprintf(w, "| %d | %d: %s | %s | %s | %s (%d, %s) | %s ÷ (%s × %s) = %s sales/s |\n", s.Shards, s.Placement.Distinct(), s.Placement, pct2(s.HottestShare), follows,
 			count(s.Ceiling), s.CeilingAt, orDash(s.CeilingLimit), count(float64(o.PartitionRU)), ru(s.RUPerSale), strconv.FormatFloat(s.HottestShare, 'f', 2, 64), count(s.Predicted))
 	}
-	writeFlashCosmos(w, rep, sums)
+	writeFlashCosmos(w, sums, rep.Prealloc.StockRead)
 	writePreallocMarkdown(w, rep.Prealloc)
 }
 
+// split divides a sale's inventory RU at N shards into h, what the home
+// document's partition spends per sale whatever the shards (the read of
+// the home document every checkout makes), and t, what the shard a
+// sale's take started on spends for it (that shard's read, the take, the
+// commit, the feed's pass): with a share s of the takes starting on
+// shards in the home's partition, that partition spends H = h + t·s a
+// sale and all of them RU = h + t, so t = (RU − H) ÷ (1 − s). ok is false
+// when every take started in the home's partition (nothing tells h from
+// t) or when t comes out outside 0..RU.
+func (s shardSummary) split() (h, t float64, ok bool) {
+	if s.Shards < 2 || s.HomeTakeShare >= 1 || s.RUPerSale == 0 {
+		return 0, s.RUPerSale, false
+	}
+	t = (s.RUPerSale - s.HomeRUPerSale) / (1 - s.HomeTakeShare)
+	if t <= 0 || t > s.RUPerSale {
+		return 0, s.RUPerSale, false
+	}
+	return s.RUPerSale - t, t, true
+}
+
 // writeFlashCosmos is the arithmetic at Cosmos's sizes.
-func writeFlashCosmos(w io.Writer, rep FlashReport, sums []shardSummary) {
+//
+// homeRead is the charge of the checkout's read of the home document (0:
+// not measured).
+func writeFlashCosmos(w io.Writer, sums []shardSummary, homeRead float64) {
 	if len(sums) == 0 || sums[0].RUPerSale == 0 {
 		return
 	}
@@ -150,27 +187,60 @@ func writeFlashCosmos(w io.Writer, rep FlashReport, sums []shardSummary) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "#### On Cosmos, on paper")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "A sale costs its shard's partition %s RU (inventory RU per sale at %d shard%s and the lowest rate: the stock read, the take, the commit, the feed's pass; the embedded store's estimate of Cosmos's charges). One physical partition serves 10,000 RU/s: 10,000 ÷ %s = **%s sales/s per shard's partition**. With N shards the busiest partition takes its share of the sales, so the product sells at most 10,000 ÷ (%s × share):\n\n",
-		ru(base.RUPerSale), base.Shards, plural(base.Shards), ru(base.RUPerSale), count(perPartition), ru(base.RUPerSale))
-	fmt.Fprintln(w, "| shards | placement here: partitions, hottest share | ceiling with that placement | placed at random over as many partitions as shards (Cosmos's hash): partitions expected, fullest holds | ceiling | every shard on its own partition |")
-	fmt.Fprintln(w, "|--:|---|---|---|---|---|")
+	fmt.Fprintf(w, "At %d shard%s a sale costs inventory %s RU (at the lowest rate: the checkout's stock read, the take, the commit, the feed's pass; the embedded store's estimate of Cosmos's charges). One physical partition serves 10,000 RU/s: 10,000 ÷ %s = **%s sales/s of one product on one partition**.\n\n",
+		base.Shards, plural(base.Shards), ru(base.RUPerSale), ru(base.RUPerSale), count(perPartition))
+	fmt.Fprintln(w, "With N shards a sale costs RU = h + t: h on the home document's partition whatever the shards (every checkout reads the home document first, for the number of shards), t on the partition of the shard its take started on (a hash of the order id picks it). The home's partition spends H a sale, measured, and a share s of the takes started on the shards it holds (each sold order's start shard, `domain.StartShard`), so H = h + t·s and t = (RU − H) ÷ (1 − s). The busiest partition caps the product: with the placement measured here at 10,000 ÷ (RU × its share); with every shard on a partition of its own at 10,000 ÷ (h + t ÷ N), the home's partition being the busiest; with the keys hashed at random over N partitions, as Cosmos's hash places them, the fullest holding f shards, between 10,000 ÷ (h + t·f ÷ N) (the fullest is the home's) and 10,000 ÷ max(t·f ÷ N, h + t ÷ N) (it is not).")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| shards | RU, H per sale (s) | h, t | with the placement here (partitions, busiest share) | every shard on its own partition | at random over N partitions: partitions expected, f | ceiling |")
+	fmt.Fprintln(w, "|--:|---|---|---|---|---|---|")
+	var hs []float64
 	for _, s := range sums {
 		if s.HottestShare == 0 {
 			continue
 		}
-		here := cosmosPartitionRUs / (base.RUPerSale * s.HottestShare)
-		distinct, fullest := randomPlacement(s.Shards, s.Shards)
-		random := perPartition * float64(s.Shards) / fullest
-		fmt.Fprintf(w, "| %d | %d, %s | 10,000 ÷ (%s × %.2f) = %s sales/s | %.1f, %.2f shards | %s × %d ÷ %.2f = %s sales/s | %s × %d = %s sales/s |\n",
-			s.Shards, s.Partitions, pct2(s.HottestShare), ru(base.RUPerSale), s.HottestShare, count(here),
-			distinct, fullest, count(perPartition), s.Shards, fullest, count(random), count(perPartition), s.Shards, count(perPartition*float64(s.Shards)))
+		here := cosmosPartitionRUs / (s.RUPerSale * s.HottestShare)
+		h, t, ok := s.split()
+		if s.Shards == 1 {
+			fmt.Fprintf(w, "| 1 | %s | — | 10,000 ÷ (%s × %.2f) = %s sales/s (1, 100%%) | — | — | — |\n", ru(s.RUPerSale), ru(s.RUPerSale), s.HottestShare, count(here))
+			continue
+		}
+		if !ok {
+			fmt.Fprintf(w, "| %d | %s, %s (%s) | not separable | 10,000 ÷ (%s × %.2f) = %s sales/s (%d, %s) | — | — | — |\n", s.Shards, ru(s.RUPerSale), ru(s.HomeRUPerSale), pct2(s.HomeTakeShare),
+				ru(s.RUPerSale), s.HottestShare, count(here), s.Placement.Distinct(), pct2(s.HottestShare))
+			continue
+		}
+		hs = append(hs, h)
+		n := float64(s.Shards)
+		own := cosmosPartitionRUs / (h + t/n)
+		distinct, f := randomPlacement(s.Shards, s.Shards)
+		worst := cosmosPartitionRUs / (h + t*f/n)
+		best := cosmosPartitionRUs / max(t*f/n, h+t/n)
+		fmt.Fprintf(w, "| %d | %s, %s (%s) | %s, %s | 10,000 ÷ (%s × %.2f) = %s sales/s (%d, %s) | 10,000 ÷ (%s + %s ÷ %d) = %s sales/s | %.1f, %.2f | %s to %s sales/s |\n",
+			s.Shards, ru(s.RUPerSale), ru(s.HomeRUPerSale), pct2(s.HomeTakeShare), ru(h), ru(t),
+			ru(s.RUPerSale), s.HottestShare, count(here), s.Placement.Distinct(), pct2(s.HottestShare),
+			ru(h), ru(t), s.Shards, count(own), distinct, f, count(worst), count(best))
+	}
+	fmt.Fprintln(w)
+	switch {
+	case homeRead > 0:
+		fmt.Fprintf(w, "Where shards stop scaling on Cosmos: every checkout reads the home document first (%s RU, the counter's stock read below), on the home's partition whatever the number of shards, so no number of shards sells more than 10,000 ÷ %s = %s sales/s of one product; that partition holds its share of the takes too, so it is full before that, at 10,000 ÷ (h + t ÷ N).",
+			ru(homeRead), ru(homeRead), count(cosmosPartitionRUs/homeRead))
+	default:
+		fmt.Fprint(w, "Where shards stop scaling on Cosmos: every checkout reads the home document first, on the home's partition whatever the number of shards, which caps one product at 10,000 ÷ h sales/s however many shards it has.")
+	}
+	if len(hs) > 0 {
+		parts := make([]string, len(hs))
+		for i, h := range hs {
+			parts[i] = ru(h)
+		}
+		fmt.Fprintf(w, " Measured, h came out at %s RU: a difference of two measured figures, the least certain one here.", strings.Join(parts, " and "))
 	}
 	last := sums[len(sums)-1].Shards
 	if last < 2 {
+		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Only a container with at least as many physical partitions as shards can hold one shard per partition: %d shards need %s RU/s or more of `inventory` (10,000 per partition), or the storage of as many; below that, shards share partitions however their keys hash.\n",
+	fmt.Fprintf(w, " Only a container with at least as many physical partitions as shards can give each shard its own: %d shards need %s RU/s or more of `inventory` (10,000 per partition), or the storage of as many; below that, shards share partitions however their keys hash.\n",
 		last, thousands(int64(last)*cosmosPartitionRUs))
 }
 

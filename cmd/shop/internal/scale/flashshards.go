@@ -62,6 +62,10 @@ const (
 	flashPartitions = 16
 )
 
+// flashProduct is the product of every point: one id, so that the
+// shards' keys, and where they land, are the same at every rate.
+const flashProduct = "flash-sale"
+
 // flashUnits is a rate point's stock: more than any point sells, so that
 // a refusal there is never a sell-out.
 const flashUnits = domain.MaxStock
@@ -143,7 +147,15 @@ type FlashPoint struct {
 	// (X-Request-Charge, every container).
 	InventoryRU float64 `json:"inventoryRU"`
 	RUPerSale   float64 `json:"ruPerSale"`
-	CheckoutRU  float64 `json:"checkoutRU"`
+	// HomeRUPerSale is the part of RUPerSale spent on the home
+	// document's partition: the read of the home document every
+	// checkout makes, and the shards that partition holds.
+	HomeRUPerSale float64 `json:"homeRUPerSale"`
+	// HomeTakeShare is the part of the sales whose take started on a
+	// shard in the home document's partition (domain.StartShard of each
+	// sold order's id).
+	HomeTakeShare float64 `json:"homeTakeShare"`
+	CheckoutRU    float64 `json:"checkoutRU"`
 	// HottestRUs is the RU/s of the inventory partition that spent the
 	// most during the load, Budget its share of the provisioned RU/s,
 	// HottestShare its part of the inventory's RU.
@@ -152,9 +164,10 @@ type FlashPoint struct {
 	HottestShare float64 `json:"hottestShare"`
 	// ThrottledCalls are the inventory calls the store refused (429).
 	ThrottledCalls int64 `json:"throttledCalls"`
-	// ShardPartitions is how many physical partitions of inventory took
-	// the load: each spent at least a quarter of one shard's share.
-	ShardPartitions int `json:"shardPartitions"`
+	// PartitionsLoaded is how many physical partitions of inventory took
+	// the load: each spent at least a quarter of one shard's share (the
+	// placement, measured; FlashReport.Placements has it exactly).
+	PartitionsLoaded int `json:"partitionsLoaded"`
 	// AvailableAfter and UnitsAfter are the layout read after the load.
 	AvailableAfter int64   `json:"availableAfter"`
 	UnitsAfter     []int64 `json:"unitsAfter"`
@@ -182,8 +195,10 @@ type FlashReport struct {
 	Command  string         `json:"command"`
 	Options  FlashOptions   `json:"options"`
 	Duration string         `json:"duration"`
-	Points   []FlashPoint   `json:"points"`
-	Prealloc Prealloc       `json:"preallocation"`
+	// Placements are where each number of shards' keys land.
+	Placements []Placement  `json:"placements"`
+	Points     []FlashPoint `json:"points"`
+	Prealloc   Prealloc     `json:"preallocation"`
 	// Elapsed is how long the whole run took.
 	Elapsed string `json:"elapsed"`
 }
@@ -201,8 +216,13 @@ func runFlashShards(ctx context.Context, o FlashOptions, command string, out rep
 		o.Binary = bin
 	}
 	for _, n := range o.Shards {
+		pl, err := placeShards(ctx, o.Partitions, flashProduct, n)
+		if err != nil {
+			return fmt.Errorf("placing %d shards: %w", n, err)
+		}
+		rep.Placements = append(rep.Placements, pl)
 		for _, rate := range o.Rates {
-			p, err := flashRound(ctx, o, n, rate, int(float64(rate)*o.Duration.Seconds()), flashUnits, false)
+			p, err := flashRound(ctx, o, n, rate, int(float64(rate)*o.Duration.Seconds()), flashUnits, false, pl)
 			if err != nil {
 				return fmt.Errorf("%d shards at %d/s: %w", n, rate, err)
 			}
@@ -211,7 +231,7 @@ func runFlashShards(ctx context.Context, o FlashOptions, command string, out rep
 		}
 		if o.SelloutUnits > 0 {
 			buyers := o.SelloutUnits * 3 / 2
-			p, err := flashRound(ctx, o, n, o.SelloutRate, buyers, int64(o.SelloutUnits), true)
+			p, err := flashRound(ctx, o, n, o.SelloutRate, buyers, int64(o.SelloutUnits), true, pl)
 			if err != nil {
 				return fmt.Errorf("%d shards, sell-out: %w", n, err)
 			}
@@ -236,8 +256,8 @@ func (p FlashPoint) line() string {
 	if p.Sellout {
 		kind = fmt.Sprintf("sell-out of %d units at %d/s", p.Units, p.Offered)
 	}
-	return fmt.Sprintf("%d shards, %s: %d sent, %.1f sales/s, %d 503, %d out of stock (%d false), %d other, p99 %.0f ms, %.2f RU per sale, hottest partition %.0f of %.0f RU/s, shards on %d partitions",
-		p.Shards, kind, p.Sent, p.SalesPerSecond, p.Unavailable, p.OutOfStock, p.FalseRefusals, p.Other, p.P99Ms, p.RUPerSale, p.HottestRUs, p.Budget, p.ShardPartitions)
+	return fmt.Sprintf("%d shards, %s: %d sent, %.1f sales/s, %d 503, %d out of stock (%d false), %d other, p99 %.0f ms, %.2f RU per sale, hottest partition %.0f of %.0f RU/s (%.0f%% of the inventory's RU), %d partitions loaded",
+		p.Shards, kind, p.Sent, p.SalesPerSecond, p.Unavailable, p.OutOfStock, p.FalseRefusals, p.Other, p.P99Ms, p.RUPerSale, p.HottestRUs, p.Budget, p.HottestShare*100, p.PartitionsLoaded)
 }
 
 // shardLayout is the body of GET and PUT
@@ -256,7 +276,9 @@ type shardLayout struct {
 // checkout (one unit in the cart), and sends the checkouts at rate per
 // second: an open load, each checkout sent at its time whatever the
 // answers before it.
-func flashRound(ctx context.Context, o FlashOptions, n, rate, buyers int, units int64, sellout bool) (FlashPoint, error) {
+//
+// pl is where the product's shards land.
+func flashRound(ctx context.Context, o FlashOptions, n, rate, buyers int, units int64, sellout bool, pl Placement) (FlashPoint, error) {
 	p := FlashPoint{Shards: n, Sellout: sellout, Units: units, Offered: rate, Sent: buyers}
 	dir, err := os.MkdirTemp("", "shop-flash-")
 	if err != nil {
@@ -282,10 +304,7 @@ func flashRound(ctx context.Context, o FlashOptions, n, rate, buyers int, units 
 	defer shop.stop()
 
 	admin := shop.token("flash-admin", true)
-	product := fmt.Sprintf("flash-%d-shards-%d", n, rate)
-	if sellout {
-		product = fmt.Sprintf("flash-%d-shards-sellout", n)
-	}
+	product := flashProduct
 	if err := shop.must(ctx, http.MethodPut, "/v1/categories/flash", admin, map[string]string{"name": "Flash sale"}, nil, http.StatusCreated, http.StatusOK); err != nil {
 		return p, err
 	}
@@ -363,8 +382,9 @@ func flashRound(ctx context.Context, o FlashOptions, n, rate, buyers int, units 
 	}
 	p.AvailableAfter, p.UnitsAfter = after.Available, after.Units
 	p.tally(answers, float64(buyers)/float64(rate))
+	p.HomeTakeShare = homeTakeShare(answers, pl)
 	p.Seconds = report.Round2(s2.at.Sub(s1.at).Seconds())
-	p.spend(s0, s1, s2)
+	p.spend(s0, s1, s2, pl.Partition[0])
 	return p, nil
 }
 
@@ -422,6 +442,28 @@ func quantileMs(ds []time.Duration, q float64) float64 {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return report.Round2(float64(s[min(len(s)-1, int(q*float64(len(s))))].Microseconds()) / 1000)
+}
+
+// homeTakeShare is the part of the sales (the 201s) whose take started
+// on a shard in the same partition as the home document.
+func homeTakeShare(answers []shopAnswer, pl Placement) float64 {
+	var sales, home int
+	for _, a := range answers {
+		var o struct {
+			ID string `json:"id"`
+		}
+		if a.err != nil || a.code != http.StatusCreated || json.Unmarshal(a.body, &o) != nil || o.ID == "" {
+			continue
+		}
+		sales++
+		if k := domain.StartShard(o.ID, flashProduct, "", pl.Shards); k < len(pl.Partition) && pl.Partition[k] == pl.Partition[0] {
+			home++
+		}
+	}
+	if sales == 0 {
+		return 0
+	}
+	return float64(home) / float64(sales)
 }
 
 // isOutOfStock reports whether a 409's problem is the out-of-stock one.
@@ -485,8 +527,9 @@ func inventorySnapshotOf(at time.Time, cs []containerTotals) (inventorySnapshot,
 }
 
 // spend reads what inventory spent during the load (s1 to s2), less the
-// idle spend of each partition measured from s0 to s1.
-func (p *FlashPoint) spend(s0, s1, s2 inventorySnapshot) {
+// idle spend of each partition measured from s0 to s1; home is the
+// partition of the product's home document.
+func (p *FlashPoint) spend(s0, s1, s2 inventorySnapshot, home string) {
 	idleSeconds, loadSeconds := s1.at.Sub(s0.at).Seconds(), s2.at.Sub(s1.at).Seconds()
 	load := map[string]float64{}
 	var hottest float64
@@ -508,6 +551,7 @@ func (p *FlashPoint) spend(s0, s1, s2 inventorySnapshot) {
 	p.InventoryRU = report.Round2(p.InventoryRU)
 	if p.Sales > 0 {
 		p.RUPerSale = report.Round2(p.InventoryRU / float64(p.Sales))
+		p.HomeRUPerSale = report.Round2(load[home] / float64(p.Sales))
 	}
 	if p.InventoryRU <= 0 {
 		return
@@ -516,7 +560,7 @@ func (p *FlashPoint) spend(s0, s1, s2 inventorySnapshot) {
 	for _, ru := range load {
 		most = max(most, ru)
 		if ru >= 0.25*p.InventoryRU/float64(p.Shards) {
-			p.ShardPartitions++
+			p.PartitionsLoaded++
 		}
 	}
 	p.HottestShare = report.Round2(most / p.InventoryRU)

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reference-shop/shop/cmd/shop/internal/report"
+	"github.com/reference-shop/shop/domain"
 )
 
 func TestParseInts(t *testing.T) {
@@ -129,17 +131,20 @@ func TestSpendLessIdle(t *testing.T) {
 	s1 := snapshot(t0.Add(time.Second), map[string][2]float64{"a": {102, 0}, "b": {102, 0}, "c": {102, 0}, "d": {102, 0}})
 	s2 := snapshot(t0.Add(3*time.Second), map[string][2]float64{"a": {2106, 7}, "b": {1106, 0}, "c": {106, 0}, "d": {120, 1}})
 	p := FlashPoint{Shards: 4, Sales: 150}
-	p.spend(s0, s1, s2)
+	p.spend(s0, s1, s2, "b")
 	// a: 2004 − 2·2 = 2000; b: 1000; c: 0; d: 18 − 4 = 14.
 	if p.InventoryRU != 3014 || p.RUPerSale != report.Round2(3014.0/150) {
 		t.Errorf("inventory %v RU, %v per sale; want 3014 and %v", p.InventoryRU, p.RUPerSale, report.Round2(3014.0/150))
+	}
+	if p.HomeRUPerSale != report.Round2(1000.0/150) {
+		t.Errorf("home partition: %v RU per sale, want %v", p.HomeRUPerSale, report.Round2(1000.0/150))
 	}
 	if p.HottestRUs != 1002 || p.Budget != 1000 || p.ThrottledCalls != 8 {
 		t.Errorf("hottest %v RU/s of %v, %d throttled; want 1002 of 1000, 8", p.HottestRUs, p.Budget, p.ThrottledCalls)
 	}
 	// One shard's share is 3014 ÷ 4 = 753.5; a quarter of it 188: a and b.
-	if p.ShardPartitions != 2 || p.HottestShare != report.Round2(2000.0/3014) {
-		t.Errorf("on %d partitions, hottest share %v; want 2 and %v", p.ShardPartitions, p.HottestShare, report.Round2(2000.0/3014))
+	if p.PartitionsLoaded != 2 || p.HottestShare != report.Round2(2000.0/3014) {
+		t.Errorf("%d partitions loaded, hottest share %v; want 2 and %v", p.PartitionsLoaded, p.HottestShare, report.Round2(2000.0/3014))
 	}
 }
 
@@ -161,11 +166,20 @@ func TestLimit(t *testing.T) {
 	}
 }
 
-// flashFixture is a report as a run could make it, figures chosen.
+// flashFixture is a report as a run could make it, figures chosen: at 4
+// shards, the home's partition (holding 1) spends 6.50 of a sale's 20 RU,
+// so h = 2 and t = 18.
 func flashFixture() FlashReport {
+	rep := flashFixtureRaw()
+	rep.Points[0].HomeRUPerSale = 20
+	rep.Points[4].HomeRUPerSale, rep.Points[4].HomeTakeShare = 6.5, 0.25
+	return rep
+}
+
+func flashFixtureRaw() FlashReport {
 	point := func(n, offered int, sales, ruPerSale, share float64, parts int, throttled int64) FlashPoint {
 		return FlashPoint{Shards: n, Offered: offered, Sent: offered * 8, SalesPerSecond: sales, Sales: int(sales * 8), RUPerSale: ruPerSale,
-			HottestShare: share, ShardPartitions: parts, Budget: 1000, HottestRUs: min(1000, sales*ruPerSale*share), ThrottledCalls: throttled,
+			HottestShare: share, PartitionsLoaded: parts, Budget: 1000, HottestRUs: min(1000, sales*ruPerSale*share), ThrottledCalls: throttled,
 			Throttled: int(throttled), Unavailable: int(throttled), CheckoutRU: 109.5, P99Ms: 20, P99SalesMs: 25, AvailableAfter: 1_000_000 - int64(sales*8)}
 	}
 	return FlashReport{
@@ -174,16 +188,17 @@ func flashFixture() FlashReport {
 		Duration: "8s", Elapsed: "4m10s",
 		Options: FlashOptions{Shards: []int{1, 4}, Rates: []int{50, 100, 200}, Duration: 8 * time.Second, Partitions: 16, PartitionRU: 1000,
 			SelloutUnits: 200, SelloutRate: 40},
+		Placements: []Placement{{Shards: 1, Partition: []string{"A"}}, {Shards: 4, Partition: []string{"A", "B", "B", "B"}}},
 		Points: []FlashPoint{
 			point(1, 50, 49, 20, 1, 1, 0),
 			point(1, 100, 51, 20, 1, 1, 300),
 			point(1, 200, 50, 20, 1, 1, 1200),
-			{Shards: 1, Sellout: true, Units: 200, Offered: 40, Sent: 300, Sales: 200, SalesPerSecond: 26.67, OutOfStock: 100, RUPerSale: 21, Budget: 1000, ShardPartitions: 1},
+			{Shards: 1, Sellout: true, Units: 200, Offered: 40, Sent: 300, Sales: 200, SalesPerSecond: 26.67, OutOfStock: 100, RUPerSale: 21, Budget: 1000, PartitionsLoaded: 1},
 			point(4, 50, 50, 20, 0.5, 2, 0),
 			point(4, 100, 98, 20, 0.5, 2, 0),
 			point(4, 200, 101, 20, 0.5, 2, 900),
 			{Shards: 4, Sellout: true, Units: 200, Offered: 40, Sent: 300, Sales: 190, SalesPerSecond: 25.33, OutOfStock: 110, FalseRefusals: 110, AvailableAfter: 10,
-				UnitsAfter: []int64{10, 0, 0, 0}, RUPerSale: 21, Budget: 1000, ShardPartitions: 2},
+				UnitsAfter: []int64{10, 0, 0, 0}, RUPerSale: 21, Budget: 1000, PartitionsLoaded: 2},
 		},
 		Prealloc: Prealloc{Store: "embedded store", StockRead: 1, Take: 11.35, Commit: 5.9, CounterPerSale: 18.25, Create: 6.35, Claim: 5.9, FailedClaim: 1,
 			UnitCommit: 5.9, QueryOne: 2.41, QueryCross: 36.91, Units: 1600, Groups: 16, Runs: []SellOutRun{
@@ -202,8 +217,32 @@ func TestSummarize(t *testing.T) {
 	if one.FollowsUpTo != 50 || one.FirstShort != 100 || one.Ceiling != 51 || one.CeilingAt != 100 || one.CeilingLimit != "throttle" || one.Predicted != 50 {
 		t.Errorf("1 shard: %+v", one)
 	}
-	if four.FollowsUpTo != 100 || four.FirstShort != 200 || four.Ceiling != 101 || four.Partitions != 2 || four.HottestShare != 0.5 || four.Predicted != 100 {
+	if four.FollowsUpTo != 100 || four.FirstShort != 200 || four.Ceiling != 101 || four.Placement.Distinct() != 2 || four.HottestShare != 0.5 || four.Predicted != 100 {
 		t.Errorf("4 shards: %+v", four)
+	}
+}
+
+// TestPlaceShards: each shard's key is placed on one partition of a
+// store of as many as asked; on one partition, all together.
+func TestPlaceShards(t *testing.T) {
+	pl, err := placeShards(t.Context(), 16, "flash-sale", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Partition) != 16 || pl.Distinct() < 1 || pl.Distinct() > 16 {
+		t.Errorf("placement %+v: want 16 shards on 1 to 16 partitions", pl)
+	}
+	held, home := pl.Crowding()
+	sum := 0
+	for _, n := range held {
+		sum += n
+	}
+	if sum != 16 || home < 1 || len(held) != pl.Distinct() {
+		t.Errorf("crowding %v, home's %d: want 16 shards in all, the home's at least 1", held, home)
+	}
+	one, err := placeShards(t.Context(), 1, "flash-sale", 4)
+	if err != nil || one.Distinct() != 1 || one.String() != "4 (home's: 4)" {
+		t.Errorf("on one partition: %v (%v), want 4 (home's: 4)", one, err)
 	}
 }
 
@@ -256,11 +295,13 @@ func TestFlashMarkdownInTheDocs(t *testing.T) {
 		"| shards | on partitions | offered/s | sent | sales/s |",
 		"\n| 1 | 1 | 100 | 800 | 51.0 | 300 (300) | 0 (0) | 0 | 20.0 / 25.0 | 20.00 | 109.50 | 1,000 (1,000) | 300 | throttle |\n",
 		"\n| 4 | 2 | 40 (sell-out of 200 units, 10 left) | 300 | 25.3 | 0 (0) | 110 (110) | 0 |",
-		"| 1 | 1 | 100% | 50 | 51.0 (100, throttle) | 1,000 ÷ (20.00 × 1.00) = 50.0 sales/s |",
-		"| 4 | 2 | 50% | 100 | 101 (200, throttle) | 1,000 ÷ (20.00 × 0.50) = 100 sales/s |",
-		"10,000 ÷ 20.00 = **500 sales/s per shard's partition**",
-		"| 4 | 2, 50% | 10,000 ÷ (20.00 × 0.50) = 1,000 sales/s |",
-		"| 500 × 4 = 2,000 sales/s |",
+		"| 1 | 1: 1 (home's: 1) | 100% | 50 | 51.0 (100, throttle) | 1,000 ÷ (20.00 × 1.00) = 50.0 sales/s |",
+		"| 4 | 2: 3·1 (home's: 1) | 50% | 100 | 101 (200, throttle) | 1,000 ÷ (20.00 × 0.50) = 100 sales/s |",
+		"10,000 ÷ 20.00 = **500 sales/s of one product on one partition**",
+		"| 1 | 20.00 | — | 10,000 ÷ (20.00 × 1.00) = 500 sales/s (1, 100%) | — | — | — |",
+		"| 4 | 20.00, 6.50 (25%) | 2.00, 18.00 | 10,000 ÷ (20.00 × 0.50) = 1,000 sales/s (2, 50%) | 10,000 ÷ (2.00 + 18.00 ÷ 4) = 1,538 sales/s | 2.7, 2.12 |",
+		"no number of shards sells more than 10,000 ÷ 1.00 = 10,000 sales/s of one product",
+		"Measured, h came out at 2.00 RU",
 		"4 shards need 40,000 RU/s",
 		"| **counter, per sale** | **18.25** |",
 		"| a unit picked at random, again on a loss | 8 | 8.00 | 56.00 | 19.00 | 25.35 | 526 | 548 |",
@@ -276,5 +317,44 @@ func TestFlashMarkdownInTheDocs(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(doc)
+	}
+}
+
+// TestSplit: h and t from the home partition's spend; nothing to tell
+// them apart when the home's partition holds every shard.
+func TestSplit(t *testing.T) {
+	s := shardSummary{Shards: 4, RUPerSale: 20, HomeRUPerSale: 6.5, HomeTakeShare: 0.25, Placement: Placement{Shards: 4, Partition: []string{"A", "B", "B", "B"}}}
+	if h, tt, ok := s.split(); !ok || math.Abs(h-2) > 1e-9 || math.Abs(tt-18) > 1e-9 {
+		t.Errorf("split = %v, %v, %v; want 2, 18, true", h, tt, ok)
+	}
+	together := shardSummary{Shards: 4, RUPerSale: 20, HomeRUPerSale: 20, HomeTakeShare: 1, Placement: Placement{Shards: 4, Partition: []string{"A", "A", "A", "A"}}}
+	if _, _, ok := together.split(); ok {
+		t.Error("every shard on the home's partition: split ok, want not")
+	}
+	if _, _, ok := (shardSummary{Shards: 1, RUPerSale: 20, HomeRUPerSale: 20, Placement: Placement{Shards: 1, Partition: []string{"A"}}}).split(); ok {
+		t.Error("one shard: split ok, want not")
+	}
+	noisy := shardSummary{Shards: 4, RUPerSale: 20, HomeRUPerSale: 25, HomeTakeShare: 0.25, Placement: Placement{Shards: 4, Partition: []string{"A", "B", "B", "B"}}}
+	if _, _, ok := noisy.split(); ok {
+		t.Error("the home's partition spending more than the whole: split ok, want not")
+	}
+}
+
+// TestHomeTakeShare counts the sold orders whose take started on a shard
+// in the home document's partition, by each order's start shard.
+func TestHomeTakeShare(t *testing.T) {
+	pl := Placement{Shards: 4, Partition: []string{"A", "B", "A", "B"}}
+	var answers []shopAnswer
+	home := 0
+	for i := range 40 {
+		id := fmt.Sprintf("order-%02d", i)
+		if k := domain.StartShard(id, flashProduct, "", 4); k == 0 || k == 2 {
+			home++
+		}
+		answers = append(answers, shopAnswer{code: http.StatusCreated, body: []byte(`{"id":"` + id + `"}`)})
+	}
+	answers = append(answers, shopAnswer{code: http.StatusServiceUnavailable, body: []byte(`{}`)})
+	if got, want := homeTakeShare(answers, pl), float64(home)/40; got != want || home == 0 || home == 40 {
+		t.Errorf("homeTakeShare = %v, want %v (%d of 40 in the home's partition)", got, want, home)
 	}
 }
