@@ -34,8 +34,10 @@ import (
 //     its units back there, exactly once. A release that finds no
 //     reservation at the end of the chain leaves a released one there,
 //     which ends the chain: no take of an ended order can follow it.
-//   - A buyer is refused only when no shard had enough when read
-//     (store/repo Inventory.Reserve reads every shard before refusing).
+//   - A buyer is refused only when the shards together had fewer units
+//     than the line when read (store/repo Inventory.Reserve reads every
+//     shard before refusing, and gathers a line's units into one shard
+//     when they are scattered).
 //   - Units move between shards only by transfer (Transfer): a batch
 //     in the sending shard takes the units and writes the transfer, a
 //     batch in the receiving shard writes its receipt and adds them. The

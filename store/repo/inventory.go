@@ -84,8 +84,10 @@ func (r *Inventory) CreateStock(ctx context.Context, s domain.Stock) (domain.Sto
 // shards is the order line's OrderLine.StockShards: the take starts on
 // domain.StartShard of it (the home document for a stock never split).
 // Short there, it reads every shard and moves on to one with enough,
-// leaving a marker where it was short (domain/shards.go); it answers
-// ErrShort only when no shard had enough. ErrUntracked when the product
+// leaving a marker where it was short (domain/shards.go); if none has
+// enough but together they do, it gathers the units where it stands
+// (roomFor). It answers ErrShort when the shards together had fewer than
+// res.Quantity, or when the units gathered were taken meanwhile. ErrUntracked when the product
 // has no stock. A reservation that exists already (a retry of the same
 // order, or a second worker) takes nothing again: held or committed it is
 // the take, moved it is followed, released it is ErrReleased (the order's
@@ -94,7 +96,8 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 	product := res.ProductID
 	cur := domain.StartShard(res.OrderID, product, res.SKU, shards)
 	visited := map[int]bool{}
-	for range domain.MaxStockShards + 1 {
+	gathered := false
+	for range domain.MaxStockShards + 2 {
 		visited[cur] = true
 		prior, err := r.reserveAt(ctx, res.At(cur))
 		switch {
@@ -112,9 +115,13 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 		case !errors.Is(err, ErrShort) && !errors.Is(err, ErrUntracked):
 			return err
 		}
-		next, err := r.roomFor(ctx, product, res.SKU, res.Quantity, visited)
+		next, err := r.roomFor(ctx, product, res.SKU, res.Quantity, cur, visited, !gathered, res.CreatedAt)
 		if err != nil {
 			return err
+		}
+		if next == cur {
+			gathered = true // units moved here for it: take again, once
+			continue
 		}
 		marker := res.At(cur).Moved(next, res.CreatedAt)
 		if _, err := CreateDoc(ctx, r.c, marker.ProductID, marker); domain.IsCode(err, domain.ECONFLICT) {

@@ -114,24 +114,18 @@ func (w *Writes) splitStock(ctx context.Context, orderID string, l domain.OrderL
 	return w.servable(ctx, l)
 }
 
-// servable is the most units one line of l's product can be served
-// from: the most one shard has, and the units in flight between shards,
-// which a transfer is about to put in one of them. For a stock never
-// split that is its count. A line is never split across shards, so a
-// line of q units can be refused while the shards hold q together: never
-// more than StockShards·(q−1) units, none for lines of one unit, the
-// flash sale's (docs/scale.md).
+// servable is the units the stock of l's product can serve a line from:
+// every shard's, and those in flight between shards, which a transfer is
+// about to put in one of them. A line is never split across shards, but
+// a take that finds its units scattered gathers them into one shard
+// (repo.Inventory.Reserve), so the sum is what counts. For a stock never
+// split that is its count.
 func (w *Writes) servable(ctx context.Context, l domain.OrderLine) (int64, error) {
-	all, err := w.repos.Inventory.Shards(ctx, l.ProductID, l.SKU)
+	s, err := w.repos.Inventory.Total(ctx, l.ProductID, l.SKU)
 	if err != nil {
 		return 0, err
 	}
-	var most, inFlight int64
-	for _, s := range all {
-		most = max(most, s.Available)
-		inFlight += s.Sending
-	}
-	return most + inFlight, nil
+	return s.Available + s.Sending, nil
 }
 
 // tracked reports whether the cart's line of the variant carries an
