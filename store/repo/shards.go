@@ -71,14 +71,15 @@ func layoutOf(all []domain.Stock) domain.StockLayout {
 }
 
 // roomFor is the shard a take of q units, short on the shards in tried
-// and now on shard cur, goes on to: the untried one with the most units,
-// if it has q. It reads every shard (the home one for their count).
+// and now on shard cur, goes on to (with moveOn): the untried one with
+// the most units, if it has q. It reads every shard (the home one for
+// their count).
 // None has q, but together they do (a line of several units at the end
 // of a sale, its units scattered): with gather, it moves units from the
 // others into cur (transfers, as Rebalance) and answers cur, where the
 // take tries again; so a line is refused only when the shards together
 // held fewer than q. ErrShort otherwise.
-func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, cur int, tried map[int]bool, gather bool, now time.Time) (int, error) {
+func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, cur int, tried map[int]bool, moveOn, gather bool, now time.Time) (int, error) {
 	all, err := r.Shards(ctx, productID, sku)
 	if err != nil {
 		return 0, err
@@ -87,7 +88,7 @@ func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64,
 	var total int64
 	for k, s := range all {
 		total += s.Available
-		if !tried[k] && s.Available >= q && (best < 0 || s.Available > all[best].Available) {
+		if moveOn && !tried[k] && s.Available >= q && (best < 0 || s.Available > all[best].Available) {
 			best = k
 		}
 	}
