@@ -710,18 +710,22 @@ func shardsTables(r shardsResult) []shardsTable {
 
 // shardsArithmetic says how the last table is worked out, and what its
 // figures say.
-func shardsArithmetic(r shardsResult) string {
+func shardsArithmetic(r shardsResult, inv inventoryResult) string {
 	last := r.Stocks[len(r.Stocks)-1]
 	pr := r.PartitionRUs
 	t := fmt.Sprintf("one physical partition serves at most %d RU/s; each shard is a logical partition of its own, and the arithmetic takes each on a physical partition of its own (shards sharing one share its %d RU/s). "+
 		"A sale whose take starts on shard k ≥ 1 spends in that shard's partition the claim's read of it, the take and the commit, and in the home partition the claim's read of the home document; 1 sale in N starts on the home shard. "+
 		"With the sales spread evenly, per sale of the product, each shard k ≥ 1 pays (its start-shard RU + (N−2) × the other-shard RU of a take elsewhere + the other-shard RU of a take at home) ÷ N, "+
 		"the home partition ((N−1) × its RU of a take elsewhere + its RU of a take at home) ÷ N; each partition serves %d RU/s, and the product's ceiling is the lower of the two. "+
-		"The home partition pays the claim's read of the home document, %.2f RU, for every checkout however many shards: %d ÷ %.2f = %.0f checkouts a second is where more shards stop helping unless that read moves (%d shards: %.0f; %d: %.0f)",
+		"The home partition pays the claim's read of the home document, %.2f RU, for every checkout however many shards: %d ÷ %.2f = %.0f checkouts a second is where more shards stop helping unless that read moves; the home partition, shard 0 too, binds well before (%d shards: %.0f; %d: %.0f)",
 		pr, pr, pr, last.HomeRU, pr, last.HomeRU, r.HomeReadCeiling, last.Shards, last.Ceiling.Ceiling, r.AtMost.Shards, r.AtMost.Ceiling)
 	if h := last.HomeStart; h != nil && h.StoreOps > last.Checkout.StoreOps-1 {
 		t += fmt.Sprintf(". A checkout whose take starts on the home shard reads more than one whose take starts elsewhere (%.4g ops against %.4g at %d shards): its claim, having read the home document, reads every shard (store/writes: splitStock goes on to servable when the start shard is the home one), so it pays %.2f RU in the home partition and %.2f RU in every other shard's",
 			h.StoreOps, last.Checkout.StoreOps, last.Shards, last.HomeStartRU, last.HomeStartOtherRU)
+	}
+	if one := r.Stocks[0]; inv.CeilingPerSecond > 0 && one.Shards == 1 && one.Commit.RequestUnits > 0 {
+		t += fmt.Sprintf(". The inventory section's ceiling of one product, %.0f sales/s, counts the claim's read and the take; the placed order's commit of its reservation (%.2f RU) lands in the same partition, so a sale of a stock never split spends %.2f RU there: %.0f sales/s",
+			inv.CeilingPerSecond, one.Commit.RequestUnits, one.StartRU, one.Ceiling.Ceiling)
 	}
 	return t + fmt.Sprintf(". The last column adds the inventory feed's step for every sale, as when each change is a feed pass of its own: it reads every shard, %.2f RU in each shard's partition per sale of any shard (a pass that finds many changes of the stock reads the shards once for them all, so under load it costs less)", last.FeedShardRU)
 }
@@ -740,7 +744,7 @@ func writeShardsMarkdown(out io.Writer, r costReport) {
 			fmt.Fprintf(out, "| %s |\n", strings.Join(row, " | "))
 		}
 	}
-	fmt.Fprintf(out, "\n%s.\n", upperFirst(shardsArithmetic(s)))
+	fmt.Fprintf(out, "\n%s.\n", upperFirst(shardsArithmetic(s, r.Inventory)))
 }
 
 // writeShardsText prints the part for a terminal.
@@ -756,7 +760,7 @@ func writeShardsText(out io.Writer, r costReport) {
 		tw.Flush()
 		fmt.Fprintln(out)
 	}
-	fmt.Fprintln(out, shardsArithmetic(s))
+	fmt.Fprintln(out, shardsArithmetic(s, r.Inventory))
 }
 
 func shardRepsOf(r costReport) int { return max(1, min(r.Repetitions, shardReps)) }
