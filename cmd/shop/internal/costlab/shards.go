@@ -786,6 +786,6 @@ func writeShardsPart(out io.Writer, r costReport) {
 		fmt.Fprintf(out, "| %d (worked out) | | | | %.0f | **%.0f** | %.0f |\n", c.Shards, c.HomeCeiling, c.Ceiling, c.WithFeed)
 	}
 	last := s.Stocks[len(s.Stocks)-1]
-	fmt.Fprintf(out, "\nOne physical partition serves at most %d RU/s. A sale spends %.2f RU in its start shard's partition (the claim's read of it, the take, the commit): %.0f sales/s of one shard. The home partition pays the claim's read of the home document, %.2f RU, for every checkout however many shards: %d ÷ %.2f = %.0f checkouts/s is where more shards stop helping unless that read moves.\n",
-		s.PartitionRUs, last.StartRU, float64(s.PartitionRUs)/last.StartRU, last.HomeRU, s.PartitionRUs, last.HomeRU, s.HomeReadCeiling)
+	fmt.Fprintf(out, "\nOne physical partition serves at most %d RU/s. A sale spends %.2f RU in its start shard's partition (the claim's read of it, the take, the commit): %.0f sales/s of one shard. The home partition pays the claim's read of the home document, %.2f RU, for every checkout however many shards: %d ÷ %.2f = %.0f checkouts/s is where more shards stop helping unless that read moves. Being shard 0 too, with 1 take in N, the home partition binds well before: at %d shards, %.0f checkouts/s.\n",
+		s.PartitionRUs, last.StartRU, float64(s.PartitionRUs)/last.StartRU, last.HomeRU, s.PartitionRUs, last.HomeRU, s.HomeReadCeiling, last.Shards, last.Ceiling.HomeCeiling)
 }
