@@ -18,7 +18,9 @@ import (
 // half way loses nothing. Reservations share the container and are
 // skipped.
 func (h *Handlers) Inventory(ctx context.Context, b changefeed.Batch) error {
-	seen := map[string]bool{} // by product and SKU
+	done := map[string]bool{}          // by product and SKU: the copy brought up to the stock
+	homes := map[string]domain.Stock{} // the home documents read in this batch
+	shown := map[string]string{}       // the copies' statuses read in this batch
 	for _, it := range b.Items {
 		hd, err := decodeItem[head](it)
 		if err != nil {
@@ -43,15 +45,66 @@ func (h *Handlers) Inventory(ctx context.Context, b changefeed.Batch) error {
 			return err
 		}
 		label := domain.LineLabel(s.Product(), s.SKU)
-		if seen[label] {
+		if done[label] {
 			continue
 		}
-		seen[label] = true
+		settled, err := h.inStockAlready(ctx, s, homes, shown)
+		if err != nil {
+			return err
+		}
+		if settled {
+			continue
+		}
+		done[label] = true
 		if err := h.InventoryToProducts(ctx, s.Product(), s.SKU); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inStockAlready reports whether the change s of a stock's shard can
+// leave the copy as it is without reading the other shards: s holds more
+// than domain.LowStock units, so the stock as a whole is in stock, and
+// the product already shows it in stock. It is the latest change of its
+// shard this feed range has (a later one comes after it), so whatever
+// the other shards hold, the sum is in stock. A split stock then costs
+// the feed one read of the product (and of the home document, to know
+// whether s's shard is retired and must be drained) instead of one read
+// of every shard: the sum is read only near the end of the sale, where
+// the status can change. homes and shown cache the batch's reads.
+func (h *Handlers) inStockAlready(ctx context.Context, s domain.Stock, homes map[string]domain.Stock, shown map[string]string) (bool, error) {
+	if s.Available <= domain.LowStock {
+		return false, nil
+	}
+	label := domain.LineLabel(s.Product(), s.SKU)
+	if s.Shard > 0 {
+		home, ok := homes[label]
+		if !ok {
+			var err error
+			if home, err = h.repos.Inventory.Stock(ctx, s.Product(), s.SKU); err != nil {
+				return false, err
+			}
+			homes[label] = home
+		}
+		if s.Shard >= home.Active() {
+			return false, nil // retired: drain it
+		}
+	}
+	status, ok := shown[label]
+	if !ok {
+		p, err := h.repos.Products.Get(ctx, s.Product())
+		if domain.IsCode(err, domain.ENOTFOUND) {
+			return true, nil // no product to copy to
+		}
+		if err != nil {
+			return false, err
+		}
+		v, _ := p.VariantOf(s.SKU)
+		status = v.Availability.Status
+		shown[label] = status
+	}
+	return status == domain.InStock, nil
 }
 
 // InventoryToProducts brings the availability status of the product's
@@ -71,18 +124,40 @@ func (h *Handlers) InventoryToProducts(ctx context.Context, productID, sku strin
 	if err != nil {
 		return err
 	}
-	s := domain.Total(all[0], all[1:])
-	_, err = h.repos.Products.UpdateAny(ctx, productID, func(p *domain.Product) error {
-		if !p.ApplyStock(s, h.now()) {
-			return repo.ErrUnchanged
+	for range maxSumReads {
+		s := domain.Total(all[0], all[1:])
+		_, err = h.repos.Products.UpdateAny(ctx, productID, func(p *domain.Product) error {
+			if !p.ApplyStock(s, h.now()) {
+				return repo.ErrUnchanged
+			}
+			return nil
+		})
+		if errors.Is(err, repo.ErrUnchanged) || domain.IsCode(err, domain.ENOTFOUND) || err == nil && len(all) == 1 {
+			break
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, repo.ErrUnchanged) && !domain.IsCode(err, domain.ENOTFOUND) {
-		return err
+		if err != nil {
+			return err
+		}
+		// The copy of a split stock changed: read the shards again. A
+		// change of a shard that came between the two reads may have been
+		// passed over as in stock already (inStockAlready) while this
+		// write, from the earlier sum, said otherwise; the next sum
+		// (a newer version) puts it right.
+		again, err := h.repos.Inventory.Shards(ctx, productID, sku)
+		if err != nil {
+			return err
+		}
+		if domain.Total(again[0], again[1:]).Version == s.Version {
+			break
+		}
+		all = again
 	}
 	return h.repos.Inventory.Drain(ctx, all, h.now())
 }
+
+// maxSumReads bounds InventoryToProducts's sums of a split stock whose
+// shards keep changing under it; the next change's batch goes on.
+const maxSumReads = 8
 
 // Sweeper carries on the checkouts nobody is carrying on any more (their
 // request ended, or their instance died): every Every it pages through

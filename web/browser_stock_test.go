@@ -108,6 +108,26 @@ func TestBrowserStock(t *testing.T) {
 		p.click("main form button[type=submit]")
 		p.waitHeading("Order details")
 	})
+
+	// The admin splits a product's stock into shards and merges it back:
+	// the units of each shard are shown, the count says so while it is
+	// split, and every unit is back in one shard after the merge.
+	t.Run("SplitAndMergeTheStock", func(t *testing.T) {
+		p := openPage(t, browser, base)
+		p.signIn("sol", "Sol Admin", true)
+		p.createProduct("lamp-flash", "Flash Lamp", p.firstCategory(), 10)
+		p.goTo("#/admin?product=lamp-flash")
+		p.waitHeading("Admin")
+		p.waitText("[data-testid=admin-stock]", "has 10 units available")
+		p.fill("#stockShards", "4")
+		p.click("#saveShards")
+		p.waitText("[data-testid=admin-shards]", "4 shards (units per shard: 3, 3, 2, 2)")
+		p.waitText("[data-testid=admin-stock]", "Split into 4 shards")
+		p.fill("#stockShards", "1")
+		p.click("#saveShards")
+		p.waitText("[data-testid=admin-shards]", "1 shard (units per shard: 10, 0, 0, 0)")
+		p.waitText("[data-testid=admin-stock]", "has 10 units available: in stock.")
+	})
 }
 
 // firstCategory returns the id of the first category, read by the page.

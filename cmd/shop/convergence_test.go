@@ -27,8 +27,9 @@ import (
 // interleavings of every write the API offers (categories created and
 // renamed; products created, with ids that collide, patched, moved and
 // deleted, given variants, changed and taken away; stock counted, per
-// variant too; reviews; cart lines, of variants too; checkouts, cancels
-// and shipping), several at once, while the feeds run behind (latency on
+// variant too, and split into shards and merged back; reviews; cart
+// lines, of variants too; checkouts, cancels and shipping), several at
+// once, while the feeds run behind (latency on
 // every feed read), their batches fail half way and run again (injected
 // unavailability on the copies' writes) and the processors restart. When
 // the writes stop and the feeds have caught up, the audit
@@ -216,7 +217,7 @@ func (c *convergence) write(t *rapid.T) func() {
 	sku := rapid.SampledFrom(convSKUs).Draw(t, "sku")
 	switch kind := rapid.SampledFrom([]string{
 		"category", "create", "create", "price", "rename", "tags", "move", "move", "delete",
-		"stock", "review", "cart", "cart", "checkout", "cancel", "ship", "variants", "variants",
+		"stock", "review", "cart", "cart", "checkout", "cancel", "ship", "variants", "variants", "shards", "shards",
 	}).Draw(t, "write"); kind {
 	case "category":
 		name := rapid.SampledFrom(convCatNames).Draw(t, "category name")
@@ -224,7 +225,7 @@ func (c *convergence) write(t *rapid.T) func() {
 	case "create":
 		body := map[string]any{"productId": product, "name": rapid.SampledFrom(convNames).Draw(t, "name"),
 			"priceCents": rapid.Int64Range(100, 5000).Draw(t, "price"), "categoryId": category,
-			"stock": rapid.Int64Range(0, 8).Draw(t, "stock"), "tags": rapid.SliceOfNDistinct(rapid.SampledFrom(convTags), 0, 3, rapid.ID[string]).Draw(t, "tags")}
+			"stock": rapid.Int64Range(0, 12).Draw(t, "stock"), "tags": rapid.SliceOfNDistinct(rapid.SampledFrom(convTags), 0, 3, rapid.ID[string]).Draw(t, "tags")}
 		if vs := convVariants(t); len(vs) > 0 {
 			delete(body, "priceCents")
 			body["variants"] = vs
@@ -243,7 +244,9 @@ func (c *convergence) write(t *rapid.T) func() {
 	case "delete":
 		return c.send("DELETE", "/v1/products/"+product, c.admin, nil, nil)
 	case "stock":
-		return c.send("PUT", "/v1/admin/products/"+product+"/stock"+skuQuery(sku), c.admin, map[string]int64{"available": rapid.Int64Range(0, 8).Draw(t, "available")}, nil)
+		return c.send("PUT", "/v1/admin/products/"+product+"/stock"+skuQuery(sku), c.admin, map[string]int64{"available": rapid.Int64Range(0, 12).Draw(t, "available")}, nil)
+	case "shards":
+		return c.send("PUT", "/v1/admin/products/"+product+"/stock/shards"+skuQuery(sku), c.admin, map[string]int{"shards": rapid.IntRange(1, 4).Draw(t, "shards")}, nil)
 	case "review":
 		body := map[string]any{"rating": rapid.IntRange(1, 5).Draw(t, "rating"), "title": "Fine", "body": "It is fine."}
 		return c.send("POST", "/v1/products/"+product+"/reviews", user, body, nil)

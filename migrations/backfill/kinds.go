@@ -66,6 +66,8 @@ var kinds = map[string]kind{
 	domain.TypeVoidedOrder:     kindOf[domain.VoidedOrder](),
 	domain.TypeStock:           kindOf[domain.Stock](),
 	domain.TypeReservation:     kindOf[domain.Reservation](),
+	domain.TypeStockShard:      kindOf[domain.Stock](),
+	domain.TypeTransfer:        kindOf[domain.Transfer](),
 	domain.TypeProductSummary:  kindOf[domain.ProductSummary](),
 	domain.TypeSearchEntry:     kindOf[domain.SearchEntry](),
 	domain.TypeSearchTombstone: kindOf[domain.SearchEntry](),

@@ -84,9 +84,13 @@ func (r *Inventory) CreateStock(ctx context.Context, s domain.Stock) (domain.Sto
 // shards is the order line's OrderLine.StockShards: the take starts on
 // domain.StartShard of it (the home document for a stock never split).
 // Short there, it reads every shard and moves on to one with enough,
-// leaving a marker where it was short (domain/shards.go); it answers
-// ErrShort only when no shard had enough. ErrUntracked when the product
-// has no stock. A reservation that exists already (a retry of the same
+// leaving a marker where it was short (domain/shards.go); if none has
+// enough but together they do, it gathers the units where it stands
+// (roomFor). A line whose order saw the stock unsplit (shards <= 1)
+// never moves on, it only gathers: so no marker is ever in its way, and
+// its commit needs no read (Commit). It answers ErrShort when the shards
+// together had fewer than res.Quantity, or when the units gathered were
+// taken meanwhile. ErrUntracked when the product has no stock. A reservation that exists already (a retry of the same
 // order, or a second worker) takes nothing again: held or committed it is
 // the take, moved it is followed, released it is ErrReleased (the order's
 // units were given back, or refused for good before this take: Release).
@@ -94,7 +98,8 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 	product := res.ProductID
 	cur := domain.StartShard(res.OrderID, product, res.SKU, shards)
 	visited := map[int]bool{}
-	for range domain.MaxStockShards + 1 {
+	gathered := false
+	for range domain.MaxStockShards + 2 {
 		visited[cur] = true
 		prior, err := r.reserveAt(ctx, res.At(cur))
 		switch {
@@ -112,9 +117,13 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 		case !errors.Is(err, ErrShort) && !errors.Is(err, ErrUntracked):
 			return err
 		}
-		next, err := r.roomFor(ctx, product, res.SKU, res.Quantity, visited)
+		next, err := r.roomFor(ctx, product, res.SKU, res.Quantity, cur, visited, shards > 1, !gathered, res.CreatedAt)
 		if err != nil {
 			return err
+		}
+		if next == cur {
+			gathered = true // units moved here for it: take again, once
+			continue
 		}
 		marker := res.At(cur).Moved(next, res.CreatedAt)
 		if _, err := CreateDoc(ctx, r.c, marker.ProductID, marker); domain.IsCode(err, domain.ECONFLICT) {
@@ -234,7 +243,9 @@ func (r *Inventory) Release(ctx context.Context, productID, sku, orderID string,
 // committed (shards as Reserve): its order sold its units
 // (domain.StockSold), and the reservation's state follows the order's,
 // as the audit checks. One conditional patch (state held → committed) at
-// the end of the take's chain; anything else is nothing to do.
+// the end of the take's chain; anything else is nothing to do. A line
+// whose order saw the stock unsplit has no chain (Reserve), so a refused
+// patch there is the answer, with no read.
 func (r *Inventory) Commit(ctx context.Context, productID, sku, orderID string, shards int) error {
 	cur := domain.StartShard(orderID, productID, sku, shards)
 	for range domain.MaxStockShards + 1 {
@@ -243,7 +254,7 @@ func (r *Inventory) Commit(ctx context.Context, productID, sku, orderID string, 
 			[]store.PatchOp{{Op: store.PatchSet, Path: "/state", Value: domain.ReservationCommitted}},
 			&store.PatchOptions{Condition: store.Condition{{Path: "state", Op: store.OpEqual, Value: domain.ReservationHeld}}})
 		switch {
-		case domain.IsCode(err, domain.ENOTFOUND):
+		case domain.IsCode(err, domain.ENOTFOUND), domain.IsCode(err, domain.EPRECONDITION) && shards <= 1:
 			return nil
 		case !domain.IsCode(err, domain.EPRECONDITION):
 			return err

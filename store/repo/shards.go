@@ -70,24 +70,51 @@ func layoutOf(all []domain.Stock) domain.StockLayout {
 	return l
 }
 
-// roomFor is the shard a take of q units short on the shards in tried
-// goes on to: the untried one with the most units, if it has q. It reads
-// every shard (the home one for their count); ErrShort if none has q.
-func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, tried map[int]bool) (int, error) {
+// roomFor is the shard a take of q units, short on the shards in tried
+// and now on shard cur, goes on to (with moveOn): the untried one with
+// the most units, if it has q. It reads every shard (the home one for
+// their count).
+// None has q, but together they do (a line of several units at the end
+// of a sale, its units scattered): with gather, it moves units from the
+// others into cur (transfers, as Rebalance) and answers cur, where the
+// take tries again; so a line is refused only when the shards together
+// held fewer than q. ErrShort otherwise.
+func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, cur int, tried map[int]bool, moveOn, gather bool, now time.Time) (int, error) {
 	all, err := r.Shards(ctx, productID, sku)
 	if err != nil {
 		return 0, err
 	}
 	best := -1
+	var total int64
 	for k, s := range all {
-		if !tried[k] && s.Available >= q && (best < 0 || s.Available > all[best].Available) {
+		total += s.Available
+		if moveOn && !tried[k] && s.Available >= q && (best < 0 || s.Available > all[best].Available) {
 			best = k
 		}
 	}
-	if best < 0 {
+	switch {
+	case best >= 0:
+		return best, nil
+	case !gather || total < q || cur >= len(all):
 		return 0, ErrShort
 	}
-	return best, nil
+	need := q - all[cur].Available
+	for k, s := range all {
+		if k == cur || need <= 0 || s.Available <= 0 {
+			continue
+		}
+		u := min(need, s.Available)
+		switch err := r.Move(ctx, productID, sku, k, cur, u, now); {
+		case err == nil:
+			need -= u
+		case !errors.Is(err, ErrShort):
+			return 0, err
+		}
+	}
+	if need > 0 {
+		return 0, ErrShort // taken meanwhile
+	}
+	return cur, nil
 }
 
 // Move transfers units from shard from to shard to of the stock of the

@@ -109,7 +109,8 @@ func (w *Writes) UpdateProduct(ctx context.Context, id string, ifMatch repo.Prec
 }
 
 // variantStocks reads the stock of every SKU of vs, or of the implicit
-// variant when vs is empty (one point read each), so a variant added by
+// variant when vs is empty (one point read each, one per shard of a split
+// stock), so a variant added by
 // a change starts with its stock's status, not a guess: the inventory
 // feed moves a copy only when its stock changes, and a SKU that had
 // stock before (removed, then added again) may never change again. A
@@ -129,7 +130,7 @@ func (w *Writes) variantStocks(ctx context.Context, productID string, vs []domai
 	out := make(map[string]domain.Stock, len(skus))
 	var missing []string
 	for _, sku := range skus {
-		s, err := w.repos.Inventory.Stock(ctx, productID, sku)
+		s, err := w.repos.Inventory.Total(ctx, productID, sku) // the sum of a split stock
 		switch {
 		case errors.Is(err, repo.ErrUntracked):
 			missing = append(missing, sku)

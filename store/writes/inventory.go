@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -59,6 +60,14 @@ func (w *Writes) checkStock(ctx context.Context, o *domain.Order, c domain.Cart)
 	for i := range o.Items {
 		item := &o.Items[i]
 		g.Go(func() error {
+			label := domain.LineLabel(item.ProductID, item.SKU)
+			if n, ok := w.cachedShards(label); ok {
+				// Split: read only the shard the take starts on.
+				item.StockShards = n
+				var err error
+				available[i], err = w.splitStock(ctx, o.ID, *item, nil)
+				return err
+			}
 			s, err := w.repos.Inventory.Stock(ctx, item.ProductID, item.SKU)
 			switch {
 			case errors.Is(err, repo.ErrUntracked):
@@ -67,13 +76,14 @@ func (w *Writes) checkStock(ctx context.Context, o *domain.Order, c domain.Cart)
 			case err != nil:
 				return err
 			}
+			w.noteShards(label, s)
 			available[i] = s.Available
 			if s.Active() > 1 {
 				item.StockShards = s.Active()
 			}
 			if s.Active() > 1 || s.Made() > 1 && s.Available < int64(item.Quantity) {
 				// Split, or merged with units yet to drain home.
-				available[i], err = w.splitStock(ctx, o.ID, *item)
+				available[i], err = w.splitStock(ctx, o.ID, *item, &s)
 			}
 			return err
 		})
@@ -101,37 +111,75 @@ func (w *Writes) checkStock(ctx context.Context, o *domain.Order, c domain.Cart)
 
 // splitStock is what checkStock counts for line l of order orderID whose
 // stock is split (or merged with units yet to drain): the units of the
-// shard its take starts on (one more point read, in that shard's
+// shard its take starts on (home, when it starts on shard 0 and the home
+// document was read; otherwise one point read, in that shard's
 // partition) when they serve the line, and otherwise what the shards can
 // serve (servable, one read of each).
-func (w *Writes) splitStock(ctx context.Context, orderID string, l domain.OrderLine) (int64, error) {
-	if k := domain.StartShard(orderID, l.ProductID, l.SKU, l.StockShards); k > 0 {
-		s, err := w.repos.Inventory.Shard(ctx, l.ProductID, l.SKU, k)
-		if err != nil || s.Available >= int64(l.Quantity) {
-			return s.Available, err
-		}
+func (w *Writes) splitStock(ctx context.Context, orderID string, l domain.OrderLine, home *domain.Stock) (int64, error) {
+	k := domain.StartShard(orderID, l.ProductID, l.SKU, l.StockShards)
+	s, err := home, error(nil)
+	if k > 0 || home == nil {
+		var got domain.Stock
+		got, err = w.repos.Inventory.Shard(ctx, l.ProductID, l.SKU, k)
+		s = &got
+	}
+	if err != nil || s.Available >= int64(l.Quantity) {
+		return s.Available, err
 	}
 	return w.servable(ctx, l)
 }
 
-// servable is the most units one line of l's product can be served
-// from: the most one shard has, and the units in flight between shards,
-// which a transfer is about to put in one of them. For a stock never
-// split that is its count. A line is never split across shards, so a
-// line of q units can be refused while the shards hold q together: never
-// more than StockShards·(q−1) units, none for lines of one unit, the
-// flash sale's (docs/scale.md).
+// shardCountTTL is how long a claim trusts a split stock's shard count
+// without reading the home document again (cachedShards).
+const shardCountTTL = time.Second
+
+// shardCount is a split stock's count of shards, as its home document
+// said at a time.
+type shardCount struct {
+	n  int
+	at time.Time
+}
+
+// cachedShards is the shard count of the split stock label read at most
+// shardCountTTL ago. With it a claim reads only the shard its take starts
+// on, not the home document too: otherwise every checkout of the product
+// reads the home partition, which caps the product at 10,000 claims a
+// second on Cosmos, well below what its shards serve (docs/scale.md). A
+// count stale by that much is harmless: a take started on a shard since
+// merged away finds it drained and moves on (repo.Inventory.Reserve),
+// and one started among fewer shards than now exist leaves the newer
+// ones to the other buyers until the count is read again.
+func (w *Writes) cachedShards(label string) (int, bool) {
+	v, ok := w.shardCounts.Load(label)
+	if !ok {
+		return 0, false
+	}
+	c := v.(shardCount)
+	return c.n, w.now().Sub(c.at) < shardCountTTL
+}
+
+// noteShards keeps the shard count of s, the home document of a stock
+// just read: a split stock's for cachedShards, none for one not split.
+func (w *Writes) noteShards(label string, s domain.Stock) {
+	if s.Active() > 1 {
+		w.shardCounts.Store(label, shardCount{n: s.Active(), at: w.now()})
+		return
+	}
+	w.shardCounts.Delete(label)
+}
+
+// servable is the units the stock of l's product can serve a line from:
+// every shard's, and those in flight between shards, which a transfer is
+// about to put in one of them. A line is never split across shards, but
+// a take that finds its units scattered gathers them into one shard
+// (repo.Inventory.Reserve), so the sum is what counts. For a stock never
+// split that is its count.
 func (w *Writes) servable(ctx context.Context, l domain.OrderLine) (int64, error) {
-	all, err := w.repos.Inventory.Shards(ctx, l.ProductID, l.SKU)
+	s, err := w.repos.Inventory.Total(ctx, l.ProductID, l.SKU)
 	if err != nil {
 		return 0, err
 	}
-	var most, inFlight int64
-	for _, s := range all {
-		most = max(most, s.Available)
-		inFlight += s.Sending
-	}
-	return most + inFlight, nil
+	return s.Available + s.Sending, nil
 }
 
 // tracked reports whether the cart's line of the variant carries an

@@ -332,3 +332,25 @@ func TestASplitDyingAtEveryWriteLosesNoUnit(t *testing.T) {
 		})
 	}
 }
+
+// TestAScatteredLineIsGathered: 4 units split over 4 shards, one each,
+// and a buyer of 3: no shard has 3, together they do, so the take
+// gathers them into its shard and the order is placed; a buyer of 2
+// after it is refused, naming the 1 unit left.
+func TestAScatteredLineIsGathered(t *testing.T) {
+	s := newShop(t, map[string]int64{"hot": 4})
+	if l := s.split("hot", 4); !slices.Equal(l.Units, []int64{1, 1, 1, 1}) {
+		t.Fatalf("split: %v, want one unit a shard", l.Units)
+	}
+	s.fill("u1", 3, "hot")
+	if o, err := s.writes(s.st).Checkout(t.Context(), checkout("u1", "k", "pm_card_visa")); err != nil || o.Status != domain.StatusPlaced {
+		t.Fatalf("a line of 3 from 4 scattered units: %v (%s), want placed", err, o.Status)
+	}
+	s.fill("u2", 2, "hot")
+	_, err := s.writes(s.st).Checkout(t.Context(), checkout("u2", "k", "pm_card_visa"))
+	if got := shortages(err); !slices.Equal(got, []domain.Shortage{{ProductID: "hot", Requested: 2, Available: 1}}) {
+		t.Errorf("a line of 2 with 1 unit left: %v, want refused naming 1 available", err)
+	}
+	s.settle(false)
+	s.check()
+}

@@ -37,6 +37,8 @@ type Writes struct {
 	// bound is how long a checkout carries its order on before it answers
 	// (domain.CheckoutBound; tests shorten it).
 	bound time.Duration
+	// shardCounts holds the shard counts of split stocks (shardCount).
+	shardCounts sync.Map
 }
 
 // New returns the write protocols over repos and the payment provider

@@ -240,10 +240,45 @@ function stockForm(initialId) {
   });
   const current = h("p", { class: "muted", "data-testid": "admin-stock" }, "Load a product to set its stock.");
   const save = h("button", { type: "submit", id: "saveStock", disabled: true }, "Save stock");
+  const shardsInput = h("input", {
+    id: "stockShards", type: "number", min: "1", max: "64", inputmode: "numeric", required: true, disabled: true, value: "1",
+  });
+  const split = h("button", { type: "submit", id: "saveShards", class: "secondary", disabled: true }, "Split or merge");
+  const layout = h("p", { class: "muted", "data-testid": "admin-shards" });
 
   function show(s, verb) {
     current.replaceChildren(h("strong", {}, s.sku ? `${s.productId} (SKU ${s.sku})` : s.productId),
-      ` ${verb} ${s.available} unit${s.available === 1 ? "" : "s"} available: ${availabilityText(s.status).toLowerCase()}.`);
+      ` ${verb} ${s.available} unit${s.available === 1 ? "" : "s"} available: ${availabilityText(s.status).toLowerCase()}.`,
+      s.shards ? ` Split into ${s.shards} shards: merge it into 1 to count it.` : "");
+    shardsInput.value = String(s.shards || 1);
+  }
+
+  // saveShards splits the stock into shards (one document each, under its
+  // own partition key, so a hot product's sales spread over partitions) or
+  // merges it back: PUT stock/shards answers the units of every shard.
+  async function saveShards(e) {
+    e.preventDefault();
+    const n = Number(shardsInput.value);
+    if (!Number.isInteger(n) || n < 1 || n > 64) {
+      say("Enter a whole number of shards from 1 to 64.", "error");
+      shardsInput.focus();
+      return;
+    }
+    split.disabled = true;
+    const path = stockPath(productId, sku, "/shards");
+    try {
+      const res = await request("PUT", path, { body: { shards: n } });
+      showWrite("Split the stock", res.cost);
+      const l = res.data;
+      layout.textContent = l.shards === 1 && l.shardsMade === 1 ? "One shard: the stock is not split." :
+        `${l.shards} shard${l.shards === 1 ? "" : "s"} (units per shard: ${l.units.join(", ")}).`;
+      await load();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) return needSignIn();
+      say(problemText(err), "error");
+    } finally {
+      split.disabled = false;
+    }
   }
 
   async function load(e) {
@@ -262,6 +297,8 @@ function stockForm(initialId) {
       countInput.value = String(res.data.available);
       countInput.disabled = false;
       save.disabled = false;
+      shardsInput.disabled = false;
+      split.disabled = false;
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return needSignIn();
       current.textContent = problemText(err);
@@ -298,7 +335,10 @@ function stockForm(initialId) {
       field("Product id", idInput), field("Variant SKU (optional)", skuInput),
       h("button", { type: "submit", class: "secondary" }, "Load stock")),
     current,
-    h("form", { class: "inline", onsubmit: saveStock }, field("Units available", countInput), save));
+    h("form", { class: "inline", onsubmit: saveStock }, field("Units available", countInput), save),
+    h("p", {}, "A product selling faster than one partition serves (a flash sale) can have its stock split into shards, each under its own partition key; 1 merges it back."),
+    h("form", { class: "inline", onsubmit: saveShards }, field("Shards", shardsInput), split),
+    layout);
   return { section, load };
 }
 
@@ -326,9 +366,9 @@ export async function admin(main, _params, params) {
 }
 
 // stockPath is the admin route of a product's stock, or of its variant
-// sku's.
-function stockPath(productId, sku) {
-  return `/v1/admin/products/${encodeURIComponent(productId)}/stock${sku ? `?sku=${encodeURIComponent(sku)}` : ""}`;
+// sku's, or of its sub-resource sub ("/shards").
+function stockPath(productId, sku, sub = "") {
+  return `/v1/admin/products/${encodeURIComponent(productId)}/stock${sub}${sku ? `?sku=${encodeURIComponent(sku)}` : ""}`;
 }
 
 // saveFailed explains a failed save of an admin form: a stale If-Match

@@ -55,9 +55,13 @@ type costReport struct {
 	Backfill backfillCost `json:"backfill"`
 	// Variants is what the attribute array costs a product page and
 	// saves a category page filtered by an attribute value.
-	Variants  variantsResult `json:"variants"`
-	Goals     []report.Goal  `json:"goals"`
-	BuildTime string         `json:"buildTime"`
+	Variants variantsResult `json:"variants"`
+	// Shards is what a stock split into shards costs a sale, a refusal,
+	// a release, a transfer and the inventory feed, and the ceilings of
+	// its partitions (shards.go).
+	Shards    shardsResult  `json:"shards"`
+	Goals     []report.Goal `json:"goals"`
+	BuildTime string        `json:"buildTime"`
 }
 
 // searchWriteProducts is how many products the search write measure
@@ -88,7 +92,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs.SetOutput(stdout)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	markdown := fs.Bool("markdown", false, "print the report as a markdown section")
-	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's cost section (docs/performance.md); after a comma, more files, each getting the sections whose markers it holds (the workshop's module 05 holds the search index's, module 11 the outbox's)")
+	writeDocs := fs.String("write-docs", "", "write the report into this markdown file's cost section (docs/performance.md); after a comma, more files, each getting the sections whose markers it holds (the workshop's module 05 holds the search index's, module 11 the outbox's, module 10 the split stock's)")
 	var o costOptions
 	fs.Float64Var(&o.readRPS, "read-rps", 1000, "reads per second of the workload template")
 	fs.Float64Var(&o.writeRPS, "write-rps", 10, "price changes per second of the workload template")
@@ -136,6 +140,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			outboxPart:      func(w io.Writer) { writeOutboxPart(w, rep) },
 			backfillPart:    func(w io.Writer) { writeBackfillPart(w, rep) },
 			variantsPart:    func(w io.Writer) { writeVariantsPart(w, rep) },
+			shardsPart:      func(w io.Writer) { writeShardsPart(w, rep) },
 		}},
 		"cost", func(w io.Writer) { writeCostMarkdown(w, rep) }, func(w io.Writer) { writeCostText(w, rep) })
 }
@@ -184,6 +189,10 @@ func runCostLab(ctx context.Context, s store.Store, o costOptions) (costReport, 
 	// Its products and summaries are no other measure's.
 	if rep.Variants, err = measureVariants(ctx, s, ms, o.reps, variantCategorySize); err != nil {
 		return rep, fmt.Errorf("variants: %w", err)
+	}
+	// Its products are no other measure's.
+	if rep.Shards, err = measureShards(ctx, s, ms, o.reps); err != nil {
+		return rep, fmt.Errorf("shards: %w", err)
 	}
 	// Last: it rewrites documents, which no measure above may see.
 	if rep.Backfill, err = measureBackfill(ctx, s, backfillDocs); err != nil {

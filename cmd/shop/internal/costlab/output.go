@@ -96,6 +96,7 @@ func writeCostText(out io.Writer, r costReport) {
 	}
 	writeInventoryText(out, r)
 	writeWorkflowText(out, r)
+	writeShardsText(out, r)
 	fmt.Fprintln(out, "\ngoals:")
 	for _, g := range r.Goals {
 		fmt.Fprintf(out, "  %s %s: %.2f%s, %s\n", g.Name, g.Want, g.Got, g.Unit, report.MetText(g.Met))
@@ -125,6 +126,7 @@ func writeCostMarkdown(out io.Writer, r costReport) {
 	writeVariantsMarkdown(out, r)
 	writeInventoryMarkdown(out, r)
 	writeWorkflowMarkdown(out, r)
+	writeShardsMarkdown(out, r)
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "| goal | target | measured | |")
 	fmt.Fprintln(out, "|---|--:|--:|---|")

@@ -20,6 +20,9 @@ import (
 // call is one store call as the recorder saw it.
 type call struct {
 	Container string
+	// PK is the partition key the call named ("" for a cross-partition
+	// query and a feed read): the logical partition it charged.
+	PK string
 	// Op is read, create, replace, upsert, patch, delete, batch, query
 	// or feed.
 	Op string
@@ -98,12 +101,12 @@ type recordingContainer struct {
 // note logs one call: items are what a write sent (each item, or the
 // JSON of its patch operations), in which an order's status is looked
 // for when the container is orders.
-func (r recordingContainer) note(ctx context.Context, op string, ru float64, err error, items ...[]byte) {
+func (r recordingContainer) note(ctx context.Context, op, pk string, ru float64, err error, items ...[]byte) {
 	l, _ := ctx.Value(callLogKey{}).(*callLog)
 	if l == nil {
 		return
 	}
-	c := call{Container: r.name, Op: op, RU: ru, Code: domain.ErrorCode(err)}
+	c := call{Container: r.name, PK: pk, Op: op, RU: ru, Code: domain.ErrorCode(err)}
 	for _, it := range items {
 		c.Sent += len(it)
 		if r.name == store.OrdersContainer && c.Status == "" {
@@ -144,43 +147,43 @@ func patchBytes(ops []store.PatchOp) []byte {
 
 func (r recordingContainer) Read(ctx context.Context, pk, id string) (store.ItemResponse, error) {
 	resp, err := r.c.Read(ctx, pk, id)
-	r.note(ctx, "read", resp.RequestCharge, err)
+	r.note(ctx, "read", pk, resp.RequestCharge, err)
 	return resp, err
 }
 
 func (r recordingContainer) ReadIfNoneMatch(ctx context.Context, pk, id, etag string) (store.ItemResponse, error) {
 	resp, err := r.c.ReadIfNoneMatch(ctx, pk, id, etag)
-	r.note(ctx, "read", resp.RequestCharge, err)
+	r.note(ctx, "read", pk, resp.RequestCharge, err)
 	return resp, err
 }
 
 func (r recordingContainer) Create(ctx context.Context, pk string, item []byte) (store.ItemResponse, error) {
 	resp, err := r.c.Create(ctx, pk, item)
-	r.note(ctx, "create", resp.RequestCharge, err, item)
+	r.note(ctx, "create", pk, resp.RequestCharge, err, item)
 	return resp, err
 }
 
 func (r recordingContainer) Replace(ctx context.Context, pk, id string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
 	resp, err := r.c.Replace(ctx, pk, id, item, opts)
-	r.note(ctx, "replace", resp.RequestCharge, err, item)
+	r.note(ctx, "replace", pk, resp.RequestCharge, err, item)
 	return resp, err
 }
 
 func (r recordingContainer) Upsert(ctx context.Context, pk string, item []byte, opts *store.WriteOptions) (store.ItemResponse, error) {
 	resp, err := r.c.Upsert(ctx, pk, item, opts)
-	r.note(ctx, "upsert", resp.RequestCharge, err, item)
+	r.note(ctx, "upsert", pk, resp.RequestCharge, err, item)
 	return resp, err
 }
 
 func (r recordingContainer) Patch(ctx context.Context, pk, id string, ops []store.PatchOp, opts *store.PatchOptions) (store.ItemResponse, error) {
 	resp, err := r.c.Patch(ctx, pk, id, ops, opts)
-	r.note(ctx, "patch", resp.RequestCharge, err, patchBytes(ops))
+	r.note(ctx, "patch", pk, resp.RequestCharge, err, patchBytes(ops))
 	return resp, err
 }
 
 func (r recordingContainer) Delete(ctx context.Context, pk, id string, opts *store.WriteOptions) (store.ItemResponse, error) {
 	resp, err := r.c.Delete(ctx, pk, id, opts)
-	r.note(ctx, "delete", resp.RequestCharge, err)
+	r.note(ctx, "delete", pk, resp.RequestCharge, err)
 	return resp, err
 }
 
@@ -195,13 +198,13 @@ func (r recordingContainer) ExecuteBatch(ctx context.Context, pk string, ops []s
 			items = append(items, patchBytes(op.Patch))
 		}
 	}
-	r.note(ctx, "batch", resp.RequestCharge, err, items...)
+	r.note(ctx, "batch", pk, resp.RequestCharge, err, items...)
 	return resp, err
 }
 
 func (r recordingContainer) Query(ctx context.Context, q store.Query) (store.QueryPage, error) {
 	page, err := r.c.Query(ctx, q)
-	r.note(ctx, "query", page.RequestCharge, err)
+	r.note(ctx, "query", q.PartitionKey, page.RequestCharge, err)
 	return page, err
 }
 
@@ -211,6 +214,6 @@ func (r recordingContainer) ReadFeedRanges(ctx context.Context) ([]store.FeedRan
 
 func (r recordingContainer) ReadChangeFeed(ctx context.Context, fr store.FeedRange, continuation string, maxItems int) (store.ChangeFeedPage, error) {
 	page, err := r.c.ReadChangeFeed(ctx, fr, continuation, maxItems)
-	r.note(ctx, "feed", page.RequestCharge, err)
+	r.note(ctx, "feed", "", page.RequestCharge, err)
 	return page, err
 }
