@@ -150,15 +150,16 @@ func writeFlashMarkdown(w io.Writer, rep FlashReport) {
 		fmt.Fprintf(w, "| %d | %d: %s | %s | %s | %s (%d, %s) | %s ÷ (%s × %s) = %s sales/s |\n", s.Shards, s.Placement.Distinct(), s.Placement, pct2(s.HottestShare), follows,
 			count(s.Ceiling), s.CeilingAt, orDash(s.CeilingLimit), count(float64(o.PartitionRU)), ru(s.RUPerSale), strconv.FormatFloat(s.HottestShare, 'f', 2, 64), count(s.Predicted))
 	}
-	writeFlashCosmos(w, sums, rep.Prealloc.StockRead)
+	writeFlashCosmos(w, sums)
 	writePreallocMarkdown(w, rep.Prealloc)
 }
 
 // split divides a sale's inventory RU at N shards into h, what the home
-// document's partition spends per sale whatever the shards (the read of
-// the home document every checkout makes), and t, what the shard a
-// sale's take started on spends for it (that shard's read, the take, the
-// commit, the feed's pass): with a share s of the takes starting on
+// document's partition spends per sale beyond the takes that start there
+// (its own reads: the claim's, and the inventory feed's), and t, what
+// the rest spends per sale, which lands on the shards' partitions as the
+// takes do (the start shard's read, the take, the commit, the feed's
+// reads of every shard): with a share s of the takes starting on
 // shards in the home's partition, that partition spends H = h + t·s a
 // sale and all of them RU = h + t, so t = (RU − H) ÷ (1 − s). ok is false
 // when every take started in the home's partition (nothing tells h from
@@ -175,10 +176,8 @@ func (s shardSummary) split() (h, t float64, ok bool) {
 }
 
 // writeFlashCosmos is the arithmetic at Cosmos's sizes.
-//
-// homeRead is the charge of the checkout's read of the home document (0:
-// not measured).
-func writeFlashCosmos(w io.Writer, sums []shardSummary, homeRead float64) {
+
+func writeFlashCosmos(w io.Writer, sums []shardSummary) {
 	if len(sums) == 0 || sums[0].RUPerSale == 0 {
 		return
 	}
@@ -189,7 +188,7 @@ func writeFlashCosmos(w io.Writer, sums []shardSummary, homeRead float64) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "At %d shard%s a sale costs inventory %s RU (at the lowest rate: the checkout's stock read, the take, the commit, the feed's pass; the embedded store's estimate of Cosmos's charges). One physical partition serves 10,000 RU/s: 10,000 ÷ %s = **%s sales/s of one product on one partition**.\n\n",
 		base.Shards, plural(base.Shards), ru(base.RUPerSale), ru(base.RUPerSale), count(perPartition))
-	fmt.Fprintln(w, "With N shards a sale costs RU = h + t: h on the home document's partition whatever the shards (every checkout reads the home document first, for the number of shards), t on the partition of the shard its take started on (a hash of the order id picks it). The home's partition spends H a sale, measured, and a share s of the takes started on the shards it holds (each sold order's start shard, `domain.StartShard`), so H = h + t·s and t = (RU − H) ÷ (1 − s). The busiest partition caps the product: with the placement measured here at 10,000 ÷ (RU × its share); with every shard on a partition of its own at 10,000 ÷ (h + t ÷ N), the home's partition being the busiest; with the keys hashed at random over N partitions, as Cosmos's hash places them, the fullest holding f shards, between 10,000 ÷ (h + t·f ÷ N) (the fullest is the home's) and 10,000 ÷ max(t·f ÷ N, h + t ÷ N) (it is not).")
+	fmt.Fprintln(w, "With N shards a sale costs RU = h + t: h on the home document's partition beyond the takes that start there (the home document's own reads: the claim's, and the inventory feed's), t where the takes land (the start shard's read, the take, the commit, and the inventory feed's reads of every shard after a change), spread over the shards as the takes are (a hash of the order id picks the start shard). The home's partition spends H a sale, measured, and a share s of the takes started on the shards it holds (each sold order's start shard, `domain.StartShard`), so H = h + t·s and t = (RU − H) ÷ (1 − s). The busiest partition caps the product: with the placement measured here at 10,000 ÷ (RU × its share); with every shard on a partition of its own at 10,000 ÷ (h + t ÷ N), the home's partition being the busiest; with the keys hashed at random over N partitions, as Cosmos's hash places them, the fullest holding f shards, between 10,000 ÷ (h + t·f ÷ N) (the fullest is the home's) and 10,000 ÷ max(t·f ÷ N, h + t ÷ N) (it is not).")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| shards | RU, H per sale (s) | h, t | with the placement here (partitions, busiest share) | every shard on its own partition | at random over N partitions: partitions expected, f | ceiling |")
 	fmt.Fprintln(w, "|--:|---|---|---|---|---|---|")
@@ -221,12 +220,19 @@ func writeFlashCosmos(w io.Writer, sums []shardSummary, homeRead float64) {
 			ru(h), ru(t), s.Shards, count(own), distinct, f, count(worst), count(best))
 	}
 	fmt.Fprintln(w)
-	switch {
-	case homeRead > 0:
-		fmt.Fprintf(w, "Where shards stop scaling on Cosmos: every checkout reads the home document first (%s RU, the counter's stock read below), on the home's partition whatever the number of shards, so no number of shards sells more than 10,000 ÷ %s = %s sales/s of one product; that partition holds its share of the takes too, so it is full before that, at 10,000 ÷ (h + t ÷ N).",
-			ru(homeRead), ru(homeRead), count(cosmosPartitionRUs/homeRead))
-	default:
-		fmt.Fprint(w, "Where shards stop scaling on Cosmos: every checkout reads the home document first, on the home's partition whatever the number of shards, which caps one product at 10,000 ÷ h sales/s however many shards it has.")
+	var perN []string
+	for _, s := range sums {
+		if s.RUPerSale > 0 {
+			perN = append(perN, fmt.Sprintf("%s RU at %d", ru(s.RUPerSale), s.Shards))
+		}
+	}
+	firstRU, lastRU := sums[0].RUPerSale, sums[len(sums)-1].RUPerSale
+	if firstRU > 0 && lastRU > 1.05*firstRU {
+		fmt.Fprintf(w, "Where shards stop scaling on Cosmos: t ÷ N shrinks as N grows, but a sale's RU grows with N (%s shard%s, at the lowest rate), the inventory feed reading every shard after a change, so each added shard buys less; and the home's partition keeps h whatever N.",
+			strings.Join(perN, ", "), plural(sums[len(sums)-1].Shards))
+	} else {
+		fmt.Fprintf(w, "Where shards stop scaling on Cosmos: t ÷ N shrinks as N grows while a sale's RU stays about the same (%s shard%s, at the lowest rate); the home's partition keeps h whatever N.",
+			strings.Join(perN, ", "), plural(sums[len(sums)-1].Shards))
 	}
 	if len(hs) > 0 {
 		parts := make([]string, len(hs))

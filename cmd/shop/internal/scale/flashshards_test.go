@@ -300,7 +300,7 @@ func TestFlashMarkdownInTheDocs(t *testing.T) {
 		"10,000 ÷ 20.00 = **500 sales/s of one product on one partition**",
 		"| 1 | 20.00 | — | 10,000 ÷ (20.00 × 1.00) = 500 sales/s (1, 100%) | — | — | — |",
 		"| 4 | 20.00, 6.50 (25%) | 2.00, 18.00 | 10,000 ÷ (20.00 × 0.50) = 1,000 sales/s (2, 50%) | 10,000 ÷ (2.00 + 18.00 ÷ 4) = 1,538 sales/s | 2.7, 2.12 |",
-		"no number of shards sells more than 10,000 ÷ 1.00 = 10,000 sales/s of one product",
+		"while a sale's RU stays about the same (20.00 RU at 1, 20.00 RU at 4 shards, at the lowest rate)",
 		"Measured, h came out at 2.00 RU",
 		"4 shards need 40,000 RU/s",
 		"| **counter, per sale** | **18.25** |",
