@@ -90,10 +90,11 @@ func (r *Inventory) CreateStock(ctx context.Context, s domain.Stock) (domain.Sto
 // never moves on, it only gathers: so no marker is ever in its way, and
 // its commit needs no read (Commit). It answers ErrShort when the shards
 // together had fewer than res.Quantity, or when the units gathered were
-// taken meanwhile. ErrUntracked when the product has no stock. A reservation that exists already (a retry of the same
-// order, or a second worker) takes nothing again: held or committed it is
-// the take, moved it is followed, released it is ErrReleased (the order's
-// units were given back, or refused for good before this take: Release).
+// taken meanwhile; ErrUntracked when the product has no stock. A
+// reservation that exists already (a retry of the same order, or a
+// second worker) takes nothing again: held or committed it is the take,
+// moved it is followed, released it is ErrReleased (the order's units
+// were given back, or refused for good before this take: Release).
 func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards int) error {
 	product := res.ProductID
 	cur := domain.StartShard(res.OrderID, product, res.SKU, shards)
