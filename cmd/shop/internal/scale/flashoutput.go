@@ -135,10 +135,11 @@ func writeFlashMarkdown(w io.Writer, rep FlashReport) {
 	}
 	sums := summarize(rep)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Where each number of shards stops following the offered rate (90% of it or more sold), its most sales per second, and what the throttle predicts: the partition's budget over what the hottest partition spends per sale, budget ÷ (RU per sale × its share of the inventory's RU), the share read at the lowest rate:")
+	fmt.Fprintln(w, "Where each number of shards stops following the offered rate (90% of it or more sold), its most sales per second, and what the throttle predicts from the lowest rate's figures. The busiest partition is full at budget ÷ (RU per sale × its share of the inventory's RU): past that, the buyers whose take starts on its shards get 503s (a take the throttle refuses does not move to another shard; only a take short of units does) while the other partitions go on selling. With every partition that holds shards full, the product sells about partitions × budget ÷ RU per sale.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| shards | on partitions: shards each holds | hottest partition's share | follows up to (offered/s) | most sales/s (at offered/s, limit) | predicted by the throttle |")
-	fmt.Fprintln(w, "|--:|---|--:|--:|--:|---|")
+	fmt.Fprintln(w, "| shards | on partitions: shards each holds | busiest partition's share | follows up to (offered/s) | most sales/s (at offered/s, limit) | the busiest partition full at | every partition full at |")
+	fmt.Fprintln(w, "|--:|---|--:|--:|--:|---|---|")
+	budget := count(float64(o.PartitionRU))
 	for _, s := range sums {
 		follows := "none"
 		if s.FollowsUpTo > 0 {
@@ -147,8 +148,14 @@ func writeFlashMarkdown(w io.Writer, rep FlashReport) {
 		if s.FirstShort == 0 {
 			follows += " (every rate)"
 		}
-		fmt.Fprintf(w, "| %d | %d: %s | %s | %s | %s (%d, %s) | %s ÷ (%s × %s) = %s sales/s |\n", s.Shards, s.Placement.Distinct(), s.Placement, pct2(s.HottestShare), follows,
-			count(s.Ceiling), s.CeilingAt, orDash(s.CeilingLimit), count(float64(o.PartitionRU)), ru(s.RUPerSale), strconv.FormatFloat(s.HottestShare, 'f', 2, 64), count(s.Predicted))
+		d := s.Placement.Distinct()
+		all := 0.0
+		if s.RUPerSale > 0 {
+			all = float64(d*o.PartitionRU) / s.RUPerSale
+		}
+		fmt.Fprintf(w, "| %d | %d: %s | %s | %s | %s (%d, %s) | %s ÷ (%s × %s) = %s sales/s | %d × %s ÷ %s = %s sales/s |\n", s.Shards, d, s.Placement, pct2(s.HottestShare), follows,
+			count(s.Ceiling), s.CeilingAt, orDash(s.CeilingLimit), budget, ru(s.RUPerSale), strconv.FormatFloat(s.HottestShare, 'f', 2, 64), count(s.Predicted),
+			d, budget, ru(s.RUPerSale), count(all))
 	}
 	writeFlashCosmos(w, sums)
 	writePreallocMarkdown(w, rep.Prealloc)
@@ -188,24 +195,28 @@ func writeFlashCosmos(w io.Writer, sums []shardSummary) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "At %d shard%s a sale costs inventory %s RU (at the lowest rate: the checkout's stock read, the take, the commit, the feed's pass; the embedded store's estimate of Cosmos's charges). One physical partition serves 10,000 RU/s: 10,000 ÷ %s = **%s sales/s of one product on one partition**.\n\n",
 		base.Shards, plural(base.Shards), ru(base.RUPerSale), ru(base.RUPerSale), count(perPartition))
-	fmt.Fprintln(w, "With N shards a sale costs RU = h + t: h on the home document's partition beyond the takes that start there (the home document's own reads: the claim's, and the inventory feed's), t where the takes land (the start shard's read, the take, the commit, and the inventory feed's reads of every shard after a change), spread over the shards as the takes are (a hash of the order id picks the start shard). The home's partition spends H a sale, measured, and a share s of the takes started on the shards it holds (each sold order's start shard, `domain.StartShard`), so H = h + t·s and t = (RU − H) ÷ (1 − s). The busiest partition caps the product: with the placement measured here at 10,000 ÷ (RU × its share); with every shard on a partition of its own at 10,000 ÷ (h + t ÷ N), the home's partition being the busiest; with the keys hashed at random over N partitions, as Cosmos's hash places them, the fullest holding f shards, between 10,000 ÷ (h + t·f ÷ N) (the fullest is the home's) and 10,000 ÷ max(t·f ÷ N, h + t ÷ N) (it is not).")
+	fmt.Fprintln(w, "With N shards a sale costs RU = h + t: h on the home document's partition beyond the takes that start there (the home document's own reads: the claim's, and the inventory feed's), t where the takes land (the start shard's read, the take, the commit, and the inventory feed's reads of every shard after a change), spread over the shards as the takes are (a hash of the order id picks the start shard). The home's partition spends H a sale, measured, and a share s of the takes started on the shards it holds (each sold order's start shard, `domain.StartShard`), so H = h + t·s and t = (RU − H) ÷ (1 − s).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| shards | RU, H per sale (s) | h, t | with the placement here (partitions, busiest share) | every shard on its own partition | at random over N partitions: partitions expected, f | ceiling |")
-	fmt.Fprintln(w, "|--:|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "Each placement gives two figures: the offered rate at which the busiest partition is full, past which its buyers get 429s (503 from the shop) while the others still sell, and about what the product sells once every partition holding shards is full, partitions × 10,000 ÷ RU. With the placement measured here the busiest is full at 10,000 ÷ (RU × its share); with every shard on a partition of its own at 10,000 ÷ (h + t ÷ N), the home's partition being the busiest; with the keys hashed at random over N partitions, as Cosmos's hash places them, the fullest holding f shards, between 10,000 ÷ (h + t·f ÷ N) (the fullest is the home's) and 10,000 ÷ max(t·f ÷ N, h + t ÷ N) (it is not).")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| shards | RU, H per sale (s) | h, t | placement here: partitions, busiest share | busiest full; all full | every shard on its own partition: busiest full; all full | at random over N partitions: partitions expected, f | busiest full; all full |")
+	fmt.Fprintln(w, "|--:|---|---|---|---|---|---|---|")
 	var hs []float64
 	for _, s := range sums {
 		if s.HottestShare == 0 {
 			continue
 		}
-		here := cosmosPartitionRUs / (s.RUPerSale * s.HottestShare)
+		d := s.Placement.Distinct()
+		here := fmt.Sprintf("10,000 ÷ (%s × %.2f) = %s; %d × 10,000 ÷ %s = %s sales/s", ru(s.RUPerSale), s.HottestShare, count(cosmosPartitionRUs/(s.RUPerSale*s.HottestShare)),
+			d, ru(s.RUPerSale), count(float64(d)*cosmosPartitionRUs/s.RUPerSale))
 		h, t, ok := s.split()
 		if s.Shards == 1 {
-			fmt.Fprintf(w, "| 1 | %s | — | 10,000 ÷ (%s × %.2f) = %s sales/s (1, 100%%) | — | — | — |\n", ru(s.RUPerSale), ru(s.RUPerSale), s.HottestShare, count(here))
+			fmt.Fprintf(w, "| 1 | %s | — | 1, 100%% | %s | — | — | — |\n", ru(s.RUPerSale), here)
 			continue
 		}
 		if !ok {
-			fmt.Fprintf(w, "| %d | %s, %s (%s) | not separable | 10,000 ÷ (%s × %.2f) = %s sales/s (%d, %s) | — | — | — |\n", s.Shards, ru(s.RUPerSale), ru(s.HomeRUPerSale), pct2(s.HomeTakeShare),
-				ru(s.RUPerSale), s.HottestShare, count(here), s.Placement.Distinct(), pct2(s.HottestShare))
+			fmt.Fprintf(w, "| %d | %s, %s (%s) | not separable | %d, %s | %s | — | — | — |\n", s.Shards, ru(s.RUPerSale), ru(s.HomeRUPerSale), pct2(s.HomeTakeShare),
+				d, pct2(s.HottestShare), here)
 			continue
 		}
 		hs = append(hs, h)
@@ -214,10 +225,10 @@ func writeFlashCosmos(w io.Writer, sums []shardSummary) {
 		distinct, f := randomPlacement(s.Shards, s.Shards)
 		worst := cosmosPartitionRUs / (h + t*f/n)
 		best := cosmosPartitionRUs / max(t*f/n, h+t/n)
-		fmt.Fprintf(w, "| %d | %s, %s (%s) | %s, %s | 10,000 ÷ (%s × %.2f) = %s sales/s (%d, %s) | 10,000 ÷ (%s + %s ÷ %d) = %s sales/s | %.1f, %.2f | %s to %s sales/s |\n",
-			s.Shards, ru(s.RUPerSale), ru(s.HomeRUPerSale), pct2(s.HomeTakeShare), ru(h), ru(t),
-			ru(s.RUPerSale), s.HottestShare, count(here), s.Placement.Distinct(), pct2(s.HottestShare),
-			ru(h), ru(t), s.Shards, count(own), distinct, f, count(worst), count(best))
+		fmt.Fprintf(w, "| %d | %s, %s (%s) | %s, %s | %d, %s | %s | 10,000 ÷ (%s + %s ÷ %d) = %s; %d × 10,000 ÷ %s = %s sales/s | %.1f, %.2f | %s to %s; %.1f × 10,000 ÷ %s = %s sales/s |\n",
+			s.Shards, ru(s.RUPerSale), ru(s.HomeRUPerSale), pct2(s.HomeTakeShare), ru(h), ru(t), d, pct2(s.HottestShare), here,
+			ru(h), ru(t), s.Shards, count(own), s.Shards, ru(s.RUPerSale), count(n*cosmosPartitionRUs/s.RUPerSale),
+			distinct, f, count(worst), count(best), distinct, ru(s.RUPerSale), count(distinct*cosmosPartitionRUs/s.RUPerSale))
 	}
 	fmt.Fprintln(w)
 	var perN []string
