@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/reference-shop/shop/domain"
 	payembedded "github.com/reference-shop/shop/domain/payments/embedded"
 	"github.com/reference-shop/shop/feedworkers"
+	"github.com/reference-shop/shop/feedworkers/changefeed"
 	"github.com/reference-shop/shop/store"
 	"github.com/reference-shop/shop/store/repo"
 	"github.com/reference-shop/shop/store/writes"
@@ -37,9 +39,27 @@ const shardReps = 20
 // merge back, shardSplitTo → 1.
 const shardSplitTo = 16
 
+// shardStaleTo is the merge, shardSplitTo → shardStaleTo, after which the
+// part checks out with the shard count a claim cached before it.
+const shardStaleTo = 4
+
 // shardEmpty is the shard the part empties, on its stocks split for the
 // moved takes, so that a take starting there moves on.
 const shardEmpty = 1
+
+// shardGather is the units of the line whose take gathers them, one from
+// each of shardGather shards.
+const shardGather = 3
+
+// countTTL is how long a claim trusts a split stock's shard count
+// without reading the home document again: store/writes' shardCountTTL.
+const countTTL = time.Second
+
+// shardInstances is the shop instances the per-partition arithmetic
+// counts, each reading a split stock's home document about once per
+// countTTL while it sells the product (as docs/scale.md counts 100
+// instances reading the categories document).
+const shardInstances = 100
 
 // opsRU is what some of a unit of work's store calls cost, means per unit.
 type opsRU struct {
@@ -54,19 +74,31 @@ type shardsResult struct {
 	// the sender's batch, then Complete: the receipt's batch, the close).
 	Move designResult `json:"move"`
 	// Split is SetShards of a stock never split into shardSplitTo shards,
-	// Merge the same stock merged back into 1, each with its rebalance;
-	// MergedFeed the inventory feed's step on that merged stock, whose
-	// retired shards it still reads.
-	Split      designResult `json:"split"`
-	Merge      designResult `json:"merge"`
-	MergedFeed designResult `json:"mergedFeed"`
-	SplitUnits int64        `json:"splitUnits"`
+	// Merge the same stock merged back into 1, each with its rebalance.
+	// MergedFeed is the inventory feed's step (Handlers.Inventory) on a
+	// change of that merged stock's home document, in stock;
+	// MergedFeedSum its step near sold out, or on a change of a retired
+	// shard (InventoryToProducts), which still reads the retired shards.
+	Split         designResult `json:"split"`
+	Merge         designResult `json:"merge"`
+	MergedFeed    designResult `json:"mergedFeed"`
+	MergedFeedSum designResult `json:"mergedFeedSum"`
+	SplitUnits    int64        `json:"splitUnits"`
+	// Stale is a checkout within the count's second after a merge
+	// shardSplitTo → shardStaleTo, its claim still counting shardSplitTo
+	// shards (the count cached before the merge), its take starting on a
+	// retired shard; StaleStock its calls on the inventory container.
+	Stale      designResult `json:"staleCountCheckout"`
+	StaleStock opsRU        `json:"staleCountStock"`
+	StaleFrom  int          `json:"staleFrom"`
+	StaleTo    int          `json:"staleTo"`
 	// PartitionRUs is what one physical partition serves a second;
-	// HomeReadCeiling is PartitionRUs ÷ the claim's read of the home
-	// document: checkouts a second the home partition serves on that read
-	// alone, whatever the shards.
+	// Instances the shop instances the arithmetic counts, each reading
+	// the home document about once per CountTTLSeconds (the claim's
+	// cached count).
 	PartitionRUs    int     `json:"partitionRUs"`
-	HomeReadCeiling float64 `json:"homeReadCeiling"`
+	Instances       int     `json:"instances"`
+	CountTTLSeconds float64 `json:"countTTLSeconds"`
 	// AtMost is the last stock's per-partition figures worked out for a
 	// stock of domain.MaxStockShards shards.
 	AtMost shardCeiling `json:"atMostShards"`
@@ -74,46 +106,63 @@ type shardsResult struct {
 
 // shardCeiling is the per-partition arithmetic of a stock of Shards
 // shards, in checkouts of one line a second of the product: ShardCeiling
-// what the shards' partitions serve, HomeCeiling the home partition,
-// Ceiling the lower; WithFeed the same with the feed's step for every
-// sale.
+// what the partitions of shards k ≥ 1 serve, HomeCeiling the home
+// partition (less the instances' count reads), Ceiling the lower;
+// WithFeed the same with the inventory feed's step for every sale, the
+// stock in stock (its fast path), WithFeedLow near sold out (every shard
+// read).
 type shardCeiling struct {
 	Shards       int     `json:"shards"`
 	ShardCeiling float64 `json:"shardCeiling"`
 	HomeCeiling  float64 `json:"homeCeiling"`
 	Ceiling      float64 `json:"ceiling"`
 	WithFeed     float64 `json:"ceilingWithFeed"`
+	WithFeedLow  float64 `json:"ceilingWithFeedNearSoldOut"`
 }
 
 // shardStock is what one stock costs, split into Shards (1: never split).
 type shardStock struct {
 	Shards int `json:"shards"`
 	// Checkout is a checkout of one line of one unit through store/writes
+	// whose claim finds the stock's shard count cached (one of an
+	// instance's checkouts within countTTL of the one that read it) and
 	// whose take starts on a shard other than the home one (a stock never
-	// split: every checkout); HomeStart one whose take starts on the home
-	// shard, 1 checkout in Shards (nil for a stock never split).
-	Checkout  designResult  `json:"checkout"`
-	HomeStart *designResult `json:"checkoutStartingHome,omitempty"`
+	// split: every checkout, whose claim reads its one document); HomeStart
+	// the same whose take starts on the home shard, 1 checkout in Shards.
+	// CountRead and CountReadHome are the same two whose claim reads the
+	// count: the first checkout of an instance, or the first after the
+	// count's second. The three are nil for a stock never split.
+	Checkout      designResult  `json:"checkout"`
+	HomeStart     *designResult `json:"checkoutStartingHome,omitempty"`
+	CountRead     *designResult `json:"checkoutReadingCount,omitempty"`
+	CountReadHome *designResult `json:"checkoutReadingCountStartingHome,omitempty"`
 	// ClaimReads, Take and Commit are the calls of Checkout on the
 	// inventory container: the claim's reads of the stock (checkStock),
 	// the take's batch, the placed order's commit of its reservation.
-	ClaimReads opsRU `json:"claimReads"`
-	Take       opsRU `json:"take"`
-	Commit     opsRU `json:"commit"`
+	// CountClaimReads and CountClaimReadsHome are the claim's reads of
+	// CountRead and CountReadHome.
+	ClaimReads          opsRU `json:"claimReads"`
+	CountClaimReads     opsRU `json:"countClaimReads"`
+	CountClaimReadsHome opsRU `json:"countClaimReadsStartingHome"`
+	Take                opsRU `json:"take"`
+	Commit              opsRU `json:"commit"`
 	// StartRU is what Checkout spends in the partition of the shard its
-	// take starts on, HomeRU in the home one, OtherRU in each other
-	// shard's; HomeStartRU what HomeStart spends in the home partition
-	// (where its take starts), HomeStartOtherRU in each other shard's. A
-	// stock never split has one partition: StartRU is all.
-	StartRU          float64 `json:"startShardRU"`
-	HomeRU           float64 `json:"homeRU"`
-	OtherRU          float64 `json:"otherShardRU"`
-	HomeStartRU      float64 `json:"homeStartRU"`
-	HomeStartOtherRU float64 `json:"homeStartOtherShardRU"`
-	// MovedTake is a take short on its start shard that moves on (nil for
-	// a stock never split); ShortTake one no shard has a unit for.
-	MovedTake *designResult `json:"movedTake,omitempty"`
-	ShortTake designResult  `json:"shortTake"`
+	// take starts on, HomeStartRU what HomeStart spends in the home
+	// partition (where its take starts), ElsewhereRU what either spends in
+	// any other partition of the stock; CountReadRU what CountRead
+	// spends in the home partition: the count's read. A stock never split
+	// has one partition: StartRU is all.
+	StartRU     float64 `json:"startShardRU"`
+	HomeStartRU float64 `json:"homeStartRU"`
+	ElsewhereRU float64 `json:"elsewhereRU"`
+	CountReadRU float64 `json:"countReadRU"`
+	// MovedTake is a take short on its start shard that moves on, and
+	// GatherTake a take of shardGather units none of whose shards holds
+	// them, one unit on each (nil for a stock never split); ShortTake one
+	// no shard has a unit for.
+	MovedTake  *designResult `json:"movedTake,omitempty"`
+	GatherTake *designResult `json:"gatherTake,omitempty"`
+	ShortTake  designResult  `json:"shortTake"`
 	// Refusal is a checkout of one line of a sold-out stock, refused at
 	// the claim, whose take would have started away from the home shard;
 	// RefusalReads the stock reads in it.
@@ -126,20 +175,71 @@ type shardStock struct {
 	Release2 *designResult `json:"releaseChain2,omitempty"`
 	Commit1  designResult  `json:"commitChain1"`
 	Commit2  *designResult `json:"commitChain2,omitempty"`
-	// Feed is the inventory feed's step on one change of the stock
-	// (feedworkers.Handlers.InventoryToProducts); FeedShardRU what it
-	// spends in each shard's partition.
-	Feed        designResult `json:"feed"`
-	FeedShardRU float64      `json:"feedShardRU"`
+	// FeedInStock is the inventory feed's step
+	// (feedworkers.Handlers.Inventory) on a batch of one change of shard
+	// 1 (a stock never split: of its home document) holding more than
+	// domain.LowStock units, the product showing in stock: its fast path;
+	// FeedInStockHomeRU what it spends in the home partition (the home
+	// document's read, to know the shard active). FeedInStockHome is the
+	// same for a change of the home document (nil for a stock never
+	// split). Feed is the step on a change of a shard holding
+	// domain.LowStock units or fewer, near sold out: every shard read
+	// (InventoryToProducts); FeedShardRU what it spends in each shard's
+	// partition.
+	FeedInStock       designResult  `json:"feedInStock"`
+	FeedInStockHome   *designResult `json:"feedInStockHome,omitempty"`
+	FeedInStockHomeRU float64       `json:"feedInStockHomeRU"`
+	Feed              designResult  `json:"feed"`
+	FeedShardRU       float64       `json:"feedShardRU"`
 	// Ceiling is the per-partition arithmetic (ceilingAt).
 	Ceiling shardCeiling `json:"ceiling"`
 }
 
+// shardClock is the clock of the metered checkouts' Writes: it runs
+// shardClockSlowdown times slower than the wall clock, so a claim finds
+// the shard count that an earlier claim of the same measure cached
+// (store/writes: cachedShards) however slowly the machine runs it, until
+// expire moves it on past the count's second. It does not stand still:
+// each write's timestamps change as they would (a clock standing still
+// would spare every move of an order the index terms of its changed
+// timestamps, 0.45 RU each: store/embedded/charge.go).
+type shardClock struct {
+	mu   sync.Mutex
+	wall time.Time // when the clock read at
+	at   time.Time
+}
+
+// shardClockSlowdown is how many wall-clock seconds a second of
+// shardClock lasts.
+const shardClockSlowdown = 10
+
+func newShardClock(at time.Time) *shardClock { return &shardClock{wall: time.Now(), at: at} }
+
+func (c *shardClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Nine digits of fraction, the last never 0: a timestamp's JSON
+	// (RFC 3339, trailing zeros dropped) is always as long, so a
+	// document's size, and its charge, does not vary with the clock.
+	return c.at.Add(time.Since(c.wall) / shardClockSlowdown).Truncate(10 * time.Nanosecond).Add(7 * time.Nanosecond)
+}
+
+// expire moves the clock on past every shard count cached: the next
+// claim of each stock reads its home document again.
+func (c *shardClock) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = c.at.Add(2 * countTTL)
+}
+
 // shardLab measures the split stock: raw (unmetered) prepares, ms is the
-// metered store under a recorder, so each call's partition is known.
+// metered store under a recorder, so each call's partition is known; w
+// checks out through ms on clock.
 type shardLab struct {
+	s       store.Store
 	raw, ms *repo.Set
 	rw, w   *writes.Writes
+	clock   *shardClock
 	feed    *feedworkers.Handlers
 	pay     *payembedded.Provider
 	users   int
@@ -152,16 +252,17 @@ type shardLab struct {
 // "shard-…") and measures through ms, reps times each figure after a
 // warm-up (at most shardReps).
 func measureShards(ctx context.Context, s, ms store.Store, reps int) (shardsResult, error) {
-	out := shardsResult{PartitionRUs: partitionRUs}
+	out := shardsResult{PartitionRUs: partitionRUs, Instances: shardInstances, CountTTLSeconds: countTTL.Seconds()}
 	pay, err := payembedded.Open("")
 	if err != nil {
 		return out, err
 	}
 	defer pay.Close()
 	rec := recording(ms)
-	l := &shardLab{raw: repo.New(s, 0), ms: repo.New(rec, 0), pay: pay, reps: max(1, min(reps, shardReps)), now: time.Now().UTC()}
+	l := &shardLab{s: s, raw: repo.New(s, 0), ms: repo.New(rec, 0), pay: pay, reps: max(1, min(reps, shardReps)), now: time.Now().UTC()}
+	l.clock = newShardClock(l.now)
 	l.rw = writes.New(l.raw, pay, time.Now)
-	l.w = writes.New(l.ms, pay, time.Now)
+	l.w = writes.New(l.ms, pay, l.clock.now)
 	l.feed = feedworkers.NewHandlers(rec, writes.New(repo.New(rec, 0), nil, nil), feedworkers.HandlersConfig{})
 	for _, n := range shardCounts {
 		st, err := l.measureStock(ctx, n)
@@ -174,11 +275,10 @@ func measureShards(ctx context.Context, s, ms store.Store, reps int) (shardsResu
 	if err := l.measureTransfers(ctx, &out); err != nil {
 		return out, err
 	}
-	last := out.Stocks[len(out.Stocks)-1]
-	if last.HomeRU > 0 {
-		out.HomeReadCeiling = report.Round2(partitionRUs / last.HomeRU)
+	if err := l.measureStale(ctx, &out); err != nil {
+		return out, fmt.Errorf("a stale shard count: %w", err)
 	}
-	out.AtMost = last.ceilingAt(domain.MaxStockShards)
+	out.AtMost = out.Stocks[len(out.Stocks)-1].ceilingAt(domain.MaxStockShards)
 	return out, nil
 }
 
@@ -219,18 +319,6 @@ func (l *shardLab) order(p string, n int, want func(k int) bool) string {
 	}
 }
 
-// others is what byPK charged the shards of p's stock of n shards other
-// than the home one and shard k.
-func others(byPK map[string]float64, p string, n, k int) float64 {
-	sum := 0.0
-	for j := 1; j < n; j++ {
-		if j != k {
-			sum += byPK[domain.ShardKey(p, j)]
-		}
-	}
-	return sum
-}
-
 // recorded runs fn once under a fresh Meter and call log: what it cost,
 // and its calls.
 func recorded(ctx context.Context, fn func(ctx context.Context) error) (sample, []call, error) {
@@ -260,11 +348,17 @@ func (s opsRU) mean(n int) opsRU {
 	return opsRU{StoreOps: report.Round2(s.StoreOps / float64(max(n, 1))), RequestUnits: report.Round2(s.RequestUnits / float64(max(n, 1)))}
 }
 
+// meanRU is ru over n, rounded.
+func meanRU(ru float64, n int) float64 { return report.Round2(ru / float64(max(n, 1))) }
+
 // measureStock measures one stock split into n shards (1: never split).
 func (l *shardLab) measureStock(ctx context.Context, n int) (shardStock, error) {
 	st := shardStock{Shards: n}
 	if err := l.measureCheckouts(ctx, n, &st); err != nil {
 		return st, fmt.Errorf("checkouts: %w", err)
+	}
+	if err := l.measureFeed(ctx, n, &st); err != nil {
+		return st, fmt.Errorf("the inventory feed: %w", err)
 	}
 	if err := l.measureSoldOut(ctx, n, &st); err != nil {
 		return st, fmt.Errorf("sold out: %w", err)
@@ -272,29 +366,51 @@ func (l *shardLab) measureStock(ctx context.Context, n int) (shardStock, error) 
 	if err := l.measureChains(ctx, n, &st); err != nil {
 		return st, fmt.Errorf("takes, releases and commits: %w", err)
 	}
+	if err := l.measureGather(ctx, n, &st); err != nil {
+		return st, fmt.Errorf("a take gathering its units: %w", err)
+	}
 	return st, nil
 }
 
+// checkoutTally is one kind of measureCheckouts's checkouts: its samples,
+// the claim's reads, and Request Units by where they landed.
+type checkoutTally struct {
+	samples []sample
+	want    int
+	claim   opsRU
+	ru      float64
+}
+
+func (t *checkoutTally) full() bool { return len(t.samples) >= t.want }
+
 // measureCheckouts checks out one unit of a product with plenty of units
-// (domain.MaxStock, evened over the shards), by new users, until reps
-// checkouts have taken away from the home shard and, of a split stock,
-// reps/n (at least 1) on it. Each checkout's order starts its take where
-// its id's hash says (domain.StartShard): the part sorts them by it.
+// (domain.MaxStock, evened over the shards), by new users. Of a split
+// stock every other checkout comes after the count's second (the clock
+// expired), so its claim reads the count; the others find it cached. Each
+// checkout's order starts its take where its id's hash says
+// (domain.StartShard): the part sorts them by it, until reps checkouts
+// have taken away from the home shard with the count cached and with it
+// read, and, of a split stock, reps/n (at least 1) of each on it.
 func (l *shardLab) measureCheckouts(ctx context.Context, n int, st *shardStock) error {
 	p, err := l.product(ctx, fmt.Sprintf("shard-co-%02d", n), domain.MaxStock, n)
 	if err != nil {
 		return err
 	}
-	var away, home []sample
-	var claim, take, commit opsRU
-	var startRU, homeRU, otherRU, homeStartRU, homeStartOtherRU float64
-	wantHome := 0
+	away, home, count, countHome := &checkoutTally{want: l.reps}, &checkoutTally{}, &checkoutTally{}, &checkoutTally{}
+	var take, commit opsRU
+	var elsewhere float64
 	if n > 1 {
-		wantHome = max(1, l.reps/n)
+		home.want = max(1, l.reps/n)
+		count.want, countHome.want = l.reps, home.want
 	}
-	for i := 0; len(away) < l.reps || len(home) < wantHome; i++ {
+	for i := 0; !away.full() || !home.full() || !count.full() || !countHome.full(); i++ {
 		if i > 100*l.reps*n {
-			return fmt.Errorf("%d checkouts, %d away from the home shard and %d on it: the start shards are not spread", i, len(away), len(home))
+			return fmt.Errorf("%d checkouts, %d/%d away from the home shard and %d/%d on it (count cached/read): the start shards are not spread",
+				i, len(away.samples), len(count.samples), len(home.samples), len(countHome.samples))
+		}
+		miss := n > 1 && i%2 == 1
+		if miss {
+			l.clock.expire()
 		}
 		user, err := l.buyer(ctx, p)
 		if err != nil {
@@ -315,58 +431,111 @@ func (l *shardLab) measureCheckouts(ctx context.Context, n int, st *shardStock) 
 			continue // a warm-up
 		}
 		k := domain.StartShard(o.ID, p.ID, "", n)
+		var all opsRU
 		byPK := map[string]float64{}
-		inventoryCalls(calls, "", nil, byPK)
+		inventoryCalls(calls, "", &all, byPK)
+		t := away
 		switch {
+		case miss && k == 0:
+			t = countHome
+		case miss:
+			t = count
 		case k == 0 && n > 1:
-			if len(home) < wantHome {
-				home = append(home, smp)
-				homeStartRU += byPK[p.ID]
-				homeStartOtherRU += others(byPK, p.ID, n, 0) / float64(n-1)
-			}
-			continue
-		case len(away) >= l.reps:
+			t = home
+		}
+		if t.full() {
 			continue
 		}
-		away = append(away, smp)
-		inventoryCalls(calls, "read", &claim, nil)
-		inventoryCalls(calls, "batch", &take, nil)
-		inventoryCalls(calls, "patch", &commit, nil)
-		startRU += byPK[domain.ShardKey(p.ID, k)]
-		if n > 1 {
-			homeRU += byPK[p.ID]
-		}
-		if n > 2 {
-			otherRU += others(byPK, p.ID, n, k) / float64(n-2)
-		}
-	}
-	// The feed's step on the stock, after its sales.
-	var feed []sample
-	var feedPK map[string]float64
-	for i := range l.reps + 1 {
-		smp, calls, err := recorded(ctx, func(ctx context.Context) error { return l.feed.InventoryToProducts(ctx, p.ID, "") })
-		if err != nil {
-			return fmt.Errorf("the inventory feed: %w", err)
-		}
-		if i > 0 {
-			feed = append(feed, smp)
-			feedPK = map[string]float64{}
-			inventoryCalls(calls, "", nil, feedPK)
+		t.samples = append(t.samples, smp)
+		inventoryCalls(calls, "read", &t.claim, nil)
+		switch t {
+		case away:
+			inventoryCalls(calls, "batch", &take, nil)
+			inventoryCalls(calls, "patch", &commit, nil)
+			t.ru += byPK[domain.ShardKey(p.ID, k)]
+			elsewhere += all.RequestUnits - byPK[domain.ShardKey(p.ID, k)]
+		case home:
+			t.ru += byPK[p.ID]
+			elsewhere += all.RequestUnits - byPK[p.ID]
+		case count:
+			t.ru += byPK[p.ID]
 		}
 	}
-	st.Feed = summarize(design{name: "feed"}, feed)
-	for _, ru := range feedPK {
-		st.FeedShardRU = max(st.FeedShardRU, ru)
-	}
-	st.Checkout = summarize(design{name: "checkout"}, away)
-	st.ClaimReads, st.Take, st.Commit = claim.mean(len(away)), take.mean(len(away)), commit.mean(len(away))
-	mean := func(ru float64, n int) float64 { return report.Round2(ru / float64(max(n, 1))) }
-	st.StartRU, st.HomeRU, st.OtherRU = mean(startRU, len(away)), mean(homeRU, len(away)), mean(otherRU, len(away))
+	st.Checkout = summarize(design{name: "checkout"}, away.samples)
+	st.ClaimReads, st.Take, st.Commit = away.claim.mean(len(away.samples)), take.mean(len(away.samples)), commit.mean(len(away.samples))
+	st.StartRU = meanRU(away.ru, len(away.samples))
 	if n > 1 {
-		h := summarize(design{name: "checkout, starting home"}, home)
-		st.HomeStart, st.HomeStartRU, st.HomeStartOtherRU = &h, mean(homeStartRU, len(home)), mean(homeStartOtherRU, len(home))
+		h := summarize(design{name: "checkout, starting home"}, home.samples)
+		c := summarize(design{name: "checkout reading the count"}, count.samples)
+		ch := summarize(design{name: "checkout reading the count, starting home"}, countHome.samples)
+		st.HomeStart, st.CountRead, st.CountReadHome = &h, &c, &ch
+		st.HomeStartRU = meanRU(home.ru, len(home.samples))
+		st.ElsewhereRU = meanRU(elsewhere, len(away.samples)+len(home.samples))
+		st.CountReadRU = meanRU(count.ru, len(count.samples))
+		st.CountClaimReads, st.CountClaimReadsHome = count.claim.mean(len(count.samples)), countHome.claim.mean(len(countHome.samples))
 	}
 	return nil
+}
+
+// measureFeed measures the inventory feed's step, Handlers.Inventory on a
+// batch of one change of a shard: of the product of measureCheckouts,
+// in stock (a change of shard 1, and of the home document; never split:
+// of its one document), and of one with 1 unit on each shard, near sold
+// out (a change of shard 1; never split: of its one document).
+func (l *shardLab) measureFeed(ctx context.Context, n int, st *shardStock) error {
+	id := fmt.Sprintf("shard-co-%02d", n)
+	k := min(1, n-1)
+	d, pk, err := l.feedStep(ctx, id, k)
+	if err != nil {
+		return fmt.Errorf("in stock: %w", err)
+	}
+	st.FeedInStock, st.FeedInStockHomeRU = d, 0
+	if n > 1 {
+		st.FeedInStockHomeRU = pk[id]
+		h, _, err := l.feedStep(ctx, id, 0)
+		if err != nil {
+			return fmt.Errorf("in stock, the home document: %w", err)
+		}
+		st.FeedInStockHome = &h
+	}
+	low, err := l.product(ctx, fmt.Sprintf("shard-low-%02d", n), int64(n), n)
+	if err != nil {
+		return err
+	}
+	if st.Feed, pk, err = l.feedStep(ctx, low.ID, k); err != nil {
+		return fmt.Errorf("near sold out: %w", err)
+	}
+	for _, ru := range pk {
+		st.FeedShardRU = max(st.FeedShardRU, ru)
+	}
+	return nil
+}
+
+// feedStep runs the inventory feed's handler on a batch of the change of
+// shard k of productID's stock (its document as stored, read unmetered),
+// reps times after a warm-up: what it cost, and what its last run spent
+// by partition of the inventory container.
+func (l *shardLab) feedStep(ctx context.Context, productID string, k int) (designResult, map[string]float64, error) {
+	var steps []sample
+	var byPK map[string]float64
+	for i := range l.reps + 1 {
+		doc, err := l.s.Container(store.InventoryContainer).Read(ctx, domain.ShardKey(productID, k), domain.StockIDOf(""))
+		if err != nil {
+			return designResult{}, nil, err
+		}
+		smp, calls, err := recorded(ctx, func(ctx context.Context) error {
+			return l.feed.Inventory(ctx, changefeed.Batch{Items: [][]byte{doc.Item}})
+		})
+		if err != nil {
+			return designResult{}, nil, err
+		}
+		if i > 0 {
+			steps = append(steps, smp)
+			byPK = map[string]float64{}
+			inventoryCalls(calls, "", nil, byPK)
+		}
+	}
+	return summarize(design{name: "feed"}, steps), byPK, nil
 }
 
 // measureSoldOut measures, on a stock with no unit left, a take (short
@@ -426,7 +595,7 @@ func (l *shardLab) measureSoldOut(ctx context.Context, n int, st *shardStock) er
 			}
 		}
 		if i == 0 || n > 1 && !twice {
-			continue // a warm-up, or a take starting home
+			continue // a warm-up (its claim reads the count), or a take starting home
 		}
 		refusals = append(refusals, smp)
 		inventoryCalls(calls, "read", &reads, nil)
@@ -562,6 +731,11 @@ func (l *shardLab) measureTransfers(ctx context.Context, out *shardsResult) erro
 			}
 		}
 		if i == l.reps {
+			// The feed on the merged stock: a change of its home document
+			// in stock, and the sum of every shard it made.
+			if out.MergedFeed, _, err = l.feedStep(ctx, p.ID, 0); err != nil {
+				return fmt.Errorf("the inventory feed of a merged stock: %w", err)
+			}
 			for j := range l.reps + 1 {
 				s, _, err := recorded(ctx, func(ctx context.Context) error { return l.feed.InventoryToProducts(ctx, p.ID, "") })
 				if err != nil {
@@ -575,42 +749,136 @@ func (l *shardLab) measureTransfers(ctx context.Context, out *shardsResult) erro
 	}
 	out.Split = summarize(design{name: fmt.Sprintf("split 1 → %d", shardSplitTo)}, splits)
 	out.Merge = summarize(design{name: fmt.Sprintf("merge %d → 1", shardSplitTo)}, merges)
-	out.MergedFeed = summarize(design{name: "feed of a merged stock"}, feed)
+	out.MergedFeedSum = summarize(design{name: "sum of a merged stock"}, feed)
+	return nil
+}
+
+// measureGather measures, on stocks split into n shards each holding 1
+// unit, a take of shardGather units: short on its start shard, and on
+// every other, it gathers units from shardGather−1 others into its start
+// shard (repo: roomFor) and takes again. A product each, unmetered
+// but for the take; none for a stock never split.
+func (l *shardLab) measureGather(ctx context.Context, n int, st *shardStock) error {
+	if n < shardGather {
+		return nil
+	}
+	var takes []sample
+	for i := range l.reps + 1 {
+		p, err := l.product(ctx, fmt.Sprintf("shard-ga-%02d-%02d", n, i), int64(n), n)
+		if err != nil {
+			return err
+		}
+		res := domain.NewReservation(p.ID, "", l.order(p.ID, n, func(int) bool { return true }), "shard-taker", shardGather, time.Now())
+		s, _, err := recorded(ctx, func(ctx context.Context) error { return l.ms.Inventory.Reserve(ctx, res, n) })
+		if err != nil {
+			return err
+		}
+		layout, err := l.raw.Inventory.Layout(ctx, p.ID, "")
+		if err != nil {
+			return err
+		}
+		if k := domain.StartShard(res.OrderID, p.ID, "", n); layout.Available != int64(n-shardGather) || layout.Units[k] != 0 {
+			return fmt.Errorf("%d units on shards %v after a take of %d gathered on shard %d: want %d, none left there", layout.Available, layout.Units, shardGather, k, n-shardGather)
+		}
+		if i > 0 {
+			takes = append(takes, s)
+		}
+	}
+	g := summarize(design{name: "take gathering its units"}, takes)
+	st.GatherTake = &g
+	return nil
+}
+
+// measureStale measures a checkout whose claim counts the shards of a
+// stock as they were before a merge (shardSplitTo → shardStaleTo), its
+// count cached by a claim just before it, and whose take starts on a
+// shard merged away (drained by the merge's rebalance). The lab's clock
+// keeps the count cached however long the checkouts take.
+func (l *shardLab) measureStale(ctx context.Context, out *shardsResult) error {
+	out.StaleFrom, out.StaleTo = shardSplitTo, shardStaleTo
+	p, err := l.product(ctx, "shard-stale", 100_000, shardSplitTo)
+	if err != nil {
+		return err
+	}
+	l.clock.expire()
+	user, err := l.buyer(ctx, p)
+	if err != nil {
+		return err
+	}
+	if _, err := l.w.Checkout(ctx, labCheckout(user, user+"-key")); err != nil {
+		return err
+	}
+	if _, err := l.raw.Inventory.SetShards(ctx, p.ID, "", shardStaleTo, l.now); err != nil {
+		return err
+	}
+	var stale []sample
+	var stock opsRU
+	for i := 0; len(stale) < l.reps; i++ {
+		if i > 100*l.reps {
+			return fmt.Errorf("%d checkouts, %d starting on a retired shard", i, len(stale))
+		}
+		user, err := l.buyer(ctx, p)
+		if err != nil {
+			return err
+		}
+		var o domain.Order
+		smp, calls, err := recorded(ctx, func(ctx context.Context) (err error) {
+			o, err = l.w.Checkout(ctx, labCheckout(user, user+"-key"))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if got := o.Items[0].StockShards; o.Status != domain.StatusPlaced || got != shardSplitTo {
+			return fmt.Errorf("order %s: %s, its line's stock in %d shards; want placed, %d (the count cached before the merge)", o.ID, o.Status, got, shardSplitTo)
+		}
+		if domain.StartShard(o.ID, p.ID, "", shardSplitTo) < shardStaleTo {
+			continue // its take starts on an active shard: an ordinary checkout
+		}
+		stale = append(stale, smp)
+		inventoryCalls(calls, "", &stock, nil)
+	}
+	out.Stale, out.StaleStock = summarize(design{name: "checkout, count stale"}, stale), stock.mean(len(stale))
 	return nil
 }
 
 // ceilingAt is the per-partition arithmetic of st's figures for a stock
-// of n shards. A sale whose take starts on shard k ≥ 1 spends StartRU in
-// that shard's partition, HomeRU in the home one and OtherRU in each
-// other; one starting on the home shard (1 in n) HomeStartRU in the home
-// partition and HomeStartOtherRU in each other. With the sales spread
-// evenly over the start shards, per sale of the product:
+// of n shards. A claim finds the shard count cached (countTTL per
+// instance), so a sale whose take starts on shard k spends StartRU in
+// that shard's partition and nothing in any other; one starting on the
+// home shard (1 in n) HomeStartRU in the home partition. With the sales
+// spread evenly, per sale of the product:
 //
-//	each shard k ≥ 1: StartRU/n + (n−2)/n × OtherRU + HomeStartOtherRU/n
-//	home:             (n−1)/n × HomeRU + HomeStartRU/n
+//	each shard k ≥ 1: StartRU/n
+//	home:             HomeStartRU/n, and shardInstances × CountReadRU a second
 //
-// each partition serving PartitionRUs; with the feed's step for every
-// sale, each partition pays FeedShardRU more per sale.
+// each partition serving PartitionRUs. With the feed's step for every
+// sale, in stock the home partition pays (n−1)/n × FeedInStockHomeRU
+// more per sale (the home read of a change of shard k ≥ 1), the shards'
+// nothing; near sold out each partition pays FeedShardRU more per sale.
+// A stock never split has one partition, read by every claim.
 func (st shardStock) ceilingAt(n int) shardCeiling {
 	c := shardCeiling{Shards: n}
 	k := float64(n)
-	shard := st.StartRU/k + (k-2)/k*st.OtherRU + st.HomeStartOtherRU/k
-	home := (k-1)/k*st.HomeRU + st.HomeStartRU/k
+	shard, home, fixed := st.StartRU/k, st.HomeStartRU/k, float64(shardInstances)*st.CountReadRU
+	feedHome := (k - 1) / k * st.FeedInStockHomeRU
 	if n == 1 {
-		shard, home = st.StartRU, st.StartRU
+		shard, home, fixed, feedHome = st.StartRU, st.StartRU, 0, 0
 	}
-	if shard <= 0 || home <= 0 {
+	pr := float64(partitionRUs)
+	if shard <= 0 || home <= 0 || fixed >= pr {
 		return c
 	}
-	c.ShardCeiling = report.Round2(partitionRUs / shard)
-	c.HomeCeiling = report.Round2(partitionRUs / home)
+	c.ShardCeiling = report.Round2(pr / shard)
+	c.HomeCeiling = report.Round2((pr - fixed) / home)
 	c.Ceiling = min(c.ShardCeiling, c.HomeCeiling)
-	c.WithFeed = report.Round2(partitionRUs / (max(shard, home) + st.FeedShardRU))
+	c.WithFeed = report.Round2(min(pr/shard, (pr-fixed)/(home+feedHome)))
+	c.WithFeedLow = report.Round2(min(pr/(shard+st.FeedShardRU), (pr-fixed)/(home+st.FeedShardRU)))
 	return c
 }
 
 // shardsNote says what the part measures.
-const shardsNote = "a stock never split and the same stock split into %d and %d shards (domain/shards.go; store/repo: Inventory.SetShards), each with plenty of units evened over its shards; means of %d of each, through the shop's own code on the metered store, whose recorder names each call's partition. A checkout is store/writes.Checkout of a one-line cart of one unit, by a new user: its order's id picks the shard its take starts on (domain.StartShard), so the checkouts are sorted by it, those starting away from the home shard (every one of a stock never split) and those starting on it (1 in N); the claim's reads, the take and the commit are that checkout's calls on the inventory container. The take that moves on starts on a shard emptied for it (its units moved to the next), so it leaves a marker there: the release and the commit of such a take follow a chain of 2; the refused checkout is one of a sold-out stock whose take would start away from the home shard; the feed's step is feedworkers.Handlers.InventoryToProducts on the stock as a change of any of its shards runs it"
+const shardsNote = "a stock never split and the same stock split into %d and %d shards (domain/shards.go; store/repo: Inventory.SetShards), each with plenty of units evened over its shards; means of %d of each, through the shop's own code on the metered store, whose recorder names each call's partition. A checkout is store/writes.Checkout of a one-line cart of one unit, by a new user: its order's id picks the shard its take starts on (domain.StartShard), so the checkouts are sorted by it, those starting away from the home shard (every one of a stock never split) and those starting on it (1 in N); of a split stock, every other checkout comes after the shard count's second is up, so its claim reads the count from the home document (store/writes: cachedShards), and the others find it cached (the lab's clock runs a hundred times slower than the wall clock between). The claim's reads, the take and the commit are that checkout's calls on the inventory container. The take that moves on starts on a shard emptied for it (its units moved to the next), so it leaves a marker there: the release and the commit of such a take follow a chain of 2; the refused checkout is one of a sold-out stock whose take would start away from the home shard; the feed's step is feedworkers.Handlers.Inventory on a batch of one change of a shard, as the change feed delivers it"
 
 // shardsTable is one table of the part: a header and rows of cells.
 type shardsTable struct {
@@ -633,8 +901,18 @@ func designText(d *designResult) string {
 	return opsRUText(d.StoreOps, d.RequestUnits)
 }
 
+// pairText is two figures of a split stock, a / b, or a alone for a
+// stock never split (b nil).
+func pairText(a string, b *string) string {
+	if b == nil {
+		return a
+	}
+	return a + " / " + *b
+}
+
 // shardsTables are the part's three tables: each stock's operations,
-// the transfers, the per-partition arithmetic.
+// the transfers, the split, the merge and a stale count, the
+// per-partition arithmetic.
 func shardsTables(r shardsResult) []shardsTable {
 	ops := shardsTable{header: []string{"operation", "what it is"}, align: "|---|---|"}
 	for _, st := range r.Stocks {
@@ -652,10 +930,25 @@ func shardsTables(r shardsResult) []shardsTable {
 		}
 		ops.rows = append(ops.rows, cells)
 	}
-	row("checkout of one line", "its take starting away from the home shard (never split: every checkout)", func(st shardStock) string { return designText(&st.Checkout) })
-	row("checkout of one line, starting home", "its take starting on the home shard (1 in N)", func(st shardStock) string { return designText(st.HomeStart) })
-	row("the claim's stock reads", "of the checkout (checkStock): the home document, and the start shard when it is not the home one", func(st shardStock) string {
+	ttl := fmt.Sprintf("%g s", r.CountTTLSeconds)
+	row("checkout of one line", fmt.Sprintf("the shard count cached (a claim within %s of its instance's last read of the count), its take starting away from the home shard (never split: every checkout)", ttl), func(st shardStock) string { return designText(&st.Checkout) })
+	row("checkout of one line, starting home", "the count cached, its take starting on the home shard (1 in N)", func(st shardStock) string { return designText(st.HomeStart) })
+	row("checkout reading the count", "its instance's first, or its first after the count's second: take starting away from the home shard / on it", func(st shardStock) string {
+		if st.CountRead == nil {
+			return "—"
+		}
+		home := designText(st.CountReadHome)
+		return pairText(designText(st.CountRead), &home)
+	})
+	row("the claim's stock reads, count cached", "of the checkout (checkStock): the start shard's document alone (never split: its one document, by every claim)", func(st shardStock) string {
 		return opsRUText(st.ClaimReads.StoreOps, st.ClaimReads.RequestUnits)
+	})
+	row("the claim's stock reads, count read", "the home document, then the start shard when it is not the home one (the home read serves a take starting there): take away / at home", func(st shardStock) string {
+		if st.CountRead == nil {
+			return "—"
+		}
+		home := opsRUText(st.CountClaimReadsHome.StoreOps, st.CountClaimReadsHome.RequestUnits)
+		return pairText(opsRUText(st.CountClaimReads.StoreOps, st.CountClaimReads.RequestUnits), &home)
 	})
 	row("take", "of the checkout: ONE batch on its start shard (the reservation created, the shard's units −1 under available >= 1)", func(st shardStock) string {
 		return opsRUText(st.Take.StoreOps, st.Take.RequestUnits)
@@ -664,46 +957,53 @@ func shardsTables(r shardsResult) []shardsTable {
 		return opsRUText(st.Commit.StoreOps, st.Commit.RequestUnits)
 	})
 	row("take moving on", "short on its start shard: the failed batch, every shard read, the marker, the batch on the shard with the most units", func(st shardStock) string { return designText(st.MovedTake) })
+	row("take gathering its units", fmt.Sprintf("a line of %d units, 1 unit on each shard: the failed batch, every shard read, %d transfers into its start shard (3 batches each), the batch again", shardGather, shardGather-1), func(st shardStock) string { return designText(st.GatherTake) })
 	row("take refused", "no shard has a unit: the failed batch, every shard read (a race lost after the claim; the checkout then reads every shard again for its answer)", func(st shardStock) string { return designText(&st.ShortTake) })
 	row("refusal at the claim", "a checkout of a sold-out stock, refused before anything is written", func(st shardStock) string { return designText(&st.Refusal) })
-	row("its stock reads", "the home document, the start shard, then every shard (what a line can be served: servable)", func(st shardStock) string {
+	row("its stock reads", "the start shard (the count cached), then every shard (what a line can be served: servable)", func(st shardStock) string {
 		return opsRUText(st.RefusalReads.StoreOps, st.RefusalReads.RequestUnits)
 	})
 	row("release, chain of 1", "the reservation read on its start shard, one batch (released, units +1)", func(st shardStock) string { return designText(&st.Release) })
 	row("release, chain of 2", "the marker read, the reservation read on the next shard, one batch", func(st shardStock) string { return designText(st.Release2) })
 	row("commit, chain of 1", "one conditional patch (held → committed)", func(st shardStock) string { return designText(&st.Commit1) })
 	row("commit, chain of 2", "the patch refused by the marker, the marker read, the patch on the next shard", func(st shardStock) string { return designText(st.Commit2) })
-	row("inventory feed, per change", "every shard read, the product read (its availability copy unchanged: no write)", func(st shardStock) string { return designText(&st.Feed) })
+	row("inventory feed, per change, in stock", fmt.Sprintf("a change of shard 1 (never split: of its one document) holding more than %d units, the product showing in stock (feedworkers: inStockAlready): the home document read, to know the shard active, and the product read; no other shard read, no write (never split: the product read alone)", domain.LowStock), func(st shardStock) string { return designText(&st.FeedInStock) })
+	row("inventory feed, per change of the home shard, in stock", "the product read alone", func(st shardStock) string { return designText(st.FeedInStockHome) })
+	row("inventory feed, per change, near sold out", fmt.Sprintf("a change of a shard holding %d units or fewer: every shard read, the product read (InventoryToProducts; its availability copy unchanged: no write)", domain.LowStock), func(st shardStock) string { return designText(&st.Feed) })
 
 	moves := shardsTable{header: []string{"operation", "what it is", "store ops", "RU"}, align: "|---|---|--:|--:|"}
 	for _, d := range []struct {
 		name, what string
-		r          designResult
+		ops, ru    float64
 	}{
-		{"transfer", "Inventory.Move of 1 unit between 2 shards: the sender's batch (the transfer written, the units −1 and in flight), the receipt's batch (units +1), the close (the transfer done, no longer in flight)", r.Move},
-		{r.Split.Design, fmt.Sprintf("Inventory.SetShards of a stock of %d units never split: the home read, %d shard documents created, the count on the home document (read, replace), then the rebalance: every shard read, %d transfers, every shard read again", r.SplitUnits, shardSplitTo-1, shardSplitTo-1), r.Split},
-		{r.Merge.Design, fmt.Sprintf("the same stock back into 1: the home read, the count (read, replace), every shard read, %d transfers home, every shard read again", shardSplitTo-1), r.Merge},
-		{"inventory feed of the merged stock", fmt.Sprintf("per change: its %d shards still read (shards are never deleted, and the feed drains the retired ones), the product read", shardSplitTo), r.MergedFeed},
+		{"transfer", "Inventory.Move of 1 unit between 2 shards: the sender's batch (the transfer written, the units −1 and in flight), the receipt's batch (units +1), the close (the transfer done, no longer in flight)", r.Move.StoreOps, r.Move.RequestUnits},
+		{r.Split.Design, fmt.Sprintf("Inventory.SetShards of a stock of %d units never split: the home read, %d shard documents created, the count on the home document (read, replace), then the rebalance: every shard read, %d transfers, every shard read again", r.SplitUnits, shardSplitTo-1, shardSplitTo-1), r.Split.StoreOps, r.Split.RequestUnits},
+		{r.Merge.Design, fmt.Sprintf("the same stock back into 1: the home read, the count (read, replace), every shard read, %d transfers home, every shard read again", shardSplitTo-1), r.Merge.StoreOps, r.Merge.RequestUnits},
+		{"inventory feed of the merged stock, in stock", fmt.Sprintf("per change of its home document holding more than %d units: the product read (its retired shards unread)", domain.LowStock), r.MergedFeed.StoreOps, r.MergedFeed.RequestUnits},
+		{"inventory feed of the merged stock, near sold out", fmt.Sprintf("per change of its home document holding %d units or fewer, or of a retired shard: its %d shards still read (shards are never deleted, and the feed drains the retired ones), the product read", domain.LowStock, shardSplitTo), r.MergedFeedSum.StoreOps, r.MergedFeedSum.RequestUnits},
+		{"checkout, the count stale", fmt.Sprintf("within the count's second after a merge %d → %d, its claim still counting %d shards, its take starting on one merged away (drained): the claim reads it, then every shard (servable); the take's failed batch there, every shard read, the marker, the batch on an active shard; the commit refused by the marker, the marker read, the patch there", r.StaleFrom, r.StaleTo, r.StaleFrom), r.Stale.StoreOps, r.Stale.RequestUnits},
+		{"its stock calls", "the claim's, the take's and the commit's, on the inventory container", r.StaleStock.StoreOps, r.StaleStock.RequestUnits},
 	} {
-		moves.rows = append(moves.rows, []string{d.name, d.what, fmt.Sprintf("%.4g", d.r.StoreOps), fmt.Sprintf("%.2f", d.r.RequestUnits)})
+		moves.rows = append(moves.rows, []string{d.name, d.what, fmt.Sprintf("%.4g", d.ops), fmt.Sprintf("%.2f", d.ru)})
 	}
 
-	parts := shardsTable{header: []string{"shards", "RU per sale in its start shard's partition", "in the home partition: take elsewhere / at home", "in each other shard's: take elsewhere / at home",
-		"sales/s one shard's partition serves", "the shards' partitions serve", "the home partition serves", "the product's ceiling", "with the feed's step on every sale"},
-		align: "|--:|--:|--:|--:|--:|--:|--:|--:|--:|"}
+	parts := shardsTable{header: []string{"shards", "RU per sale in its start shard's partition, count cached: take elsewhere / at home", "the count's read, in the home partition",
+		"sales/s one shard's partition serves", "the shards' partitions serve", fmt.Sprintf("the home partition serves, %d instances reading the count", r.Instances), "the product's ceiling",
+		"with the feed's step on every sale: in stock / near sold out"},
+		align: "|--:|--:|--:|--:|--:|--:|--:|--:|"}
 	for _, st := range r.Stocks {
-		home, other := fmt.Sprintf("%.2f / %.2f", st.HomeRU, st.HomeStartRU), fmt.Sprintf("%.2f / %.2f", st.OtherRU, st.HomeStartOtherRU)
+		start, count := fmt.Sprintf("%.2f / %.2f", st.StartRU, st.HomeStartRU), fmt.Sprintf("%.2f", st.CountReadRU)
 		if st.Shards == 1 {
-			home, other = "(the same partition)", "—"
+			start, count = fmt.Sprintf("%.2f", st.StartRU), "— (every claim reads its one document)"
 		}
 		c := st.Ceiling
-		parts.rows = append(parts.rows, []string{fmt.Sprint(st.Shards), fmt.Sprintf("%.2f", st.StartRU), home, other, fmt.Sprintf("%.0f", float64(r.PartitionRUs)/st.StartRU),
-			fmt.Sprintf("%.0f", c.ShardCeiling), fmt.Sprintf("%.0f", c.HomeCeiling), fmt.Sprintf("**%.0f**", c.Ceiling), fmt.Sprintf("%.0f", c.WithFeed)})
+		parts.rows = append(parts.rows, []string{fmt.Sprint(st.Shards), start, count, fmt.Sprintf("%.0f", float64(r.PartitionRUs)/st.StartRU),
+			fmt.Sprintf("%.0f", c.ShardCeiling), fmt.Sprintf("%.0f", c.HomeCeiling), fmt.Sprintf("**%.0f**", c.Ceiling), fmt.Sprintf("%.0f / %.0f", c.WithFeed, c.WithFeedLow)})
 	}
 	if last := r.Stocks[len(r.Stocks)-1]; r.AtMost.Shards > 0 {
 		c := r.AtMost
-		parts.rows = append(parts.rows, []string{fmt.Sprintf("%d (the %d-shard figures, worked out)", c.Shards, last.Shards), "", "", "", "",
-			fmt.Sprintf("%.0f", c.ShardCeiling), fmt.Sprintf("%.0f", c.HomeCeiling), fmt.Sprintf("**%.0f**", c.Ceiling), fmt.Sprintf("%.0f", c.WithFeed)})
+		parts.rows = append(parts.rows, []string{fmt.Sprintf("%d (the %d-shard figures, worked out)", c.Shards, last.Shards), "", "", "",
+			fmt.Sprintf("%.0f", c.ShardCeiling), fmt.Sprintf("%.0f", c.HomeCeiling), fmt.Sprintf("**%.0f**", c.Ceiling), fmt.Sprintf("%.0f / %.0f", c.WithFeed, c.WithFeedLow)})
 	}
 	return []shardsTable{ops, moves, parts}
 }
@@ -713,28 +1013,40 @@ func shardsTables(r shardsResult) []shardsTable {
 func shardsArithmetic(r shardsResult, inv inventoryResult) string {
 	last := r.Stocks[len(r.Stocks)-1]
 	pr := r.PartitionRUs
+	ttl := fmt.Sprintf("%g s", r.CountTTLSeconds)
+	var countRead, countHome string
+	if last.CountRead != nil {
+		countRead, countHome = opsRUText(last.CountClaimReads.StoreOps, last.CountClaimReads.RequestUnits), opsRUText(last.CountClaimReadsHome.StoreOps, last.CountClaimReadsHome.RequestUnits)
+	}
+	fixed := float64(r.Instances) * last.CountReadRU
 	t := fmt.Sprintf("one physical partition serves at most %d RU/s; each shard is a logical partition of its own, and the arithmetic takes each on a physical partition of its own (shards sharing one share its %d RU/s). "+
-		"A sale whose take starts on shard k ≥ 1 spends in that shard's partition the claim's read of it, the take and the commit, and in the home partition the claim's read of the home document; 1 sale in N starts on the home shard. "+
-		"With the sales spread evenly, per sale of the product, each shard k ≥ 1 pays (its start-shard RU + (N−2) × the other-shard RU of a take elsewhere + the other-shard RU of a take at home) ÷ N, "+
-		"the home partition ((N−1) × its RU of a take elsewhere + its RU of a take at home) ÷ N; each partition serves %d RU/s, and the product's ceiling is the lower of the two. "+
-		"The home partition pays the claim's read of the home document, %.2f RU, for every checkout however many shards: %d ÷ %.2f = %.0f checkouts a second is where more shards stop helping unless that read moves; the home partition, shard 0 too, binds well before (%d shards: %.0f; %d: %.0f)",
-		pr, pr, pr, last.HomeRU, pr, last.HomeRU, r.HomeReadCeiling, last.Shards, last.Ceiling.Ceiling, r.AtMost.Shards, r.AtMost.Ceiling)
-	if h := last.HomeStart; h != nil && h.StoreOps > last.Checkout.StoreOps-1 {
-		t += fmt.Sprintf(". A checkout whose take starts on the home shard reads more than one whose take starts elsewhere (%.4g ops against %.4g at %d shards): its claim, having read the home document, reads every shard (store/writes: splitStock goes on to servable when the start shard is the home one), so it pays %.2f RU in the home partition and %.2f RU in every other shard's",
-			h.StoreOps, last.Checkout.StoreOps, last.Shards, last.HomeStartRU, last.HomeStartOtherRU)
+		"A claim takes a split stock's count of shards from its home document and keeps it %s per instance (store/writes: cachedShards): the instance's first checkout of the product, and its first once that second is up, read the home document and the start shard (their stock reads: %s at %d shards; the home document alone, %s, when the take starts there), the following ones the start shard alone (%s). "+
+		"So a sale whose claim finds the count cached spends in the partition of the shard its take starts on the claim's read of it, the take and the commit, %.2f RU at %d shards (%.2f when that is the home shard, 1 sale in N), and %.2f RU in any other. "+
+		"With the sales spread evenly, per sale of the product each shard's partition pays its start-shard RU ÷ N, and the home partition its own ÷ N and, with the instances rather than the sales, the count's reads: about one a second per instance, %.2f RU each (%d instances: %.0f of its %d RU/s). "+
+		"So the home partition binds only by the count's reads, and the ceiling grows with N: %d shards %.0f checkouts a second (the shards' partitions %.0f), %d %.0f",
+		pr, pr, ttl, countRead, last.Shards, countHome, opsRUText(last.ClaimReads.StoreOps, last.ClaimReads.RequestUnits),
+		last.StartRU, last.Shards, last.HomeStartRU, last.ElsewhereRU,
+		last.CountReadRU, r.Instances, fixed, pr,
+		last.Shards, last.Ceiling.Ceiling, last.Ceiling.ShardCeiling, r.AtMost.Shards, r.AtMost.Ceiling)
+	if r.StaleFrom > r.StaleTo && r.Stale.StoreOps > 0 {
+		t += fmt.Sprintf(". A count is trusted for up to %s, so a claim within it after a merge still counts the old shards, and a take started on a shard merged away finds it drained and moves on: within the second after a merge %d → %d, such a checkout (%d in %d while the count is stale) costs %s, its stock calls %s (the claim reads the drained shard, then every shard; the take fails there, reads every shard, leaves a marker and takes on an active shard; the commit follows the marker), against %s with the count fresh. A count stale after a split leaves the new shards to other buyers until it is read again, at no cost",
+			ttl, r.StaleFrom, r.StaleTo, r.StaleFrom-r.StaleTo, r.StaleFrom, designText(&r.Stale), opsRUText(r.StaleStock.StoreOps, r.StaleStock.RequestUnits), designText(&last.Checkout))
 	}
 	if one := r.Stocks[0]; inv.CeilingPerSecond > 0 && one.Shards == 1 && one.Commit.RequestUnits > 0 {
 		t += fmt.Sprintf(". The inventory section's ceiling of one product, %.0f sales/s, counts the claim's read and the take; the placed order's commit of its reservation (%.2f RU) lands in the same partition, so a sale of a stock never split spends %.2f RU there: %.0f sales/s",
 			inv.CeilingPerSecond, one.Commit.RequestUnits, one.StartRU, one.Ceiling.Ceiling)
 	}
-	return t + fmt.Sprintf(". The last column adds the inventory feed's step for every sale, as when each change is a feed pass of its own: it reads every shard, %.2f RU in each shard's partition per sale of any shard (a pass that finds many changes of the stock reads the shards once for them all, so under load it costs less)", last.FeedShardRU)
+	return t + fmt.Sprintf(". The last column adds the inventory feed's step for every sale, as when each change is a feed pass of its own. In stock (the changed shard holds more than %d units and the product shows in stock: feedworkers' inStockAlready), a change costs the product's read (in the products container) and, of a shard k ≥ 1, the home document's read, to know the shard active: %.2f RU in the home partition and nothing in the shards', so the home partition pays (N−1) ÷ N of that per sale on top of its share, and binds (%d shards: %.0f; %d: %.0f; a stock never split reads no stock at all). "+
+		"Near sold out (a shard with %d units or fewer, or a retired one), the step reads every shard, %.2f RU in each partition per sale (%d shards: %.0f). A pass that finds many changes of the stock reads the home document, or the shards, once for them all, so under load the feed costs less",
+		domain.LowStock, last.FeedInStockHomeRU, last.Shards, last.Ceiling.WithFeed, r.AtMost.Shards, r.AtMost.WithFeed,
+		domain.LowStock, last.FeedShardRU, last.Shards, last.Ceiling.WithFeedLow)
 }
 
 // writeShardsMarkdown prints the part's tables.
 func writeShardsMarkdown(out io.Writer, r costReport) {
 	s := r.Shards
 	fmt.Fprintf(out, "\n### Split stock: what the shards cost and save\n\n%s.\n", upperFirst(fmt.Sprintf(shardsNote, shardCounts[1], shardCounts[2], shardRepsOf(r))))
-	titles := []string{"", "Transfers, the split and the merge:", "Per partition, checkouts of one line a second of one product:"}
+	titles := []string{"", "Transfers, the split, the merge and a stale count:", "Per partition, checkouts of one line a second of one product:"}
 	for i, t := range shardsTables(s) {
 		if titles[i] != "" {
 			fmt.Fprintf(out, "\n%s\n", titles[i])
@@ -772,20 +1084,26 @@ const shardsPart = "cost shards"
 func writeShardsPart(out io.Writer, r costReport) {
 	s := r.Shards
 	fmt.Fprintf(out, "Written by `%s` (in short, the split stock of its cost section in docs/performance.md, which has every figure and the arithmetic):\n\n", r.Command)
-	fmt.Fprintln(out, "| shards | a checkout of one line: take elsewhere / at home | a refusal of a sold-out stock | the feed's step per change | the home partition serves | the product's ceiling, checkouts/s | with the feed's step on every sale |")
+	fmt.Fprintln(out, "| shards | a checkout of one line: count cached / count read | a refusal of a sold-out stock | the feed's step per change: in stock / near sold out | the home partition serves | the product's ceiling, checkouts/s | with the feed's step on every sale: in stock / near sold out |")
 	fmt.Fprintln(out, "|--:|--:|--:|--:|--:|--:|--:|")
 	for _, st := range s.Stocks {
 		checkout := designText(&st.Checkout)
-		if st.HomeStart != nil {
-			checkout += " / " + designText(st.HomeStart)
+		if st.CountRead != nil {
+			checkout += " / " + designText(st.CountRead)
 		}
-		fmt.Fprintf(out, "| %d | %s | %s | %s | %.0f | **%.0f** | %.0f |\n", st.Shards, checkout, designText(&st.Refusal), designText(&st.Feed),
-			st.Ceiling.HomeCeiling, st.Ceiling.Ceiling, st.Ceiling.WithFeed)
+		fmt.Fprintf(out, "| %d | %s | %s | %s / %s | %.0f | **%.0f** | %.0f / %.0f |\n", st.Shards, checkout, designText(&st.Refusal), designText(&st.FeedInStock), designText(&st.Feed),
+			st.Ceiling.HomeCeiling, st.Ceiling.Ceiling, st.Ceiling.WithFeed, st.Ceiling.WithFeedLow)
 	}
 	if c := s.AtMost; c.Shards > 0 {
-		fmt.Fprintf(out, "| %d (worked out) | | | | %.0f | **%.0f** | %.0f |\n", c.Shards, c.HomeCeiling, c.Ceiling, c.WithFeed)
+		fmt.Fprintf(out, "| %d (worked out) | | | | %.0f | **%.0f** | %.0f / %.0f |\n", c.Shards, c.HomeCeiling, c.Ceiling, c.WithFeed, c.WithFeedLow)
 	}
 	last := s.Stocks[len(s.Stocks)-1]
-	fmt.Fprintf(out, "\nOne physical partition serves at most %d RU/s. A sale spends %.2f RU in its start shard's partition (the claim's read of it, the take, the commit): %.0f sales/s of one shard. The home partition pays the claim's read of the home document, %.2f RU, for every checkout however many shards: %d ÷ %.2f = %.0f checkouts/s is where more shards stop helping unless that read moves. Being shard 0 too, with 1 take in N, the home partition binds well before: at %d shards, %.0f checkouts/s.\n",
-		s.PartitionRUs, last.StartRU, float64(s.PartitionRUs)/last.StartRU, last.HomeRU, s.PartitionRUs, last.HomeRU, s.HomeReadCeiling, last.Shards, last.Ceiling.HomeCeiling)
+	fmt.Fprintf(out, "\nOne physical partition serves at most %d RU/s. A sale spends %.2f RU in its start shard's partition (the claim's read of it, the take, the commit): %.0f sales/s of one shard, and nothing in any other. The claim keeps the count of shards %g s per instance (store/writes), so the home partition pays for its 1 sale in N and the count's read, %.2f RU, about once a second per instance (%d instances: %.0f RU/s), and the ceiling grows with the shards: at %d, %.0f checkouts/s; worked out at %d, %.0f.",
+		s.PartitionRUs, last.StartRU, float64(s.PartitionRUs)/last.StartRU, s.CountTTLSeconds, last.CountReadRU, s.Instances, float64(s.Instances)*last.CountReadRU,
+		last.Shards, last.Ceiling.Ceiling, s.AtMost.Shards, s.AtMost.Ceiling)
+	if s.Stale.StoreOps > 0 {
+		fmt.Fprintf(out, " Within that second after a merge %d → %d, a checkout whose take starts on a shard merged away finds it drained and moves on: %s, against %s.", s.StaleFrom, s.StaleTo, designText(&s.Stale), designText(&last.Checkout))
+	}
+	fmt.Fprintf(out, " In stock, the feed's step on a change of a shard k ≥ 1 reads the home document (and the product), no shard: with each change a pass of its own, the home partition then serves %.0f checkouts/s at %d shards; near sold out it reads every shard (%.0f).\n",
+		last.Ceiling.WithFeed, last.Shards, last.Ceiling.WithFeedLow)
 }
