@@ -13,7 +13,7 @@ import (
 // An admin splits a hot product's stock into N shards (SetShards): shard
 // 0 is the home document (StockIDOf(sku) in the product's partition, as
 // for every stock), shard k ≥ 1 a TypeStockShard document with the same
-// id in partition ShardKey(product, k), so the shards hash to different
+// id in partition ShardKey(product, k) ("<k>#<product>"), so the shards hash to different
 // physical partitions and the product's sales spread over them. "How
 // many are left" becomes the sum of the shards (the inventory feed keeps
 // the product's availability copy from it).
@@ -78,18 +78,22 @@ const (
 )
 
 // ShardKey is the partition key of shard k of productID's stock: the
-// product's id for the home shard 0, "<productID>#<k>" otherwise.
+// product's id for the home shard 0, "<k>#<productID>" otherwise. The
+// shard number comes first, as the status buckets' does
+// (StatusDayKey): the embedded store places keys by FNV-1a over hash
+// ranges, where keys that differ only in their last characters crowd into
+// one range; Cosmos hashes the whole key, and either order spreads there.
 func ShardKey(productID string, k int) string {
 	if k == 0 {
 		return productID
 	}
-	return productID + shardSep + strconv.Itoa(k)
+	return strconv.Itoa(k) + shardSep + productID
 }
 
 // ShardOf splits a partition key of the inventory container into the
 // product's id and the shard: ShardOf(ShardKey(p, k)) is p, k.
 func ShardOf(key string) (productID string, k int) {
-	p, n, ok := strings.Cut(key, shardSep)
+	n, p, ok := strings.Cut(key, shardSep)
 	if !ok {
 		return key, 0
 	}
