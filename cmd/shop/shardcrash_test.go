@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -210,11 +211,11 @@ func (b *shardBuyers) note(code int) {
 	b.mu.Unlock()
 }
 
-// buyer checks out lines of 1 to 3 units, mostly of shardHot, until stop
-// is closed; it cancels some of its placed orders, itself or through the
+// buyer checks out lines of 1 to 3 units (or of one of quantities), mostly
+// of shardHot, until stop is closed; it cancels some of its placed orders, itself or through the
 // admin. A checkout whose answer was lost (the shop was killed) is sent
 // again with its key once the shop is back: the key replays its order.
-func (s *shardShop) buyer(b *shardBuyers, user string, seed uint64, stop <-chan struct{}) {
+func (s *shardShop) buyer(b *shardBuyers, user string, seed uint64, stop <-chan struct{}, quantities ...int) {
 	rng := rand.New(rand.NewPCG(seed, 35))
 	tok := testToken(s.t, user, false)
 	b.mu.Lock()
@@ -234,6 +235,9 @@ func (s *shardShop) buyer(b *shardBuyers, user string, seed uint64, stop <-chan 
 			product, sku = shardVariant, shardSKU
 		}
 		q := 1 + rng.IntN(3)
+		if len(quantities) > 0 {
+			q = quantities[rng.IntN(len(quantities))]
+		}
 		if code, _, err := s.do("PUT", "/v1/cart/items/"+product+skuQuery(sku), tok, map[string]int{"quantity": q}, nil); err != nil || code != http.StatusOK {
 			time.Sleep(20 * time.Millisecond)
 			continue
@@ -770,4 +774,250 @@ func (s *shardShop) checkAudit() {
 	if err != nil || strings.Contains(out.String(), "DIFFERS") {
 		s.t.Errorf("shop audit: %v\n%s", err, out.String())
 	}
+}
+
+// TestSplitStockAttacks tries the split stock where its author may not
+// have looked, over HTTP on the real binary: bad bodies and parameters
+// for stock/shards (a problem+json 4xx each, never a 5xx); a variant's
+// stock split alone (?sku=), its sibling's count still accepted; two
+// admins splitting and merging the same stock at once while buyers of 3
+// units race for it. At rest the shop keeps the workflow's invariants,
+// holds no unit in flight or in a retired shard, its pages show the sum
+// of the shards, and `shop audit` finds no copy differing.
+func TestSplitStockAttacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary: skipped with -short")
+	}
+	const hotUnits, variantUnits = 300, 40
+	s := newShardShop(t, buildShop(t), "SHOP_CHECKOUT_STALL=1s", "SHOP_SWEEP_EVERY=200ms")
+	s.catalog(hotUnits, variantUnits)
+	stocked := map[string]int64{shardHot: hotUnits, domain.LineLabel(shardVariant, shardSKU): variantUnits, domain.LineLabel(shardVariant, shardOther): 5}
+	user := testToken(t, "nobody", false)
+
+	t.Run("BadInputs", func(t *testing.T) {
+		json := map[string]string{"Content-Type": "application/json"}
+		path := shardsPath(shardHot, "")
+		for _, c := range []struct {
+			name, method, path, tok string
+			body                    []byte
+			header                  map[string]string
+			want                    int
+		}{
+			{"zero", "PUT", path, s.admin, []byte(`{"shards":0}`), json, 400},
+			{"65", "PUT", path, s.admin, []byte(`{"shards":65}`), json, 400},
+			{"negative", "PUT", path, s.admin, []byte(`{"shards":-1}`), json, 400},
+			{"a string", "PUT", path, s.admin, []byte(`{"shards":"4"}`), json, 400},
+			{"a fraction", "PUT", path, s.admin, []byte(`{"shards":4.5}`), json, 400},
+			{"an exponent", "PUT", path, s.admin, []byte(`{"shards":4e0}`), json, 400},
+			{"past int64", "PUT", path, s.admin, []byte(`{"shards":99999999999999999999}`), json, 400},
+			{"true", "PUT", path, s.admin, []byte(`{"shards":true}`), json, 400},
+			{"null", "PUT", path, s.admin, []byte(`{"shards":null}`), json, 400},
+			{"missing", "PUT", path, s.admin, []byte(`{}`), json, 400},
+			{"an extra field", "PUT", path, s.admin, []byte(`{"shards":4,"units":[1,2,3,4]}`), json, 400},
+			{"another case", "PUT", path, s.admin, []byte(`{"Shards":4}`), json, 400},
+			{"twice", "PUT", path, s.admin, []byte(`{"shards":4,"shards":2}`), json, 400},
+			{"two values", "PUT", path, s.admin, []byte(`{"shards":4}{"shards":2}`), json, 400},
+			{"an array", "PUT", path, s.admin, []byte(`[4]`), json, 400},
+			{"a number", "PUT", path, s.admin, []byte(`4`), json, 400},
+			{"empty", "PUT", path, s.admin, []byte(``), json, 400},
+			{"deep", "PUT", path, s.admin, []byte(`{"shards":4,"x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`), json, 400},
+			{"huge", "PUT", path, s.admin, []byte(`{"shards":4,"pad":"` + strings.Repeat("x", 70_000) + `"}`), json, 413},
+			{"no type", "PUT", path, s.admin, []byte(`{"shards":4}`), nil, 415},
+			{"text", "PUT", path, s.admin, []byte(`{"shards":4}`), map[string]string{"Content-Type": "text/plain"}, 415},
+			{"a form", "PUT", path, s.admin, []byte(`shards=4`), map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
+			{"no token", "PUT", path, "", []byte(`{"shards":4}`), json, 401},
+			{"a customer", "PUT", path, user, []byte(`{"shards":4}`), json, 403},
+			{"a customer reads", "GET", path, user, nil, nil, 403},
+			{"POST", "POST", path, s.admin, []byte(`{"shards":4}`), json, 405},
+			{"DELETE", "DELETE", path, s.admin, nil, nil, 405},
+			{"no product", "PUT", shardsPath("no-such", ""), s.admin, []byte(`{"shards":4}`), json, 404},
+			{"no product read", "GET", shardsPath("no-such", ""), s.admin, nil, nil, 404},
+			{"a bad id", "PUT", "/v1/admin/products/a%23b/stock/shards", s.admin, []byte(`{"shards":4}`), json, 400},
+			{"a shard's key as id", "GET", "/v1/admin/products/" + shardHot + "%231/stock/shards", s.admin, nil, nil, 400},
+			{"a SKU it does not sell", "PUT", shardsPath(shardHot, "v-x"), s.admin, []byte(`{"shards":4}`), json, 404},
+			{"no SKU of a variant product", "PUT", shardsPath(shardVariant, ""), s.admin, []byte(`{"shards":4}`), json, 400},
+			{"no SKU of a variant product read", "GET", shardsPath(shardVariant, ""), s.admin, nil, nil, 404},
+			{"a bad SKU", "GET", shardsPath(shardVariant, "") + "?sku=a%20b", s.admin, nil, nil, 400},
+			{"two SKUs", "PUT", shardsPath(shardVariant, "") + "?sku=v-m&sku=v-s", s.admin, []byte(`{"shards":4}`), json, 400},
+		} {
+			code, body, err := s.doRaw(c.method, c.path, c.tok, c.body, c.header)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if code != c.want || !strings.HasPrefix(body.contentType, "application/problem+json") {
+				t.Errorf("%s: %s %s = %d (%s), want %d, a problem: %.300s", c.name, c.method, c.path, code, body.contentType, c.want, body.bytes)
+			}
+		}
+		// None of it split anything.
+		if l := s.layout(shardHot, ""); l.Shards != 1 || l.ShardsMade != 1 || l.Available != hotUnits {
+			t.Errorf("after the bad requests: %+v", l)
+		}
+	})
+
+	t.Run("Variant", func(t *testing.T) {
+		var l domain.StockLayout
+		s.must("PUT", shardsPath(shardVariant, shardSKU), s.admin, map[string]int{"shards": 4}, http.StatusOK, &l)
+		if l.SKU != shardSKU || l.Shards != 4 || l.Available != variantUnits || !slices.Equal(l.Units, []int64{10, 10, 10, 10}) {
+			t.Errorf("the variant split into 4: %+v", l)
+		}
+		if o := s.layout(shardVariant, shardOther); o.Shards != 1 || o.ShardsMade != 1 || o.Available != 5 {
+			t.Errorf("its sibling: %+v, want it as it was", o)
+		}
+		code, body, _ := s.do("PUT", "/v1/admin/products/"+shardVariant+"/stock?sku="+shardSKU, s.admin, map[string]int64{"available": 7}, nil)
+		if code != http.StatusConflict {
+			t.Errorf("PUT stock of the split variant = %d, want 409: %s", code, body)
+		}
+		s.must("PUT", "/v1/admin/products/"+shardVariant+"/stock?sku="+shardOther, s.admin, map[string]int64{"available": 6}, http.StatusOK, nil)
+		stocked[domain.LineLabel(shardVariant, shardOther)] = 6
+		// Buyers of the variant, the sibling in the same carts.
+		for i := range 8 {
+			tok := testToken(t, fmt.Sprintf("vbuyer-%d", i), false)
+			s.must("PUT", "/v1/cart/items/"+shardVariant+"?sku="+shardSKU, tok, map[string]int{"quantity": 1 + i%3}, http.StatusOK, nil)
+			s.must("PUT", "/v1/cart/items/"+shardVariant+"?sku="+shardOther, tok, map[string]int{"quantity": 1}, http.StatusOK, nil)
+			code, body, err := s.do("POST", "/v1/checkout", tok, addressBody, map[string]string{"Idempotency-Key": "v"})
+			if err != nil || (code != http.StatusCreated && code != http.StatusConflict) {
+				t.Errorf("checkout of the variant: %d %s (%v)", code, body, err)
+			}
+		}
+		var stock struct {
+			Available int64 `json:"available"`
+			Shards    int   `json:"shards"`
+		}
+		s.must("GET", "/v1/admin/products/"+shardVariant+"/stock?sku="+shardSKU, s.admin, nil, http.StatusOK, &stock)
+		if l := s.layout(shardVariant, shardSKU); stock.Shards != 4 || stock.Available != l.Available {
+			t.Errorf("GET stock of the split variant: %+v, its shards %+v", stock, l)
+		}
+		// Merged, it counts again; what the shards held is the count's
+		// to set (stocked follows it).
+		s.must("PUT", shardsPath(shardVariant, shardSKU), s.admin, map[string]int{"shards": 1}, http.StatusOK, &l)
+		if l.Shards != 1 || l.Units[0] != l.Available {
+			t.Errorf("the variant merged: %+v, want every unit in shard 0", l)
+		}
+	})
+
+	t.Run("TwoAdmins", func(t *testing.T) {
+		b := &shardBuyers{placed: map[string]*shardOrder{}, users: map[string]string{}, answered: map[int]int{}}
+		stop := make(chan struct{})
+		var buyers, admins sync.WaitGroup
+		for i := range 5 {
+			buyers.Go(func() { s.buyer(b, fmt.Sprintf("tbuyer-%d", i), uint64(i), stop, 3, 3, 1) })
+		}
+		for a := range 2 {
+			admins.Go(func() {
+				tok := testToken(t, fmt.Sprintf("admin-%d", a), true)
+				rng := rand.New(rand.NewPCG(uint64(a), 37))
+				for range 25 {
+					n := []int{1, 1, 2, 3, 4, 8, 16, 32}[rng.IntN(8)]
+					code, body, err := s.do("PUT", shardsPath(shardHot, ""), tok, map[string]int{"shards": n}, nil)
+					var l domain.StockLayout
+					switch {
+					case err != nil:
+						t.Errorf("admin %d: PUT shards %d: %v", a, n, err)
+					case code == http.StatusServiceUnavailable:
+					case code != http.StatusOK || json.Unmarshal(body, &l) != nil:
+						t.Errorf("admin %d: PUT shards %d = %d: %s", a, n, code, body)
+					case l.Shards < 1 || l.ShardsMade < l.Shards || len(l.Units) != l.ShardsMade || l.Available < 0:
+						t.Errorf("admin %d: PUT shards %d answered %+v", a, n, l)
+					}
+					time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond)
+				}
+			})
+		}
+		admins.Wait()
+		close(stop)
+		buyers.Wait()
+		s.awaitOrdersSettled(b, 60*time.Second)
+		for _, w := range b.wrongRefusals {
+			t.Error("refused with enough:", w)
+		}
+		t.Logf("checkout answers %v", b.answered)
+	})
+
+	s.awaitFeedsOwned(60 * time.Second)
+	s.awaitAvailability(shardHot, "", 30*time.Second)
+	s.awaitAvailability(shardVariant, shardSKU, 30*time.Second)
+	s.stop()
+	checkMoneyAt(t, s.dir, stocked)
+	s.checkShardsAtRest(&shardBuyers{})
+	s.checkAudit()
+	for _, bad := range s.bad {
+		t.Error("answered:", bad)
+	}
+}
+
+// rawBody is an answer's bytes and content type.
+type rawBody struct {
+	bytes       []byte
+	contentType string
+}
+
+// doRaw sends body as it is, with header, and answers the status, the
+// bytes and their type; a 5xx other than 503 with Retry-After is noted
+// as do notes it.
+func (s *shardShop) doRaw(method, path, tok string, body []byte, header map[string]string) (int, rawBody, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	r, err := http.NewRequest(method, *s.base.Load()+path, rd)
+	if err != nil {
+		return 0, rawBody{}, err
+	}
+	if tok != "" {
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	for k, v := range header {
+		r.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(r)
+	if err != nil {
+		return 0, rawBody{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 500 && (resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "") {
+		s.badMu.Lock()
+		s.bad = append(s.bad, fmt.Sprintf("%s %s: %d %s", method, path, resp.StatusCode, b))
+		s.badMu.Unlock()
+	}
+	return resp.StatusCode, rawBody{b, resp.Header.Get("Content-Type")}, err
+}
+
+// TestAMergeAtRestEvensTheShards: with nobody buying, a PUT of
+// stock/shards leaves the units even over the active shards (at most
+// one apart) and none in a retired shard, merge or split, again and
+// again.
+func TestAMergeAtRestEvensTheShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary: skipped with -short")
+	}
+	s := newShardShop(t, buildShop(t))
+	s.catalog(300, 1)
+	for round := range 8 {
+		for _, n := range []int{16, 3, 8, 2} {
+			var l domain.StockLayout
+			s.must("PUT", shardsPath(shardHot, ""), s.admin, map[string]int{"shards": n}, http.StatusOK, &l)
+			if l.Available != 300 || !evenOver(l) {
+				t.Errorf("round %d, PUT shards %d answered %v: want 300 units even over the %d active shards, none in the others", round, n, l.Units, n)
+			}
+		}
+	}
+	for _, bad := range s.bad {
+		t.Error("answered:", bad)
+	}
+}
+
+// evenOver reports whether l's units are at most one apart over its
+// active shards, and none in the retired ones.
+func evenOver(l domain.StockLayout) bool {
+	active := l.Units[:l.Shards]
+	if slices.Max(active)-slices.Min(active) > 1 {
+		return false
+	}
+	for _, u := range l.Units[l.Shards:] {
+		if u != 0 {
+			return false
+		}
+	}
+	return true
 }
