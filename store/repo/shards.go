@@ -212,17 +212,42 @@ func (r *Inventory) SetShards(ctx context.Context, productID, sku string, n int,
 	return r.Rebalance(ctx, productID, sku, now)
 }
 
+// rebalancePasses bounds Rebalance's rounds of reads and transfers.
+const rebalancePasses = 4
+
 // Rebalance evens the units of the stock out over its active shards and
 // drains the retired ones, by transfers from the shards over their share
-// to those under it, as one read of every shard saw them. A transfer
-// whose sender was taken from meanwhile moves nothing (ErrShort) and is
-// skipped: evenness is best effort, conservation is not. It returns the
-// shards as read after.
+// to those under it, as one read of every shard saw them; then it reads
+// them again, and goes round again while that read still asks for a
+// transfer (rebalancePasses at most). A transfer whose sender was taken
+// from meanwhile moves nothing (ErrShort) and is skipped, and so is the
+// sender's share, for the pass: the inventory feed drains the retired
+// shards into shard 0 as soon as a merge counts fewer active shards, so
+// a merge's own transfers out of them race it, and one pass would leave
+// shard 0 with their units. Evenness is best effort under takes,
+// conservation is not. It returns the shards as read after.
 func (r *Inventory) Rebalance(ctx context.Context, productID, sku string, now time.Time) (domain.StockLayout, error) {
-	all, err := r.Shards(ctx, productID, sku)
-	if err != nil {
-		return domain.StockLayout{}, err
+	for pass := 1; ; pass++ {
+		all, err := r.Shards(ctx, productID, sku)
+		if err != nil {
+			return domain.StockLayout{}, err
+		}
+		moves, err := r.even(ctx, all, now)
+		switch {
+		case err != nil:
+			return domain.StockLayout{}, err
+		case moves == 0:
+			return layoutOf(all), nil
+		case pass == rebalancePasses:
+			return r.Layout(ctx, all[0].ProductID, all[0].SKU)
+		}
 	}
+}
+
+// even is one pass of Rebalance over the shards as read in all: it
+// returns how many transfers it tried.
+func (r *Inventory) even(ctx context.Context, all []domain.Stock, now time.Time) (int, error) {
+	productID, sku := all[0].ProductID, all[0].SKU
 	active := all[0].Active()
 	total := layoutOf(all).Available
 	want := make([]int64, len(all))
@@ -236,6 +261,7 @@ func (r *Inventory) Rebalance(ctx context.Context, productID, sku string, now ti
 	for k, s := range all {
 		give[k] = s.Available - want[k]
 	}
+	moves := 0
 	for from := range give {
 		for to := range give {
 			if give[from] <= 0 {
@@ -245,19 +271,20 @@ func (r *Inventory) Rebalance(ctx context.Context, productID, sku string, now ti
 				continue
 			}
 			u := min(give[from], -give[to])
+			moves++
 			err := r.Move(ctx, productID, sku, from, to, u, now)
 			if errors.Is(err, ErrShort) {
 				give[from] = 0 // taken from meanwhile: leave it
 				break
 			}
 			if err != nil {
-				return domain.StockLayout{}, err
+				return moves, err
 			}
 			give[from] -= u
 			give[to] += u
 		}
 	}
-	return r.Layout(ctx, productID, sku)
+	return moves, nil
 }
 
 // Drain moves the units of every retired shard of the stock (shards made
