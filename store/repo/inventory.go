@@ -94,7 +94,8 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 	product := res.ProductID
 	cur := domain.StartShard(res.OrderID, product, res.SKU, shards)
 	visited := map[int]bool{}
-	for range domain.MaxStockShards + 1 {
+	delivered := false
+	for range domain.MaxStockShards + 2 {
 		visited[cur] = true
 		prior, err := r.reserveAt(ctx, res.At(cur))
 		switch {
@@ -112,7 +113,21 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 		case !errors.Is(err, ErrShort) && !errors.Is(err, ErrUntracked):
 			return err
 		}
-		next, err := r.roomFor(ctx, product, res.SKU, res.Quantity, visited)
+		next, all, err := r.roomFor(ctx, product, res.SKU, res.Quantity, visited)
+		if errors.Is(err, ErrShort) && !delivered {
+			// Units in flight between shards may serve it: deliver them
+			// (a mover that died leaves them to the feed, seconds away),
+			// then take again here, once.
+			delivered = true
+			n, err := r.deliverInFlight(ctx, all, res.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+			return ErrShort
+		}
 		if err != nil {
 			return err
 		}

@@ -72,11 +72,12 @@ func layoutOf(all []domain.Stock) domain.StockLayout {
 
 // roomFor is the shard a take of q units short on the shards in tried
 // goes on to: the untried one with the most units, if it has q. It reads
-// every shard (the home one for their count); ErrShort if none has q.
-func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, tried map[int]bool) (int, error) {
+// every shard (the home one for their count); ErrShort if none has q,
+// with the shards as read.
+func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, tried map[int]bool) (int, []domain.Stock, error) {
 	all, err := r.Shards(ctx, productID, sku)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	best := -1
 	for k, s := range all {
@@ -85,9 +86,48 @@ func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64,
 		}
 	}
 	if best < 0 {
-		return 0, ErrShort
+		return 0, all, ErrShort
 	}
-	return best, nil
+	return best, all, nil
+}
+
+// deliverInFlight completes every transfer of the stock's units still in
+// flight from the shards in all that count units sending (one query in
+// each such shard's partition, then Complete), and returns how many it
+// delivered. A transfer is in flight for milliseconds while its mover
+// lives; one whose mover died waits for the inventory feed, which for a
+// dead instance starts a lease expiry later (10 s by default), and a
+// take short everywhere meanwhile would refuse a buyer those units
+// serve. Complete is idempotent: the mover or the feed delivering the
+// same transfer at the same time adds nothing twice.
+func (r *Inventory) deliverInFlight(ctx context.Context, all []domain.Stock, now time.Time) (int, error) {
+	n := 0
+	for k, s := range all {
+		if s.Sending <= 0 {
+			continue
+		}
+		sent, _, err := queryPage[domain.Transfer](ctx, r.c, store.Query{
+			PartitionKey: domain.ShardKey(all[0].ProductID, k),
+			Filters: []store.Filter{
+				{Path: "type", Op: store.OpEqual, Value: domain.TypeTransfer},
+				{Path: "state", Op: store.OpEqual, Value: domain.TransferSent},
+			},
+			Limit: store.MaxQueryPageSize,
+		})
+		if err != nil {
+			return n, err
+		}
+		for _, t := range sent {
+			if t.SKU != s.SKU {
+				continue
+			}
+			if err := r.Complete(ctx, t, now); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Move transfers units from shard from to shard to of the stock of the
