@@ -1165,3 +1165,54 @@ func evenOver(l domain.StockLayout) bool {
 	}
 	return true
 }
+
+// TestACountDuringAMergeIsTheCount: an admin merges a split stock back
+// into one shard while another counts it (PUT stock) at once. A count
+// refused (409: still split) changes nothing; a count accepted is the
+// stock's units from then on, the sum of its shards, as for a stock
+// never split: the units the merge was still moving home from the
+// retired shards must not come on top of it.
+func TestACountDuringAMergeIsTheCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary: skipped with -short")
+	}
+	const rounds = 8
+	s := newShardShop(t, buildShop(t))
+	s.catalog(300, 1)
+	other := testToken(t, "boss-2", true)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 38))
+	accepted := 0
+	for round := range rounds {
+		s.must("PUT", shardsPath(shardHot, ""), s.admin, map[string]int{"shards": 16}, http.StatusOK, nil)
+		var wg sync.WaitGroup
+		var code int
+		var body []byte
+		wg.Go(func() {
+			s.do("PUT", shardsPath(shardHot, ""), s.admin, map[string]int{"shards": 1}, nil)
+		})
+		wg.Go(func() {
+			time.Sleep(time.Duration(rng.IntN(8000)) * time.Microsecond)
+			code, body, _ = s.do("PUT", "/v1/admin/products/"+shardHot+"/stock", other, map[string]int64{"available": 300}, nil)
+		})
+		wg.Wait()
+		switch code {
+		case http.StatusConflict:
+			continue
+		case http.StatusOK:
+			accepted++
+		default:
+			t.Fatalf("round %d: PUT stock during a merge = %d: %s", round, code, body)
+		}
+		// The feed drains whatever the merge left; then the count stands.
+		s.awaitFeedsOwned(30 * time.Second)
+		if l := s.layout(shardHot, ""); l.Available != 300 {
+			t.Errorf("round %d: counted 300 during a merge, the shards then hold %v = %d", round, l.Units, l.Available)
+			s.must("PUT", shardsPath(shardHot, ""), s.admin, map[string]int{"shards": 1}, http.StatusOK, nil)
+			s.must("PUT", "/v1/admin/products/"+shardHot+"/stock", s.admin, map[string]int64{"available": 300}, http.StatusOK, nil)
+		}
+	}
+	t.Logf("%d of %d counts accepted during the merge", accepted, rounds)
+	for _, bad := range s.bad {
+		t.Error("answered:", bad)
+	}
+}
