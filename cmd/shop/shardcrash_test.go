@@ -1191,7 +1191,8 @@ func TestACountDuringAMergeIsTheCount(t *testing.T) {
 			s.do("PUT", shardsPath(shardHot, ""), s.admin, map[string]int{"shards": 1}, nil)
 		})
 		wg.Go(func() {
-			time.Sleep(time.Duration(rng.IntN(8000)) * time.Microsecond)
+			// During the merge's transfers, or after them.
+			time.Sleep(time.Duration(rng.IntN([]int{10_000, 150_000}[round%2])) * time.Microsecond)
 			code, body, _ = s.do("PUT", "/v1/admin/products/"+shardHot+"/stock", other, map[string]int64{"available": 300}, nil)
 		})
 		wg.Wait()
