@@ -372,7 +372,7 @@ func (s *shardShop) splitter(a *shardAdmin, seed uint64, stop <-chan struct{}) {
 		}
 		a.puts.Add(1)
 		var l domain.StockLayout
-		if err := json.Unmarshal(body, &l); err != nil || l.Shards != n || l.ShardsMade < n || len(l.Units) != l.ShardsMade {
+		if err := json.Unmarshal(body, &l); err != nil || l.Shards != n || l.ShardsMade < n || len(l.Units) != l.ShardsMade || slices.Min(l.Units) < 0 {
 			s.t.Errorf("PUT %s shards %d answered %s (%v)", domain.LineLabel(product, sku), n, body, err)
 		}
 		if n > 1 {
@@ -380,6 +380,26 @@ func (s *shardShop) splitter(a *shardAdmin, seed uint64, stop <-chan struct{}) {
 			code, body, err := s.do("PUT", "/v1/admin/products/"+product+"/stock"+skuQuery(sku), s.admin, map[string]int64{"available": 1000}, nil)
 			if err == nil && code != http.StatusConflict && code != http.StatusServiceUnavailable {
 				s.t.Errorf("PUT stock of %s split into %d = %d, want 409: %s", domain.LineLabel(product, sku), n, code, body)
+			}
+		}
+	}
+}
+
+// watchShards reads both split stocks' shards through the API every few
+// milliseconds until stop is closed: no shard ever holds fewer than no
+// units (a take or a transfer takes only units that are there).
+func (s *shardShop) watchShards(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		for _, c := range [][2]string{{shardHot, ""}, {shardVariant, shardSKU}} {
+			code, body, err := s.do("GET", shardsPath(c[0], c[1]), s.admin, nil, nil)
+			var l domain.StockLayout
+			if err == nil && code == http.StatusOK && (json.Unmarshal(body, &l) != nil || slices.Min(l.Units) < 0) {
+				s.t.Errorf("GET %s shards: %s", domain.LineLabel(c[0], c[1]), body)
 			}
 		}
 	}
@@ -464,6 +484,7 @@ func TestSplitStockThroughKills(t *testing.T) {
 		wg.Go(func() { s.buyer(b, fmt.Sprintf("sbuyer-%d", i), seed+uint64(i), 80, stop) })
 	}
 	wg.Go(func() { s.splitter(a, seed, stop) })
+	wg.Go(func() { s.watchShards(stop) })
 
 	awaitPlaced := func(n int64, within time.Duration) {
 		for deadline := time.Now().Add(within); b.n.Load() < n && time.Now().Before(deadline); {
