@@ -50,7 +50,8 @@ func (r *Inventory) Stock(ctx context.Context, productID, sku string) (domain.St
 // SetStock sets the units available (the admin's count), creating the
 // stock document on first use: the stock's read-modify-write, so a count
 // and concurrent takes never overwrite each other (ifMatch as the client
-// sent it).
+// sent it). ECONFLICT for a stock split into shards, and for one merged
+// back whose units are still on their way home (merging).
 func (r *Inventory) SetStock(ctx context.Context, productID, sku string, n int64, ifMatch Precondition, now time.Time) (domain.Stock, error) {
 	s, _, err := update(ctx, r.c, productID, domain.StockIDOf(sku), rmw[domain.Stock]{
 		what:    "the stock of " + domain.LineLabel(productID, sku),
@@ -60,12 +61,39 @@ func (r *Inventory) SetStock(ctx context.Context, productID, sku string, n int64
 		if s.Active() > 1 {
 			return domain.Errorf(domain.ECONFLICT, "the stock of %s is split into %d shards: merge it into one (PUT its stock/shards with {\"shards\": 1}) before counting it", domain.LineLabel(productID, sku), s.Active())
 		}
+		if s.Made() > 1 {
+			if err := r.merging(ctx, productID, sku); err != nil {
+				return err
+			}
+		}
 		s.Available = n
 		s.Version++
 		s.LastUpdated = now.UTC()
 		return nil
 	})
 	return s, err
+}
+
+// merging is ECONFLICT while the stock, merged back into one shard
+// (SetShards), still has units in a retired shard or in flight between
+// shards: a merge's transfers, or the inventory feed's drain, are moving
+// them home, and a count set on shard 0 now would have them come on top
+// of it (units the admin did not count, sold all the same). Once every
+// further shard reads empty, with nothing in flight, only units given
+// back after the count (a late release) can reach them, as they reach a
+// stock never split. SetStock asks it of a stock ever split: one point
+// read per shard.
+func (r *Inventory) merging(ctx context.Context, productID, sku string) error {
+	all, err := r.Shards(ctx, productID, sku)
+	if err != nil {
+		return err
+	}
+	for k, s := range all {
+		if s.Sending != 0 || k > 0 && s.Available != 0 {
+			return domain.Errorf(domain.ECONFLICT, "the stock of %s is still being merged into one shard (units on their way home): count it again in a moment", domain.LineLabel(productID, sku))
+		}
+	}
+	return nil
 }
 
 // CreateStock creates the stock document of a new product.
@@ -99,7 +127,7 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 	product := res.ProductID
 	cur := domain.StartShard(res.OrderID, product, res.SKU, shards)
 	visited := map[int]bool{}
-	gathered := false
+	gathered, delivered := false, false
 	for range domain.MaxStockShards + 2 {
 		visited[cur] = true
 		prior, err := r.reserveAt(ctx, res.At(cur))
@@ -118,7 +146,21 @@ func (r *Inventory) Reserve(ctx context.Context, res domain.Reservation, shards 
 		case !errors.Is(err, ErrShort) && !errors.Is(err, ErrUntracked):
 			return err
 		}
-		next, err := r.roomFor(ctx, product, res.SKU, res.Quantity, cur, visited, shards > 1, !gathered, res.CreatedAt)
+		next, all, err := r.roomFor(ctx, product, res.SKU, res.Quantity, cur, visited, shards > 1, !gathered, res.CreatedAt)
+		if errors.Is(err, ErrShort) && !delivered {
+			// Units in flight between shards may serve it: deliver them
+			// (a mover that died leaves them to the feed, seconds away),
+			// then take again here, once.
+			delivered = true
+			n, err := r.deliverInFlight(ctx, all, res.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+			return ErrShort
+		}
 		if err != nil {
 			return err
 		}

@@ -78,11 +78,11 @@ func layoutOf(all []domain.Stock) domain.StockLayout {
 // of a sale, its units scattered): with gather, it moves units from the
 // others into cur (transfers, as Rebalance) and answers cur, where the
 // take tries again; so a line is refused only when the shards together
-// held fewer than q. ErrShort otherwise.
-func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, cur int, tried map[int]bool, moveOn, gather bool, now time.Time) (int, error) {
+// held fewer than q. ErrShort otherwise, with the shards as read.
+func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64, cur int, tried map[int]bool, moveOn, gather bool, now time.Time) (int, []domain.Stock, error) {
 	all, err := r.Shards(ctx, productID, sku)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	best := -1
 	var total int64
@@ -94,9 +94,9 @@ func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64,
 	}
 	switch {
 	case best >= 0:
-		return best, nil
+		return best, all, nil
 	case !gather || total < q || cur >= len(all):
-		return 0, ErrShort
+		return 0, all, ErrShort
 	}
 	need := q - all[cur].Available
 	for k, s := range all {
@@ -108,13 +108,52 @@ func (r *Inventory) roomFor(ctx context.Context, productID, sku string, q int64,
 		case err == nil:
 			need -= u
 		case !errors.Is(err, ErrShort):
-			return 0, err
+			return 0, all, err
 		}
 	}
 	if need > 0 {
-		return 0, ErrShort // taken meanwhile
+		return 0, all, ErrShort // taken meanwhile
 	}
-	return cur, nil
+	return cur, all, nil
+}
+
+// deliverInFlight completes every transfer of the stock's units still in
+// flight from the shards in all that count units sending (one query in
+// each such shard's partition, then Complete), and returns how many it
+// delivered. A transfer is in flight for milliseconds while its mover
+// lives; one whose mover died waits for the inventory feed, which for a
+// dead instance starts a lease expiry later (10 s by default), and a
+// take short everywhere meanwhile would refuse a buyer those units
+// serve. Complete is idempotent: the mover or the feed delivering the
+// same transfer at the same time adds nothing twice.
+func (r *Inventory) deliverInFlight(ctx context.Context, all []domain.Stock, now time.Time) (int, error) {
+	n := 0
+	for k, s := range all {
+		if s.Sending <= 0 {
+			continue
+		}
+		sent, _, err := queryPage[domain.Transfer](ctx, r.c, store.Query{
+			PartitionKey: domain.ShardKey(all[0].ProductID, k),
+			Filters: []store.Filter{
+				{Path: "type", Op: store.OpEqual, Value: domain.TypeTransfer},
+				{Path: "state", Op: store.OpEqual, Value: domain.TransferSent},
+			},
+			Limit: store.MaxQueryPageSize,
+		})
+		if err != nil {
+			return n, err
+		}
+		for _, t := range sent {
+			if t.SKU != s.SKU {
+				continue
+			}
+			if err := r.Complete(ctx, t, now); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Move transfers units from shard from to shard to of the stock of the
@@ -239,17 +278,42 @@ func (r *Inventory) SetShards(ctx context.Context, productID, sku string, n int,
 	return r.Rebalance(ctx, productID, sku, now)
 }
 
+// rebalancePasses bounds Rebalance's rounds of reads and transfers.
+const rebalancePasses = 4
+
 // Rebalance evens the units of the stock out over its active shards and
 // drains the retired ones, by transfers from the shards over their share
-// to those under it, as one read of every shard saw them. A transfer
-// whose sender was taken from meanwhile moves nothing (ErrShort) and is
-// skipped: evenness is best effort, conservation is not. It returns the
-// shards as read after.
+// to those under it, as one read of every shard saw them; then it reads
+// them again, and goes round again while that read still asks for a
+// transfer (rebalancePasses at most). A transfer whose sender was taken
+// from meanwhile moves nothing (ErrShort) and is skipped, and so is the
+// sender's share, for the pass: the inventory feed drains the retired
+// shards into shard 0 as soon as a merge counts fewer active shards, so
+// a merge's own transfers out of them race it, and one pass would leave
+// shard 0 with their units. Evenness is best effort under takes,
+// conservation is not. It returns the shards as read after.
 func (r *Inventory) Rebalance(ctx context.Context, productID, sku string, now time.Time) (domain.StockLayout, error) {
-	all, err := r.Shards(ctx, productID, sku)
-	if err != nil {
-		return domain.StockLayout{}, err
+	for pass := 1; ; pass++ {
+		all, err := r.Shards(ctx, productID, sku)
+		if err != nil {
+			return domain.StockLayout{}, err
+		}
+		moves, err := r.even(ctx, all, now)
+		switch {
+		case err != nil:
+			return domain.StockLayout{}, err
+		case moves == 0:
+			return layoutOf(all), nil
+		case pass == rebalancePasses:
+			return r.Layout(ctx, all[0].ProductID, all[0].SKU)
+		}
 	}
+}
+
+// even is one pass of Rebalance over the shards as read in all: it
+// returns how many transfers it tried.
+func (r *Inventory) even(ctx context.Context, all []domain.Stock, now time.Time) (int, error) {
+	productID, sku := all[0].ProductID, all[0].SKU
 	active := all[0].Active()
 	total := layoutOf(all).Available
 	want := make([]int64, len(all))
@@ -263,6 +327,7 @@ func (r *Inventory) Rebalance(ctx context.Context, productID, sku string, now ti
 	for k, s := range all {
 		give[k] = s.Available - want[k]
 	}
+	moves := 0
 	for from := range give {
 		for to := range give {
 			if give[from] <= 0 {
@@ -272,19 +337,20 @@ func (r *Inventory) Rebalance(ctx context.Context, productID, sku string, now ti
 				continue
 			}
 			u := min(give[from], -give[to])
+			moves++
 			err := r.Move(ctx, productID, sku, from, to, u, now)
 			if errors.Is(err, ErrShort) {
 				give[from] = 0 // taken from meanwhile: leave it
 				break
 			}
 			if err != nil {
-				return domain.StockLayout{}, err
+				return moves, err
 			}
 			give[from] -= u
 			give[to] += u
 		}
 	}
-	return r.Layout(ctx, productID, sku)
+	return moves, nil
 }
 
 // Drain moves the units of every retired shard of the stock (shards made
