@@ -269,7 +269,7 @@ func writePreallocMarkdown(w io.Writer, p Prealloc) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "#### Preallocated units against the counter")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Measured on a scratch %s: the counter through the shop's inventory repository (means of 20), and %d unit documents of one product in %d partition keys (`<product>#<g>`, as shards are), each `{\"state\":\"free\"}`, sold out by concurrent buyers, each buyer's claims one after the other.\n\n",
+	fmt.Fprintf(w, "Measured on a scratch %s: the counter through the shop's inventory repository (means of 20), and %d unit documents of one product in %d partition keys (`<g>#<product>`, as shards are), each `{\"state\":\"free\"}`, sold out by concurrent buyers, each buyer's claims one after the other.\n\n",
 		p.Store, p.Units, p.Groups)
 	fmt.Fprintln(w, "| operation | RU |")
 	fmt.Fprintln(w, "|---|--:|")

@@ -47,7 +47,7 @@ type Prealloc struct {
 	// Create is the preallocation of one unit (its document created),
 	// paid before the sale, once per unit put on sale.
 	Create float64 `json:"createRU"`
-	// Units in Groups partition keys (<product>#<g>), sold out by each
+	// Units in Groups partition keys (<g>#<product>), sold out by each
 	// way of finding a free unit with each number of concurrent buyers.
 	Units  int          `json:"units"`
 	Groups int          `json:"groups"`
@@ -211,7 +211,7 @@ func probeExpectation(units int) (perSale, lastTenth float64) {
 
 // unitKey is the partition key and id of unit i of product.
 func unitKey(product string, i int) (pk, id string) {
-	return fmt.Sprintf("%s#%d", product, i%preallocGroups), fmt.Sprintf("unit-%05d", i)
+	return fmt.Sprintf("%d#%s", i%preallocGroups, product), fmt.Sprintf("unit-%05d", i)
 }
 
 // preallocate writes the product's units, every one free, and returns
@@ -388,7 +388,7 @@ func sellByQuery(ctx context.Context, c store.Container, product string, units, 
 			if empty[g] {
 				continue
 			}
-			pk := fmt.Sprintf("%s#%d", product, g)
+			pk := fmt.Sprintf("%d#%s", g, product)
 			page, err := c.Query(ctx, freeUnitQuery(pk))
 			ru += page.RequestCharge
 			if err != nil {
