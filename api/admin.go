@@ -239,12 +239,7 @@ func viewStock(s domain.Stock) stockView {
 // `inventory`. A product whose stock is not tracked is a 404 that says so.
 func handleStockGet(inventory *repo.Inventory) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathProductID(r)
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		sku, err := skuParam(r)
+		id, sku, err := stockParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -266,6 +261,16 @@ func handleStockGet(inventory *repo.Inventory) http.HandlerFunc {
 	}
 }
 
+// stockParams are what every stock route names: the product of the path
+// and the variant of ?sku= ("" for none).
+func stockParams(r *http.Request) (id, sku string, err error) {
+	if id, err = pathProductID(r); err != nil {
+		return "", "", err
+	}
+	sku, err = skuParam(r)
+	return id, sku, err
+}
+
 func untracked(id string) error {
 	return domain.Errorf(domain.ENOTFOUND, "the stock of %q is not tracked, or it is sold in variants: name one with ?sku=", id)
 }
@@ -279,12 +284,7 @@ type shardsRequest struct {
 // of each (repo.Inventory.Layout).
 func handleShardsGet(inventory *repo.Inventory) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathProductID(r)
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		sku, err := skuParam(r)
+		id, sku, err := stockParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -306,17 +306,12 @@ func handleShardsGet(inventory *repo.Inventory) http.HandlerFunc {
 // partitions (docs/scale.md).
 func handleShardsPut(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathProductID(r)
+		id, sku, err := stockParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
 		req, err := decode[shardsRequest](r)
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		sku, err := skuParam(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
@@ -337,17 +332,12 @@ func handleShardsPut(ws *writes.Writes) http.HandlerFunc {
 // (writes.SetStock); optional If-Match on the stock's ETag.
 func handleStockPut(ws *writes.Writes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathProductID(r)
+		id, sku, err := stockParams(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
 		}
 		req, err := decode[stockRequest](r)
-		if err != nil {
-			writeProblem(w, r, err)
-			return
-		}
-		sku, err := skuParam(r)
 		if err != nil {
 			writeProblem(w, r, err)
 			return
