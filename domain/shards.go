@@ -13,10 +13,10 @@ import (
 // An admin splits a hot product's stock into N shards (SetShards): shard
 // 0 is the home document (StockIDOf(sku) in the product's partition, as
 // for every stock), shard k ≥ 1 a TypeStockShard document with the same
-// id in partition ShardKey(product, k) ("<k>#<product>"), so the shards hash to different
-// physical partitions and the product's sales spread over them. "How
-// many are left" becomes the sum of the shards (the inventory feed keeps
-// the product's availability copy from it).
+// id in partition ShardKey(product, k) ("<k>#<product>"), so the shards
+// hash to different physical partitions and the product's sales spread
+// over them. "How many are left" becomes the sum of the shards (the
+// inventory feed keeps the product's availability copy from it).
 //
 // The rules that keep the flash-sale guarantee across shards:
 //
@@ -58,7 +58,8 @@ const (
 	// on the partition of the shard it takes from (the claim's read of
 	// that shard, the take, the commit: docs/performance.md), so one shard
 	// on a physical partition of its own serves about 550 sales a second
-	// at Cosmos's 10,000 RU/s, and 64 about 35,000 (docs/scale.md).
+	// at Cosmos's 10,000 RU/s, and 64 about 35,000 (docs/performance.md,
+	// docs/scale.md).
 	MaxStockShards = 64
 
 	// ReservationMoved is the marker a take leaves on a shard that was
