@@ -2205,7 +2205,8 @@ type ClientInterface interface {
 	// overwrite each other. The product page's `availability` (and the variant's) follows
 	// through the feed workers. A product with variants counts each variant's stock: without
 	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-	// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+	// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+	// counting it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2219,7 +2220,8 @@ type ClientInterface interface {
 	// overwrite each other. The product page's `availability` (and the variant's) follows
 	// through the feed workers. A product with variants counts each variant's stock: without
 	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-	// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+	// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+	// counting it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2240,11 +2242,12 @@ type ClientInterface interface {
 	// the ceiling of one product's sales. Split into `shards` documents under different
 	// partition keys (a distributed counter), its takes spread over them: each checkout
 	// starts on a shard chosen by a hash of its order and moves to another one when that one
-	// is short, so no buyer is refused while one shard can serve the line. The units are
+	// is short (gathering a line's units into one shard when they are scattered), so no buyer
+	// is refused while the shards together can serve the line. The units are
 	// evened out over the shards by transfers that never create or lose a unit; merging
 	// (fewer shards) retires shards, and the feed workers drain what later reaches them.
-	// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-	// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+	// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+	// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 	// follows the sum of the shards through the feed workers. See `docs/scale.md`.
 	//
 	// Takes any type of body and a specified content type.
@@ -2258,11 +2261,12 @@ type ClientInterface interface {
 	// the ceiling of one product's sales. Split into `shards` documents under different
 	// partition keys (a distributed counter), its takes spread over them: each checkout
 	// starts on a shard chosen by a hash of its order and moves to another one when that one
-	// is short, so no buyer is refused while one shard can serve the line. The units are
+	// is short (gathering a line's units into one shard when they are scattered), so no buyer
+	// is refused while the shards together can serve the line. The units are
 	// evened out over the shards by transfers that never create or lose a unit; merging
 	// (fewer shards) retires shards, and the feed workers drain what later reaches them.
-	// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-	// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+	// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+	// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 	// follows the sum of the shards through the feed workers. See `docs/scale.md`.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2866,7 +2870,8 @@ func (c *Client) GetStock(ctx context.Context, productID ProductID, params *GetS
 // overwrite each other. The product page's `availability` (and the variant's) follows
 // through the feed workers. A product with variants counts each variant's stock: without
 // `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+// counting it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2890,7 +2895,8 @@ func (c *Client) SetStockWithBody(ctx context.Context, productID ProductID, para
 // overwrite each other. The product page's `availability` (and the variant's) follows
 // through the feed workers. A product with variants counts each variant's stock: without
 // `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+// counting it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2931,11 +2937,12 @@ func (c *Client) GetStockShards(ctx context.Context, productID ProductID, params
 // the ceiling of one product's sales. Split into `shards` documents under different
 // partition keys (a distributed counter), its takes spread over them: each checkout
 // starts on a shard chosen by a hash of its order and moves to another one when that one
-// is short, so no buyer is refused while one shard can serve the line. The units are
+// is short (gathering a line's units into one shard when they are scattered), so no buyer
+// is refused while the shards together can serve the line. The units are
 // evened out over the shards by transfers that never create or lose a unit; merging
 // (fewer shards) retires shards, and the feed workers drain what later reaches them.
-// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 // follows the sum of the shards through the feed workers. See `docs/scale.md`.
 //
 // Takes any type of body and a specified content type.
@@ -2959,11 +2966,12 @@ func (c *Client) SetStockShardsWithBody(ctx context.Context, productID ProductID
 // the ceiling of one product's sales. Split into `shards` documents under different
 // partition keys (a distributed counter), its takes spread over them: each checkout
 // starts on a shard chosen by a hash of its order and moves to another one when that one
-// is short, so no buyer is refused while one shard can serve the line. The units are
+// is short (gathering a line's units into one shard when they are scattered), so no buyer
+// is refused while the shards together can serve the line. The units are
 // evened out over the shards by transfers that never create or lose a unit; merging
 // (fewer shards) retires shards, and the feed workers drain what later reaches them.
-// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 // follows the sum of the shards through the feed workers. See `docs/scale.md`.
 //
 // Takes a body of the `application/json` content type.
@@ -6096,7 +6104,8 @@ type ClientWithResponsesInterface interface {
 	// overwrite each other. The product page's `availability` (and the variant's) follows
 	// through the feed workers. A product with variants counts each variant's stock: without
 	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-	// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+	// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+	// counting it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6110,7 +6119,8 @@ type ClientWithResponsesInterface interface {
 	// overwrite each other. The product page's `availability` (and the variant's) follows
 	// through the feed workers. A product with variants counts each variant's stock: without
 	// `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-	// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+	// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+	// counting it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6133,11 +6143,12 @@ type ClientWithResponsesInterface interface {
 	// the ceiling of one product's sales. Split into `shards` documents under different
 	// partition keys (a distributed counter), its takes spread over them: each checkout
 	// starts on a shard chosen by a hash of its order and moves to another one when that one
-	// is short, so no buyer is refused while one shard can serve the line. The units are
+	// is short (gathering a line's units into one shard when they are scattered), so no buyer
+	// is refused while the shards together can serve the line. The units are
 	// evened out over the shards by transfers that never create or lose a unit; merging
 	// (fewer shards) retires shards, and the feed workers drain what later reaches them.
-	// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-	// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+	// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+	// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 	// follows the sum of the shards through the feed workers. See `docs/scale.md`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6151,11 +6162,12 @@ type ClientWithResponsesInterface interface {
 	// the ceiling of one product's sales. Split into `shards` documents under different
 	// partition keys (a distributed counter), its takes spread over them: each checkout
 	// starts on a shard chosen by a hash of its order and moves to another one when that one
-	// is short, so no buyer is refused while one shard can serve the line. The units are
+	// is short (gathering a line's units into one shard when they are scattered), so no buyer
+	// is refused while the shards together can serve the line. The units are
 	// evened out over the shards by transfers that never create or lose a unit; merging
 	// (fewer shards) retires shards, and the feed workers drain what later reaches them.
-	// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-	// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+	// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+	// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 	// follows the sum of the shards through the feed workers. See `docs/scale.md`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -14177,7 +14189,8 @@ func (c *ClientWithResponses) GetStockWithResponse(ctx context.Context, productI
 // overwrite each other. The product page's `availability` (and the variant's) follows
 // through the feed workers. A product with variants counts each variant's stock: without
 // `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+// counting it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14197,7 +14210,8 @@ func (c *ClientWithResponses) SetStockWithBodyWithResponse(ctx context.Context, 
 // overwrite each other. The product page's `availability` (and the variant's) follows
 // through the feed workers. A product with variants counts each variant's stock: without
 // `sku` it is a 400 naming `/sku`, with a SKU it does not sell a 404. A stock split into
-// shards (`stock/shards`) is a 409: merge it into one shard before counting it.
+// shards (`stock/shards`), or still being merged, is a 409: merge it into one shard before
+// counting it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14232,11 +14246,12 @@ func (c *ClientWithResponses) GetStockShardsWithResponse(ctx context.Context, pr
 // the ceiling of one product's sales. Split into `shards` documents under different
 // partition keys (a distributed counter), its takes spread over them: each checkout
 // starts on a shard chosen by a hash of its order and moves to another one when that one
-// is short, so no buyer is refused while one shard can serve the line. The units are
+// is short (gathering a line's units into one shard when they are scattered), so no buyer
+// is refused while the shards together can serve the line. The units are
 // evened out over the shards by transfers that never create or lose a unit; merging
 // (fewer shards) retires shards, and the feed workers drain what later reaches them.
-// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 // follows the sum of the shards through the feed workers. See `docs/scale.md`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -14256,11 +14271,12 @@ func (c *ClientWithResponses) SetStockShardsWithBodyWithResponse(ctx context.Con
 // the ceiling of one product's sales. Split into `shards` documents under different
 // partition keys (a distributed counter), its takes spread over them: each checkout
 // starts on a shard chosen by a hash of its order and moves to another one when that one
-// is short, so no buyer is refused while one shard can serve the line. The units are
+// is short (gathering a line's units into one shard when they are scattered), so no buyer
+// is refused while the shards together can serve the line. The units are
 // evened out over the shards by transfers that never create or lose a unit; merging
 // (fewer shards) retires shards, and the feed workers drain what later reaches them.
-// `shards: 1` is a stock as it was before any split. While a stock is split, its count
-// (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
+// `shards: 1` is a stock as it was before any split. While a stock is split, or a merge
+// still moves units home, its count (`PUT stock`) is refused with 409: merge it first. The product page's `availability`
 // follows the sum of the shards through the feed workers. See `docs/scale.md`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
